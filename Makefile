@@ -1,0 +1,45 @@
+# `make test` and `make demo` set up .venv on a fresh machine, then run.
+# torch is installed first from the pinned CPU wheel; the constraints file keeps any later
+# resolution from pulling a newer torch with CUDA packages.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+STAMP := $(VENV)/.installed
+
+# Real Llama-3 tokenizer for token counts when the shared folder is beside the checkout;
+# otherwise the CLI says it falls back to its documented approximation.
+LLAMA3 := $(wildcard ../shared/tokenizers/llama3/tokenizer.json)
+DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
+DEMO_PAGE := tests/fixtures/pages/docker-engine.html
+DEMO_QUERY := Under which license is Docker Engine released?
+
+.PHONY: venv test lint demo bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml .ci/constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -c .ci/constraints.txt -e '.[dev]'
+	@if $(PY) -m pip list 2>/dev/null | grep -qi '^nvidia-'; then \
+		echo "error: a CUDA package was installed into $(VENV)" >&2; exit 1; fi
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: lint
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(VENV)/bin/htmlrag-chat prune --stats --budget 600 $(DEMO_TOKENIZER) \
+		--query "$(DEMO_QUERY)" $(DEMO_PAGE)
+
+bench: $(STAMP)
+	$(PY) bench/html_core.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,50 @@
+"""Typed progress events, emitted by every stage and shown by the CLI and the TUI.
+
+Stages report through an ``EventSink`` callback rather than printing, so the same pipeline
+feeds a stderr progress line, a ``--stats`` JSON record, or a widget.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class StageStarted:
+    stage: str
+    items: int | None = None  # how many things the stage will work on, when known
+
+
+@dataclass(frozen=True)
+class StageFinished:
+    stage: str
+    ms: float
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is not an error (e.g. an approximate tokenizer)."""
+
+    message: str
+
+
+Event = StageStarted | StageFinished | Notice
+EventSink = Callable[[Event], None]
+
+
+def ignore(event: Event) -> None:
+    """An event sink for callers that do not show progress."""
+
+
+@contextmanager
+def stage(emit: EventSink, name: str, items: int | None = None) -> Iterator[dict[str, int]]:
+    """Time a stage and emit its start and finish; the caller fills in the yielded counts."""
+    counts: dict[str, int] = {}
+    emit(StageStarted(name, items))
+    start = time.perf_counter()
+    yield counts
+    emit(StageFinished(name, (time.perf_counter() - start) * 1000, counts))

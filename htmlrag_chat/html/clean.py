@@ -1,0 +1,216 @@
+"""Query-independent cleaning (HtmlRAG section 3.2), lossless for visible text.
+
+What goes: invisible content (scripts, styles, templates, hidden elements, the head except
+its title, short ``<noscript>`` notices, ruby annotations), attributes, empty elements,
+wrappers that only wrap one child, and whitespace that a browser would not show. What
+stays: every text run a person can see, and the tags that give it structure (headings,
+lists, tables), which is why HtmlRAG keeps HTML at all.
+
+The same structural compression (``compress``) runs again after pruning, so it is written
+to be idempotent and to work on any subtree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from htmlrag_chat.html.dom import BLOCK_TAGS, Element, drop, is_block, join_text, parse
+from htmlrag_chat.html.text import count_words, visible_text
+
+# Content that never reaches the reader's eyes, or only as pixels.
+INVISIBLE_TAGS = frozenset(
+    """
+    script style template iframe frame frameset object embed applet canvas svg math audio
+    video source track map area link meta base param input select textarea datalist
+    """.split()
+)
+
+# Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
+# every annotated word in two (子<rt>こ</rt>ども reads "子こども").
+RUBY_ANNOTATION_TAGS = frozenset({"rt", "rp"})
+
+# <noscript> is what a reader without JavaScript sees (we are one), and some pages put their
+# whole article there. Short ones ("please enable JavaScript", tracking pixels) are dropped.
+NOSCRIPT_MIN_WORDS = 25
+
+# A wrapper of one of these kinds adds no meaning: when it holds a single child and no text
+# the pair is merged and the more meaningful tag survives.
+GENERIC_TAGS = frozenset(
+    """
+    div span section article main header footer aside nav head font center a b strong i em u
+    s small big label figure bdi bdo mark ins del abbr cite time address fieldset form
+    hgroup picture tt nobr dfn var samp kbd q sub sup noscript
+    """.split()
+)
+
+# Containers whose children must keep their own tags (a <tr> holds cells, a <ul> items).
+CONTAINER_TAGS = frozenset(
+    """
+    html root table thead tbody tfoot tr ul ol dl colgroup
+    """.split()
+)
+
+# Text whose whitespace is visible as typed.
+PREFORMATTED_TAGS = frozenset({"pre", "textarea", "listing", "plaintext", "xmp"})
+
+_SPANS = ("colspan", "rowspan")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_PREFORMATTED_START = re.compile(rb"<(?:pre|textarea|listing|xmp)\b", re.IGNORECASE)
+_PREFORMATTED_RUN = re.compile(
+    rb"(<(pre|textarea|listing|xmp)\b.*?</\2\s*>)", re.IGNORECASE | re.DOTALL
+)
+
+
+def clean_html(html: str | bytes) -> Element:
+    """Parse a page (text, or UTF-8 bytes) and clean it; returns its ``<html>`` element."""
+    data = html.encode("utf-8", "replace") if isinstance(html, str) else html
+    root = parse(collapse_whitespace(data))
+    clean_tree(root)
+    return root
+
+
+def collapse_whitespace(data: bytes) -> bytes:
+    """Collapse whitespace runs to one space outside preformatted elements.
+
+    Done on the page bytes before parsing: one pass in C instead of a regex call per text
+    node, and the parser then makes fewer, shorter strings.
+    """
+    if not _PREFORMATTED_START.search(data):
+        return b" ".join(data.split())
+    parts = _PREFORMATTED_RUN.split(data)
+    # split() yields text, then (whole match, tag name) pairs: collapse only the text.
+    return b"".join(
+        b" ".join(part.split()) if index % 3 == 0 else part
+        for index, part in enumerate(parts)
+        if index % 3 != 2
+    )
+
+
+def clean_tree(root: Element) -> None:
+    """Clean a parsed page in place."""
+    etree.strip_elements(root, *INVISIBLE_TAGS, *RUBY_ANNOTATION_TAGS, with_tail=False)
+    for head in root.iter("head"):
+        for child in list(head):
+            if child.tag != "title":
+                drop(child)
+    for noscript in list(root.iter("noscript")):
+        if count_words(visible_text(noscript)) < NOSCRIPT_MIN_WORDS:
+            drop(noscript)
+    _compress(root, strip_attributes=True)
+
+
+def compress(root: Element) -> None:
+    """Remove empty elements, merge single-child wrapper chains, trim invisible whitespace.
+
+    Runs bottom-up in one pass, so a chain ``<div><div><p>x</p></div></div>`` collapses fully
+    and an element emptied by its children's removal goes too. The root itself is kept.
+    """
+    _compress(root, strip_attributes=False)
+
+
+def _compress(root: Element, strip_attributes: bool) -> None:
+    """``compress``; when cleaning, the same pass also drops hidden elements and attributes
+    (one Python loop over the elements is most of the cost of cleaning)."""
+    for element in reversed(list(root.iter())):
+        if not isinstance(element.tag, str):
+            drop(element)
+            continue
+        if strip_attributes and element.attrib and _strip_attributes(element):
+            drop(element)
+            continue
+        if element is not root:
+            if element.tag == "br":
+                element.tail = join_text(" ", element.tail)
+                drop(element)
+                continue
+            if len(element) == 0 and not (element.text and element.text.strip()):
+                _drop_empty(element)
+                continue
+            if len(element) == 1:
+                element = _merge_single_child(element)
+        _trim(element)
+
+
+def _strip_attributes(element: Element) -> bool:
+    """Drop an element's attributes but table cell spans; True when the element is hidden."""
+    attrib = element.attrib
+    style = attrib.get("style")
+    if "hidden" in attrib or (style and _HIDDEN_STYLE.search(style)):
+        return True
+    spans = (
+        [(name, attrib.get(name, "").strip()) for name in _SPANS]
+        if element.tag in ("td", "th")
+        else ()
+    )
+    attrib.clear()
+    for name, value in spans:
+        if value.isdigit() and value != "1":
+            attrib[name] = value
+    return False
+
+
+def _drop_empty(element: Element) -> None:
+    """Drop an element with no visible text; a lone space inside it still separates words."""
+    if element.text and not is_block(element):
+        element.tail = join_text(" ", element.tail)
+    drop(element)
+
+
+def _merge_single_child(parent: Element) -> Element:
+    """Merge ``parent`` with its only child if neither adds meaning; returns the survivor."""
+    child = parent[0]
+    if parent.tag in CONTAINER_TAGS or not isinstance(child.tag, str):
+        return parent
+    if (parent.text and parent.text.strip()) or (child.tail and child.tail.strip()):
+        return parent
+    if child.tag in GENERIC_TAGS:
+        # The parent absorbs the child: <li><a>x</a></li> -> <li>x</li>.
+        parent.text = child.text
+        grandchildren = list(child)
+        parent.remove(child)
+        parent.extend(grandchildren)
+        return parent
+    grandparent = parent.getparent()
+    if parent.tag in GENERIC_TAGS and grandparent is not None:
+        # The child replaces the parent: <div><div><p>x</p></div></div> -> <p>x</p>.
+        child.tail = parent.tail
+        grandparent.replace(parent, child)
+        return child
+    return parent
+
+
+def _trim(element: Element) -> None:
+    """Drop spaces at block boundaries, where a browser shows none: at the start and end of a
+    block's content, and on either side of a block child. Each element trims its own text
+    and tail (and, for a block, its last child's tail, which may have arrived by a merge),
+    so the bottom-up pass touches every text node about once."""
+    block = element.tag in BLOCK_TAGS
+    if element.tag not in PREFORMATTED_TAGS:
+        text = element.text
+        if text:
+            if block:
+                text = text.lstrip()
+            if len(element) == 0:
+                if block:
+                    text = text.rstrip()
+            elif element[0].tag in BLOCK_TAGS:
+                text = text.rstrip()
+            element.text = text or None
+        if block and len(element):
+            last = element[-1]
+            if last.tail:
+                last.tail = last.tail.rstrip() or None
+    tail = element.tail
+    if tail:
+        if block:
+            tail = tail.lstrip()
+        following = element.getnext()
+        if following is None:
+            parent = element.getparent()
+            if parent is not None and parent.tag in BLOCK_TAGS:
+                tail = tail.rstrip()
+        elif following.tag in BLOCK_TAGS:
+            tail = tail.rstrip()
+        element.tail = tail or None

@@ -1,0 +1,84 @@
+"""Shared fixtures: real pages from the corpus and a tiny tokenizer trained on the spot.
+
+The tokenizer is a real byte-level BPE saved in Hugging Face format and loaded through the
+same code path as any hub tokenizer, so budget tests exercise real token counting with no
+download.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@dataclass(frozen=True)
+class FixturePage:
+    name: str
+    path: Path
+    data: bytes
+    with_snippets: list[str]
+    without_snippets: list[str]
+    question: str | None
+
+
+def _load_pages() -> list[FixturePage]:
+    pages = []
+    for line in (FIXTURES / "pages.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        path = FIXTURES / item["file"]
+        pages.append(
+            FixturePage(
+                name=path.stem,
+                path=path,
+                data=path.read_bytes(),
+                with_snippets=item["with"],
+                without_snippets=item["without"],
+                question=item.get("question"),
+            )
+        )
+    return pages
+
+
+PAGES = _load_pages()
+
+
+@pytest.fixture(params=PAGES, ids=[page.name for page in PAGES])
+def fixture_page(request: pytest.FixtureRequest) -> FixturePage:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 600-token byte-level BPE trained on the fixture pages, saved as a HF tokenizer."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=["<|begin_of_text|>", "<|eot_id|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    texts = [page.data.decode("utf-8", "replace") for page in PAGES]
+    tokenizer.train_from_iterator(texts, trainer)
+    folder = tmp_path_factory.mktemp("tiny-tokenizer")
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>"
+    ).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_counter(tiny_tokenizer_dir: Path):
+    from htmlrag_chat.tokens import load_token_counter
+
+    loaded = load_token_counter(str(tiny_tokenizer_dir))
+    assert loaded.notice is None
+    return loaded.counter

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from htmlrag_chat.html.blocks import serialize
+from htmlrag_chat.html.clean import RUBY_ANNOTATION_TAGS, clean_html
+from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
+
+
+def cleaned(html: str) -> str:
+    return serialize(clean_html(html))
+
+
+def body(html: str) -> str:
+    out = cleaned(html)
+    return out[out.index("<body>") : out.rindex("</body>") + len("</body>")]
+
+
+def test_invisible_content_is_removed():
+    html = """<html><head><title>T</title><meta name=x><style>p{}</style>
+    <script>var secret = 1;</script></head><body><!-- comment --><?pi x?>
+    <p>shown</p><template><p>tpl</p></template><p hidden>gone1</p>
+    <div style="display: none">gone2</div><span style="VISIBILITY:hidden">gone3</span>
+    <noscript>Please enable JavaScript</noscript><svg><text>icon</text></svg></body></html>"""
+    out = cleaned(html)
+    assert out == "<html><title>T</title><body><p>shown</p></body></html>"
+
+
+def test_long_noscript_content_is_kept():
+    article = " ".join(f"word{i}" for i in range(40))
+    assert article in visible_text(clean_html(f"<body><noscript><p>{article}</p></noscript>"))
+
+
+def test_attributes_are_dropped_but_cell_spans_kept():
+    out = body(
+        '<body><table class="t"><tr><td colspan="2" id="c">a</td><td rowspan="1">b</td>'
+        '<th rowspan="3" style="x">c</th></tr></table></body>'
+    )
+    cells = '<td colspan="2">a</td><td>b</td><th rowspan="3">c</th>'
+    assert out == f"<body><table><tr>{cells}</tr></table></body>"
+
+
+def test_single_child_wrappers_merge_keeping_the_meaningful_tag():
+    assert body("<body><div><div><p>x</p></div></div><p>y</p></body>") == (
+        "<body><p>x</p><p>y</p></body>"
+    )
+    assert body("<body><ul><li><a href=x>one</a></li><li>two</li></ul></body>") == (
+        "<body><ul><li>one</li><li>two</li></ul></body>"
+    )
+    assert body("<body><h2><span><a>Title</a></span></h2><p>z</p></body>") == (
+        "<body><h2>Title</h2><p>z</p></body>"
+    )
+
+
+def test_table_structure_is_never_merged_away():
+    out = body("<body><table><tbody><tr><td><div>only</div></td></tr></tbody></table></body>")
+    assert out == "<body><table><tbody><tr><td>only</td></tr></tbody></table></body>"
+
+
+def test_empty_elements_go_and_line_breaks_become_spaces():
+    out = body("<body><div><span></span><img src=a.png></div><p>a<br>b</p><p> </p></body>")
+    assert out == "<body><p>a b</p></body>"
+
+
+def test_whitespace_collapses_except_in_pre():
+    out = body("<body><p>  many \n\n spaces\there </p><pre>keep\n  this</pre></body>")
+    assert out == "<body><p>many spaces here</p><pre>keep\n  this</pre></body>"
+
+
+def test_inline_spacing_survives():
+    text = visible_text(clean_html("<body><p><a>foo</a> <b>bar</b><span> </span>baz</p></body>"))
+    assert text == "foo bar baz"
+
+
+def test_control_characters_and_escapes_do_not_survive():
+    out = cleaned("<body><p>a\x1b[31mred\x00\x07 <|eot_id|> b</p></body>")
+    assert "\x1b" not in out and "\x00" not in out
+    assert "&lt;|eot_id|&gt;" in out  # text stays text when serialized
+
+
+def test_cleaning_is_idempotent(fixture_page):
+    once = cleaned(fixture_page.data.decode("utf-8"))
+    assert cleaned(once) == once
+
+
+def test_cleaning_keeps_every_visible_main_content_snippet(fixture_page):
+    without_ruby = NEVER_VISIBLE | RUBY_ANNOTATION_TAGS
+    raw = normalize_space(visible_text(parse(fixture_page.data), without_ruby)).lower()
+    clean = normalize_space(visible_text(clean_html(fixture_page.data))).lower()
+    expected = [s for s in fixture_page.with_snippets if normalize_space(s).lower() in raw]
+    assert expected
+    for snippet in expected:
+        assert normalize_space(snippet).lower() in clean
+
+
+def test_cleaning_shrinks_real_pages(fixture_page):
+    assert len(cleaned(fixture_page.data.decode("utf-8"))) < len(fixture_page.data) / 3
+
+
+def test_deeply_nested_page_does_not_crash():
+    html = "<body>" + "<div>" * 10_000 + "deep" + "</div>" * 10_000 + "<p>after</p></body>"
+    text = visible_text(clean_html(html))
+    assert text == "deep after"
+
+
+def test_ruby_annotations_are_dropped():
+    html = "<body><p><ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>ども</p></body>"
+    assert visible_text(clean_html(html)) == "子ども"
+
+
+def test_empty_and_textless_inputs_give_an_empty_document():
+    for html in ["", "   ", "<html></html>", "<script>x()</script>", "\x00\x01"]:
+        assert visible_text(clean_html(html)) == ""

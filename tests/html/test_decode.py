@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import codecs
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from htmlrag_chat.errors import InputError
+from htmlrag_chat.html.decode import decode_html, looks_binary, sniff_meta_charset
+
+
+def test_utf8_passes_through_unchanged():
+    data = "<p>Grüße, 東京</p>".encode()
+    decoded = decode_html(data)
+    assert decoded.utf8 is data
+    assert decoded.source == "utf-8"
+
+
+def test_meta_charset_is_used():
+    data = '<meta charset="iso-8859-1"><p>Café</p>'.encode("latin-1")
+    decoded = decode_html(data)
+    assert "Café" in decoded.text
+    assert decoded.source == "meta"
+    assert decoded.encoding == "cp1252"  # WHATWG: latin-1 labels mean windows-1252
+
+
+def test_http_equiv_content_type_is_read():
+    data = b'<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+    assert sniff_meta_charset(data) == "shift_jis"
+
+
+def test_caller_charset_wins_over_meta():
+    data = '<meta charset="utf-8"><p>Ça</p>'.encode("cp1252")
+    decoded = decode_html(data, "windows-1252")
+    assert "Ça" in decoded.text
+    assert decoded.source == "caller"
+
+
+def test_declared_utf8_that_is_not_falls_back_to_detection():
+    data = '<meta charset="utf-8"><p>Résumé très détaillé</p>'.encode("cp1252") * 20
+    decoded = decode_html(data)
+    assert decoded.source == "detected"
+    assert "\ufffd" not in decoded.text
+
+
+def test_bom_decides_utf16():
+    data = codecs.BOM_UTF16_LE + "<p>hé</p>".encode("utf-16-le")
+    assert decode_html(data).text == "<p>hé</p>"
+
+
+def test_unknown_meta_charset_is_ignored():
+    decoded = decode_html(b'<meta charset="x-klingon"><p>plain</p>')
+    assert decoded.source == "utf-8"
+
+
+def test_unknown_caller_charset_is_an_input_error():
+    with pytest.raises(InputError, match="unknown encoding: x-klingon"):
+        decode_html(b"<p>x</p>", "x-klingon")
+
+
+@given(st.binary(max_size=2000), st.sampled_from([None, "utf-8", "shift_jis", "cp1252"]))
+def test_any_bytes_decode_to_valid_utf8(data: bytes, charset: str | None):
+    decoded = decode_html(data, charset)
+    decoded.utf8.decode("utf-8")  # never raises
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"%PDF-1.7\n\x00\x01\x02binary",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        bytes(range(32)) * 10,
+    ],
+)
+def test_binary_data_is_recognized(data: bytes):
+    assert looks_binary(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"<html><body>text</body></html>", codecs.BOM_UTF16_LE + "<p>x</p>".encode("utf-16-le"), b""],
+)
+def test_text_is_not_binary(data: bytes):
+    assert not looks_binary(data)
