@@ -44,7 +44,9 @@ class HFTokenCounter:
             return []
         backend = getattr(self.tokenizer, "backend_tokenizer", None)
         if backend is not None:
-            return [len(e.ids) for e in backend.encode_batch(list(texts), add_special_tokens=False)]
+            # encode_batch_fast (tokenizers >= 0.20) skips offsets, which counting never needs.
+            encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
+            return [len(e.ids) for e in encode(list(texts), add_special_tokens=False)]
         encoded = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         return [len(ids) for ids in encoded]
 

@@ -71,6 +71,19 @@ def test_inline_spacing_survives():
     assert text == "foo bar baz"
 
 
+def test_merging_wrappers_keeps_the_spaces_between_words():
+    # Real markup (a Chilean news page): the only space before the name sat inside the span.
+    html = '<p>es de<span class="x"> <b><a href="/a">Cristian</a></b> </span>Cerna</p>'
+    assert visible_text(clean_html(html)) == "es de Cristian Cerna"
+    html = "<body><p>monterai<div> <div><div>55 min</div></div> </div>LSD</p></body>"
+    assert visible_text(clean_html(html)) == "monterai 55 min LSD"
+
+
+def test_hidden_inline_text_is_not_unwrapped_into_view():
+    html = '<p>shown <span style="display:none">secret</span><b hidden>also</b> text</p>'
+    assert visible_text(clean_html(html)) == "shown text"
+
+
 def test_control_characters_and_escapes_do_not_survive():
     out = cleaned("<body><p>a\x1b[31mred\x00\x07 <|eot_id|> b</p></body>")
     assert "\x1b" not in out and "\x00" not in out
