@@ -55,5 +55,6 @@ def load_pretrained(load: Callable[..., T], name: str, **kwargs: object) -> T:
             )
         return load(name, **kwargs)
     except (OSError, ValueError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-        raise ModelUnavailable(f"{name}: cannot be loaded ({first_line})") from error
+        lines = str(error).strip().splitlines()
+        reason = lines[0] if lines else type(error).__name__
+        raise ModelUnavailable(f"{name}: cannot be loaded ({reason})") from error

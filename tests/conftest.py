@@ -8,12 +8,16 @@ download.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Tests never reach the network: a model id that is not a local path fails fast.
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 
 @dataclass(frozen=True)
