@@ -19,12 +19,15 @@ from htmlrag_chat import __version__
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, InputError, UserError
 from htmlrag_chat.events import Event, EventSink, Notice, StageFinished, StageStarted
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, serialize
-from htmlrag_chat.pipeline import PageInput, clean_page, load_pages, prune_document
+from htmlrag_chat.pipeline import PageInput, Stage, clean_page, load_pages, prune_document
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
 
 PROG = "htmlrag-chat"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
+
 
 EPILOG = """exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
@@ -88,12 +91,36 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--query", "-q", required=True, help="the question the pages must answer")
     prune.add_argument("--budget", type=_positive_int, required=True, help="token budget")
     prune.add_argument(
+        "--scorer",
+        choices=["bm25", "embed", "gen", "two-stage"],
+        default="bm25",
+        help="block scorer: BM25, embedding similarity, generative path probability, or "
+        "HtmlRAG's two stages (embed to --coarse-budget, then gen to --budget)",
+    )
+    prune.add_argument(
         "--max-words",
         type=_positive_int,
-        default=DEFAULT_MAX_WORDS,
-        help=f"words per block (default {DEFAULT_MAX_WORDS})",
+        help="words per block of the (last) stage (default 256, two-stage: 128)",
     )
-    prune.add_argument("--scorer", choices=["bm25"], default="bm25", help="block scorer")
+    prune.add_argument(
+        "--coarse-budget", type=_positive_int, help="two-stage: budget of the embedding stage "
+        "(default twice --budget)",
+    )  # fmt: skip
+    prune.add_argument(
+        "--coarse-max-words", type=_positive_int, default=DEFAULT_MAX_WORDS,
+        help=f"two-stage: words per block of the embedding stage (default {DEFAULT_MAX_WORDS})",
+    )  # fmt: skip
+    prune.add_argument(
+        "--embed-model", default=DEFAULT_EMBED_MODEL,
+        help=f"sentence-transformers id or path (default {DEFAULT_EMBED_MODEL}, bundled)",
+    )  # fmt: skip
+    prune.add_argument(
+        "--gen-model", default=DEFAULT_GEN_MODEL,
+        help=f"causal LM id or path for generative scores (default {DEFAULT_GEN_MODEL})",
+    )  # fmt: skip
+    prune.add_argument(
+        "--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
+    )
     prune.add_argument(
         "--tokenizer",
         help=f"tokenizer path or hub id for counting (default {DEFAULT_TOKENIZER}; 'approx' "
@@ -154,36 +181,72 @@ def run_prune(args: argparse.Namespace) -> int:
     tokenizer = load_token_counter(args.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
-    result = prune_document(
-        loaded.document,
-        args.query,
-        args.budget,
-        BM25Scorer(),
-        tokenizer.counter,
-        args.max_words,
-        emit,
-    )
-    html = result.document.to_html()
+    stages = prune_stages(args)
+    results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
+    html = results[-1].result.document.to_html()
     if html:
         sys.stdout.write(html + "\n")
     elif inputs and len(failures) < len(args.files):
         emit(Notice("no visible text in the input: the result is empty"))
     if args.stats:
-        stats = {
+        first, last = results[0].result, results[-1].result
+        stats: dict[str, object] = {
             "pages": len(loaded.document.pages),
             "failed": len(failures),
-            "blocks": result.blocks,
-            "blocks_kept": len(result.kept),
-            "tokens_before": result.tokens_before,
-            "tokens_after": result.tokens_after,
+            "blocks": first.blocks,
+            "blocks_kept": len(last.kept),
+            "tokens_before": first.tokens_before,
+            "tokens_after": last.tokens_after,
             "budget": args.budget,
             "tokenizer": tokenizer.counter.name,
             "tokenizer_exact": tokenizer.counter.exact,
             "tokenizer_notice": tokenizer.notice,
-            "ms": stage_ms,
         }
+        for stage_result in results:  # model costs (prompt_tokens, forward_calls, ...)
+            stats.update(stage_result.counts)
+        stats["stages"] = [
+            {
+                "scorer": r.name,
+                "budget": r.budget,
+                "max_words": r.max_words,
+                "blocks": r.result.blocks,
+                "blocks_kept": len(r.result.kept),
+                "tokens_before": r.result.tokens_before,
+                "tokens_after": r.result.tokens_after,
+                **r.counts,
+            }
+            for r in results
+        ]
+        stats["ms"] = stage_ms
         print(json.dumps(stats, ensure_ascii=False), file=sys.stderr)
     return EXIT_INPUT if failures else EXIT_OK
+
+
+def prune_stages(args: argparse.Namespace) -> list[Stage]:
+    """The pruning stages the options ask for; model scorers are imported only when used."""
+    if args.scorer == "bm25":
+        return [Stage(BM25Scorer(), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    if args.scorer == "embed":
+        return [Stage(_embedder(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    if args.scorer == "gen":
+        return [Stage(_generator(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    coarse = args.coarse_budget or 2 * args.budget
+    return [
+        Stage(_embedder(args), coarse, args.coarse_max_words),
+        Stage(_generator(args), args.budget, args.max_words or FINE_MAX_WORDS),
+    ]
+
+
+def _embedder(args: argparse.Namespace) -> BlockScorer:
+    from htmlrag_chat.scoring.embed import EmbeddingScorer
+
+    return EmbeddingScorer(args.embed_model, device=args.device)
+
+
+def _generator(args: argparse.Namespace) -> BlockScorer:
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
+    return GenerativeScorer(args.gen_model, device=args.device)
 
 
 def read_input(file: str, encoding: str | None) -> PageInput:

