@@ -1,9 +1,11 @@
 """Greedy block pruning to a token budget (HtmlRAG Algorithm 2), in time linear in the page.
 
 Every block's tokens are counted once (``token_costs``); the tags of expanded elements are
-charged while any block under them survives. Deleting blocks lowest score first until the
-estimate fits leaves exactly the top-scoring blocks, then the deletions are applied to a copy
-of the document and the structural compression runs again. The estimate is an upper bound
+charged while any block under them survives. Blocks are deleted lowest score first until the
+estimate fits (the paper's algorithm), then the deleted blocks are offered back best first
+and every one that still fits returns: one large block near the top no longer leaves half
+the budget empty. The deletions are applied to a copy of the document and the structural
+compression runs again. The estimate is an upper bound
 in practice (compression removes tags; BPE merges across block boundaries), but BPE gives no
 guarantee, so the real output is counted once and, in the rare case it is over, pruning
 continues from where it stopped. The output never exceeds the budget and is always whole
@@ -83,17 +85,13 @@ def prune(
         raise ValueError(f"{len(scores)} scores for {len(tree.blocks)} blocks")
     costs = token_costs(tree, counter)
     order = deletion_order(scores)
-    state = _Estimate(tree, costs)
-    deleted = 0
     target = budget
     for rounds in range(1, _MAX_ROUNDS + 1):
-        while deleted < len(order) and state.total > target:
-            state.delete(order[deleted])
-            deleted += 1
-        document = _apply(tree, order[:deleted])
+        deleted = select_deletions(tree, costs, order, target)
+        document = _apply(tree, deleted)
         tokens = counter.count(document.to_html())
         if tokens <= budget:
-            kept = sorted(order[deleted:])
+            kept = sorted(set(range(len(tree.blocks))) - set(deleted))
             return PruneResult(document, kept, len(tree.blocks), costs.total, tokens, rounds)
         # The estimate was short by (tokens - target): ask for that much more, and ever more
         # so that the loop ends even when single deletions barely move the count.
@@ -101,31 +99,73 @@ def prune(
     return _empty_result(tree, costs)
 
 
-class _Estimate:
-    """Running token estimate of the document as blocks are deleted.
+def select_deletions(
+    tree: BlockTree, costs: TokenCosts, order: Sequence[int], target: int
+) -> list[int]:
+    """Blocks to delete so the estimate fits ``target``: the lowest-scoring until it fits,
+    less those that fit back in afterwards (best first)."""
+    estimate = TokenEstimate(tree, costs)
+    deleted = 0
+    while deleted < len(order) and estimate.total > target:
+        estimate.delete(order[deleted])
+        deleted += 1
+    for index in reversed(order[:deleted]):
+        if estimate.total + estimate.restore_cost(index) <= target:
+            estimate.restore(index)
+    return [index for index in order[:deleted] if not estimate.alive(index)]
+
+
+class TokenEstimate:
+    """Running token estimate of the document as blocks are deleted and restored.
 
     An expanded node's tags cost tokens while it holds anything alive: a live block directly
-    under it or a live child node. When its last item dies, it dies too and tells its parent.
+    under it or a live child node. When its last item dies, it dies too and tells its parent;
+    restoring a block revives its dead ancestors.
     """
 
     def __init__(self, tree: BlockTree, costs: TokenCosts) -> None:
         self._tree = tree
         self._costs = costs
-        self._alive = [0] * len(tree.nodes)
+        self._live_blocks = [True] * len(tree.blocks)
+        self._live_items = [0] * len(tree.nodes)
         for block in tree.blocks:
-            self._alive[block.owner] += 1
+            self._live_items[block.owner] += 1
         for node in tree.nodes[1:]:
-            self._alive[node.parent] += 1
+            self._live_items[node.parent] += 1
         self.total = costs.total
 
+    def alive(self, block_index: int) -> bool:
+        return self._live_blocks[block_index]
+
     def delete(self, block_index: int) -> None:
+        self._live_blocks[block_index] = False
         self.total -= self._costs.blocks[block_index]
         node = self._tree.blocks[block_index].owner
         while node >= 0:
-            self._alive[node] -= 1
-            if self._alive[node]:
+            self._live_items[node] -= 1
+            if self._live_items[node]:
                 return
             self.total -= self._costs.nodes[node]
+            node = self._tree.nodes[node].parent
+
+    def restore_cost(self, block_index: int) -> int:
+        """Tokens that restoring a deleted block would add: it and its dead ancestors' tags."""
+        cost = self._costs.blocks[block_index]
+        node = self._tree.blocks[block_index].owner
+        while node >= 0 and not self._live_items[node]:
+            cost += self._costs.nodes[node]
+            node = self._tree.nodes[node].parent
+        return cost
+
+    def restore(self, block_index: int) -> None:
+        self._live_blocks[block_index] = True
+        self.total += self._costs.blocks[block_index]
+        node = self._tree.blocks[block_index].owner
+        while node >= 0:
+            self._live_items[node] += 1
+            if self._live_items[node] > 1:
+                return
+            self.total += self._costs.nodes[node]
             node = self._tree.nodes[node].parent
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from htmlrag_chat.html.blocks import BlockKind, Document, Page, build_block_tree, serialize
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.prune import deletion_order, prune
+from htmlrag_chat.html.prune import TokenEstimate, deletion_order, prune, token_costs
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.tokens import ApproxTokenCounter
 
@@ -56,20 +56,56 @@ def test_output_fits_the_budget_on_real_pages(fixture_page, tiny_counter, budget
         assert len(result.kept) == len(tree.blocks)
 
 
-def test_the_highest_scoring_blocks_are_the_ones_kept(tiny_counter):
-    tree = build_block_tree(document(unique_paragraphs(30)), max_words=16)
-    rng = random.Random(3)
-    scores = [rng.random() for _ in tree.blocks]
-    result = prune(tree, scores, 200, tiny_counter)
-    kept = set(result.kept)
-    assert 0 < len(kept) < len(tree.blocks)
-    # Every kept block outranks every deleted one.
-    assert min(scores[i] for i in kept) > max(
-        scores[i] for i in range(len(scores)) if i not in kept
+@pytest.mark.parametrize("seed", range(5))
+def test_the_highest_scoring_blocks_that_fit_are_the_ones_kept(tiny_counter, seed):
+    rng = random.Random(seed)
+    html = (
+        "<body>"
+        + "".join(
+            f"<p>para{i} " + " ".join(f"tok{i}x{j}" for j in range(rng.randint(2, 40))) + "</p>"
+            for i in range(30)
+        )
+        + "</body>"
     )
+    tree = build_block_tree(document(html), max_words=16)
+    scores = [rng.random() for _ in tree.blocks]
+    budget = 300
+    result = prune(tree, scores, budget, tiny_counter)
+    kept = set(result.kept)
+    assert 0 < len(kept) < len(tree.blocks) and result.rounds == 1
+    order = deletion_order(scores)
+    costs = token_costs(tree, tiny_counter)
+    # The paper's Algorithm 2 (delete lowest until it fits) keeps a prefix of the ranking:
+    # all of it is kept here too.
+    estimate = TokenEstimate(tree, costs)
+    cut = 0
+    while estimate.total > budget:
+        estimate.delete(order[cut])
+        cut += 1
+    assert set(order[cut:]) <= kept
+    # And every block left out would not have fit next to the ones kept.
+    estimate = TokenEstimate(tree, costs)
+    for index in set(range(len(tree.blocks))) - kept:
+        estimate.delete(index)
+    for index in set(range(len(tree.blocks))) - kept:
+        assert estimate.total + estimate.restore_cost(index) > budget
     text = visible_text(result.document.root)
     for block in tree.blocks:
         assert (block.text in text) == (block.index in kept)
+
+
+def test_a_large_top_block_does_not_leave_the_budget_empty(tiny_counter):
+    big = "<p>" + " ".join(f"big{i}" for i in range(200)) + "</p>"
+    small = "".join(f"<p>small{i} words here</p>" for i in range(10))
+    tree = build_block_tree(document(f"<body>{big}{small}</body>"), max_words=210)
+    scores = [1.0 if "big0" in b.text else 0.5 for b in tree.blocks]
+    # Room for all the small ones with the block-wise estimate's slack, none for the big one.
+    budget = int(tiny_counter.count(document(f"<body>{small}</body>").to_html()) * 1.3)
+    assert tiny_counter.count(big) > budget
+    result = prune(tree, scores, budget, tiny_counter)
+    text = visible_text(result.document.root)
+    assert "big0" not in text  # it cannot fit
+    assert all(f"small{i} " in text + " " for i in range(10))  # everything else does
 
 
 def test_ties_delete_later_blocks_first():
