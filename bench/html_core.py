@@ -24,6 +24,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchlib import ROOT, quantiles, timed
+
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, page_title
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html
@@ -33,7 +35,6 @@ from htmlrag_chat.html.text import normalize_space, visible_text
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.tokens import load_token_counter
 
-ROOT = Path(__file__).resolve().parent.parent
 PRUNE_BUDGET = 4096
 RETENTION_BUDGET = 2048
 MAX_WORDS = 256
@@ -58,7 +59,7 @@ class Tally:
 
     def summary(self) -> dict[str, object]:
         return {
-            "ms": {stage: _quantiles(values) for stage, values in self.ms.items()},
+            "ms": {stage: quantiles(values) for stage, values in self.ms.items()},
             "clean_token_ratio": round(self.clean_tokens / self.raw_tokens, 4),
             "with_retention_after_clean": round(self.with_after_clean / self.with_found, 4),
             f"with_retention_after_prune_{RETENTION_BUDGET}": round(
@@ -72,34 +73,17 @@ class Tally:
         }
 
 
-def _quantiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    ordered = sorted(values)
-    return {
-        "median": round(statistics.median(ordered), 2),
-        "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
-        "mean": round(statistics.fmean(ordered), 2),
-    }
-
-
 def _text(html: str) -> str:
     return normalize_space(visible_text(parse(html))).lower()
 
 
-def _timed(function, *args):
-    start = time.perf_counter()
-    value = function(*args)
-    return value, (time.perf_counter() - start) * 1000
-
-
 def run_ours(data: bytes, query: str, counter, tally: Tally) -> tuple[str, str]:
     utf8 = decode_html(data).utf8
-    html, ms = _timed(clean_html, utf8)
+    html, ms = timed(clean_html, utf8)
     tally.ms["clean"].append(ms)
     document = Document.from_pages([(Page("page", page_title(html)), html)])
     cleaned = document.to_html()
-    tree, ms = _timed(build_block_tree, document, MAX_WORDS)
+    tree, ms = timed(build_block_tree, document, MAX_WORDS)
     tally.ms["blocks"].append(ms)
     start = time.perf_counter()
     result = prune(tree, BM25Scorer().score(query, tree), PRUNE_BUDGET, counter)
@@ -112,9 +96,9 @@ def run_ours(data: bytes, query: str, counter, tally: Tally) -> tuple[str, str]:
 def run_reference(text: str, query: str, tokenizer, tally: Tally) -> tuple[str, str]:
     import htmlrag
 
-    cleaned, ms = _timed(htmlrag.clean_html, text)
+    cleaned, ms = timed(htmlrag.clean_html, text)
     tally.ms["clean"].append(ms)
-    (tree, simplified), ms = _timed(htmlrag.build_block_tree, cleaned, MAX_WORDS)
+    (tree, simplified), ms = timed(htmlrag.build_block_tree, cleaned, MAX_WORDS)
     tally.ms["blocks"].append(ms)
     pruner = htmlrag.BM25HTMLPruner()
     start = time.perf_counter()
@@ -228,7 +212,7 @@ def main() -> int:
         }
         report["speedup_p95"] = {
             stage: round(
-                _quantiles(reference.ms[stage])["p95"] / _quantiles(ours.ms[stage])["p95"], 1
+                quantiles(reference.ms[stage])["p95"] / quantiles(ours.ms[stage])["p95"], 1
             )
             for stage in ours.ms
         }

@@ -22,10 +22,10 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
+from benchlib import ROOT, quantiles, timed
 
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
@@ -35,49 +35,9 @@ from htmlrag_chat.html.prune import prune
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 from htmlrag_chat.scoring.generative import GenerativeScorer
 from htmlrag_chat.tokens import load_token_counter
+from tests.tiny_models import make_tiny_lm
 
-ROOT = Path(__file__).resolve().parent.parent
 COARSE_BUDGET, COARSE_WORDS, FINE_WORDS = 8192, 256, 128
-
-
-def tiny_llama(tokenizer_dir: str, folder: Path) -> str:
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=32768,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
-def quantiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {
-        "median": round(statistics.median(ordered), 2),
-        "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
-        "mean": round(statistics.fmean(ordered), 2),
-    }
-
-
-def timed(function, *args):
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    value = function(*args)
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return value, (time.perf_counter() - start) * 1000
 
 
 def main() -> int:
@@ -103,7 +63,7 @@ def main() -> int:
     items = [item for item in items if item.get("file")][: args.limit or None]
 
     with tempfile.TemporaryDirectory() as folder:
-        model = tiny_llama(args.tokenizer, Path(folder))
+        model = str(make_tiny_lm(Path(folder), args.tokenizer, max_positions=32768))
         cached = GenerativeScorer(model, device=device)
         naive = GenerativeScorer(model, device=device, reuse_cache=False)
         cache = MemoryEmbeddingCache()

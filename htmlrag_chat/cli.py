@@ -70,23 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
 
-    clean = commands.add_parser(
-        "clean",
-        help="clean HTML files (query-independent)",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    clean = _command(commands, "clean", "clean HTML files (query-independent)", run_clean)
     clean.add_argument("files", nargs="+", metavar="FILE")
     clean.add_argument("--out-dir", type=Path, help="write one cleaned file per input here")
     clean.add_argument("--encoding", help="charset of the inputs (default: detect)")
-    clean.set_defaults(handler=run_clean)
 
-    prune = commands.add_parser(
-        "prune",
-        help="prune HTML files to a token budget for a query",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    prune = _command(commands, "prune", "prune HTML files to a token budget for a query", run_prune)
     prune.add_argument("files", nargs="+", metavar="FILE")
     prune.add_argument("--query", "-q", required=True, help="the question the pages must answer")
     prune.add_argument("--budget", type=_positive_int, required=True, help="token budget")
@@ -131,8 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument(
         "--progress", action="store_true", help="show progress on stderr even when not a terminal"
     )
-    prune.set_defaults(handler=run_prune)
     return parser
+
+
+def _command(
+    commands: argparse._SubParsersAction, name: str, summary: str, handler: object
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(
+        name, help=summary, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    command.set_defaults(handler=handler)
+    return command
 
 
 def run_clean(args: argparse.Namespace) -> int:

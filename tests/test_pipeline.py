@@ -7,7 +7,8 @@ from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer
 from htmlrag_chat.scoring.generative import GenerativeScorer
-from tests.conftest import PAGES, make_tiny_lm
+from tests.conftest import PAGES
+from tests.tiny_models import make_tiny_lm
 
 
 def documents(count: int = 3):

@@ -16,7 +16,15 @@ import re
 
 from lxml import etree
 
-from htmlrag_chat.html.dom import BLOCK_TAGS, Element, drop, is_block, join_text, parse
+from htmlrag_chat.html.dom import (
+    BLOCK_TAGS,
+    Element,
+    drop,
+    is_block,
+    join_text,
+    parse,
+    put_text_before,
+)
 from htmlrag_chat.html.text import count_words, visible_text
 
 # Content that never reaches the reader's eyes, or only as pixels.
@@ -192,11 +200,7 @@ def _merge_single_child(parent: Element) -> Element:
     if parent.tag in GENERIC_TAGS and grandparent is not None:
         # The child replaces the parent: <div><div><p>x</p></div></div> -> <p>x</p>.
         if before:
-            previous = parent.getprevious()
-            if previous is not None:
-                previous.tail = join_text(previous.tail, before)
-            else:
-                grandparent.text = join_text(grandparent.text, before)
+            put_text_before(parent, before)
         child.tail = join_text(after, parent.tail)
         grandparent.replace(parent, child)
         return child

@@ -98,14 +98,20 @@ def drop(element: Element) -> None:
     parent = element.getparent()
     if parent is None:
         return
-    tail = element.tail
-    if tail:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = join_text(previous.tail, tail)
-        else:
-            parent.text = join_text(parent.text, tail)
+    if element.tail:
+        put_text_before(element, element.tail)
     parent.remove(element)
+
+
+def put_text_before(element: Element, text: str) -> None:
+    """Append text to whatever precedes ``element``: its previous sibling's tail, or its
+    parent's text. Used when ``element`` goes and text around it must stay."""
+    previous = element.getprevious()
+    if previous is not None:
+        previous.tail = join_text(previous.tail, text)
+    else:
+        parent = element.getparent()
+        parent.text = join_text(parent.text, text)
 
 
 def join_text(left: str | None, right: str | None) -> str:

@@ -7,7 +7,7 @@ from htmlrag_chat.html.blocks import Document, Page, build_block_tree, render_pa
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.scoring import ContextTooLong
 from htmlrag_chat.scoring.generative import GenerativeScorer, TokenTrie, load_causal_lm
-from tests.conftest import make_tiny_lm
+from tests.tiny_models import make_tiny_lm
 
 
 def tree_of(html: str, max_words: int = 8):

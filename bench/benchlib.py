@@ -1,0 +1,40 @@
+"""What the benchmarks share: timing and summaries, and the repository on the import path
+(for the tiny models the tests build)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def quantiles(values: list[float]) -> dict[str, float]:
+    """Median, p95 and mean, rounded for reports."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {
+        "median": round(statistics.median(ordered), 2),
+        "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
+        "mean": round(statistics.fmean(ordered), 2),
+    }
+
+
+def timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """A call's result and its wall time in ms (waiting for the GPU when torch uses one)."""
+    torch = sys.modules.get("torch")
+    synchronize = torch is not None and torch.cuda.is_available()
+    if synchronize:
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    value = function(*args)
+    if synchronize:
+        torch.cuda.synchronize()
+    return value, (time.perf_counter() - start) * 1000
