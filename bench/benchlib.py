@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -38,3 +39,24 @@ def timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     if synchronize:
         torch.cuda.synchronize()
     return value, (time.perf_counter() - start) * 1000
+
+
+def argument_parser(doc: str, result_name: str) -> argparse.ArgumentParser:
+    """Options every benchmark takes: the corpus, the tokenizer and where results go."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument(
+        "--tokenizer", default=str(ROOT.parent / "shared" / "tokenizers" / "llama3")
+    )
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / result_name)
+    return parser
+
+
+def real_tokenizer(spec: str) -> Any:
+    """The tokenizer budgets are counted in; benchmarks refuse the approximation."""
+    from htmlrag_chat.tokens import load_token_counter
+
+    loaded = load_token_counter(spec)
+    if loaded.notice:
+        raise SystemExit(f"error: the benchmark needs the real tokenizer: {loaded.notice}")
+    return loaded.counter

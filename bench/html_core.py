@@ -14,7 +14,6 @@ htmlrag 0.1.1; the project itself never depends on it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import statistics
@@ -24,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib import ROOT, quantiles, timed
+from benchlib import argument_parser, quantiles, real_tokenizer, timed
 
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, page_title
 from htmlrag_chat.html.clean import clean_html
@@ -33,7 +32,6 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.prune import prune
 from htmlrag_chat.html.text import normalize_space, visible_text
 from htmlrag_chat.scoring.bm25 import BM25Scorer
-from htmlrag_chat.tokens import load_token_counter
 
 PRUNE_BUDGET = 4096
 RETENTION_BUDGET = 2048
@@ -143,22 +141,13 @@ def score_texts(tally: Tally, raw: str, cleaned: str, pruned: str, item: dict, c
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
-    parser.add_argument(
-        "--tokenizer", default=str(ROOT.parent / "shared" / "tokenizers" / "llama3")
-    )
+    parser = argument_parser(__doc__, "html_core.json")
     parser.add_argument("--limit", type=int, default=0, help="first N pages only")
     parser.add_argument("--no-reference", action="store_true")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "html_core.json")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
 
-    loaded = load_token_counter(args.tokenizer)
-    if loaded.notice:
-        print(f"error: the benchmark needs the real tokenizer: {loaded.notice}", file=sys.stderr)
-        return 2
-    counter = loaded.counter
+    counter = real_tokenizer(args.tokenizer)
     items = [json.loads(line) for line in (args.corpus / "retention.jsonl").open()]
     if args.limit:
         items = items[: args.limit]

@@ -16,7 +16,6 @@ bench/results/model_pruning.json; ``--device cuda`` on a GPU machine measures th
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import statistics
@@ -25,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from benchlib import ROOT, quantiles, timed
+from benchlib import argument_parser, quantiles, real_tokenizer, timed
 
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
@@ -34,31 +33,19 @@ from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.prune import prune
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 from htmlrag_chat.scoring.generative import GenerativeScorer
-from htmlrag_chat.tokens import load_token_counter
 from tests.tiny_models import make_tiny_lm
 
 COARSE_BUDGET, COARSE_WORDS, FINE_WORDS = 8192, 256, 128
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
-    parser.add_argument(
-        "--tokenizer", default=str(ROOT.parent / "shared" / "tokenizers" / "llama3")
-    )
+    parser = argument_parser(__doc__, "model_pruning.json")
     parser.add_argument("--limit", type=int, default=20, help="questions (0: all)")
     parser.add_argument("--device", default="auto")
-    parser.add_argument(
-        "--out", type=Path, default=ROOT / "bench" / "results" / "model_pruning.json"
-    )
     args = parser.parse_args()
     device = pick_device(args.device)
 
-    loaded = load_token_counter(args.tokenizer)
-    if loaded.notice:
-        print(f"error: the benchmark needs the real tokenizer: {loaded.notice}", file=sys.stderr)
-        return 2
-    counter = loaded.counter
+    counter = real_tokenizer(args.tokenizer)
     items = [json.loads(line) for line in (args.corpus / "qa.jsonl").open()]
     items = [item for item in items if item.get("file")][: args.limit or None]
 
