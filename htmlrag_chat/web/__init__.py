@@ -1,0 +1,1 @@
+"""The pipeline's inputs from the web: search results and downloaded pages."""

@@ -1,0 +1,49 @@
+"""What search and download produce: plain records the store keeps and replays."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    url: str
+    title: str = ""
+    snippet: str = ""
+
+
+class Outcome(str, Enum):
+    """How a download ended; only OK pages become sources."""
+
+    OK = "ok"
+    SKIPPED = "skipped"  # fetched, but not a page we read (PDF, image, too large)
+    FAILED = "failed"  # network or HTTP error
+    BLOCKED = "blocked"  # refused before connecting (private address, bad scheme)
+    CHALLENGE = "challenge"  # a bot challenge or a JavaScript-only shell: no readable text
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """The outcome of downloading one URL, as recorded in the cache."""
+
+    url: str
+    outcome: Outcome
+    reason: str | None = None  # why, for anything but OK (one line, for users)
+    final_url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    charset: str | None = None  # from the Content-Type header, if any
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None  # the page bytes for OK and CHALLENGE, else None
+    bytes: int = 0
+    ms: float = 0.0
+    fetched_at: float = 0.0  # Unix time
+    from_cache: bool = False
+
+    def summary(self) -> dict[str, object]:
+        """Everything but the body and headers, JSON-ready (``htmlrag-chat fetch`` prints it)."""
+        record = asdict(self)
+        del record["body"], record["headers"]
+        record["outcome"] = self.outcome.value
+        return record
