@@ -1,7 +1,8 @@
 """Errors a user can act on; the CLI prints them as one line and exits with their code.
 
-Exit codes (documented in the README):
-0 success, 1 internal error, 2 usage error, 3 an input could not be used.
+Exit codes (documented in the README and ``--help``):
+0 success, 1 internal error, 2 usage error (or a model that cannot be loaded), 3 an input
+could not be used, 4 the cache file cannot be used, 5 the web could not be searched.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_INPUT = 3
+EXIT_STORE = 4
+EXIT_NETWORK = 5
 
 
 class UserError(Exception):

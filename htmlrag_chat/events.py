@@ -26,13 +26,23 @@ class StageFinished:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """Items done so far in a running stage (pages fetched, say), ``failed`` among them."""
+
+    stage: str
+    done: int
+    total: int
+    failed: int = 0
+
+
+@dataclass(frozen=True)
 class Notice:
     """Something the user should know that is not an error (e.g. an approximate tokenizer)."""
 
     message: str
 
 
-Event = StageStarted | StageFinished | Notice
+Event = StageStarted | StageFinished | Progress | Notice
 EventSink = Callable[[Event], None]
 
 

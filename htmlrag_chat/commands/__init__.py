@@ -1,0 +1,1 @@
+"""The subcommands of ``htmlrag-chat``, one module per area; ``cli.py`` assembles them."""

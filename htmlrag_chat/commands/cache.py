@@ -1,0 +1,43 @@
+"""``cache``: look after the SQLite cache, and move recordings in and out of it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from htmlrag_chat.commands.common import add_command, open_store, store_options
+from htmlrag_chat.errors import EXIT_OK, UserError
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    cache = add_command(
+        commands, "cache", "inspect, clear, vacuum, export or import the cache", run_cache,
+        [store_options(argparse.SUPPRESS)],
+    )  # fmt: skip
+    cache.add_argument("action", choices=["stats", "clear", "vacuum", "export", "import"])
+    cache.add_argument(
+        "--jsonl",
+        type=Path,
+        help='export/import: one {"query", "results": [{"url", "title", "snippet", "html"}]} '
+        "object per line",
+    )
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    from htmlrag_chat.store.recording import export_jsonl, import_jsonl
+
+    if args.action in ("export", "import") and args.jsonl is None:
+        raise UserError(f"cache {args.action} needs --jsonl FILE")
+    with open_store(args) as store:
+        if args.action == "stats":
+            print(json.dumps({"path": str(store.path), **store.stats()}))
+        elif args.action == "clear":
+            store.clear()
+        elif args.action == "vacuum":
+            store.vacuum()
+        elif args.action == "export":
+            print(json.dumps({"exported": export_jsonl(store, args.jsonl)}))
+        else:
+            print(json.dumps({"imported": import_jsonl(store, args.jsonl)}))
+    return EXIT_OK

@@ -1,0 +1,194 @@
+"""``clean`` and ``prune``: the HTML core and the pruning stages on local files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from htmlrag_chat.commands.common import (
+    add_command,
+    error,
+    positive_int,
+    progress_printer,
+    read_input,
+)
+from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
+from htmlrag_chat.events import Event, Notice, StageFinished
+from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, serialize
+from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
+from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
+
+FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    clean = add_command(commands, "clean", "clean HTML files (query-independent)", run_clean)
+    clean.add_argument("files", nargs="+", metavar="FILE")
+    clean.add_argument("--out-dir", type=Path, help="write one cleaned file per input here")
+    clean.add_argument("--encoding", help="charset of the inputs (default: detect)")
+
+    prune = add_command(
+        commands, "prune", "prune HTML files to a token budget for a query", run_prune
+    )
+    prune.add_argument("files", nargs="+", metavar="FILE")
+    prune.add_argument("--query", "-q", required=True, help="the question the pages must answer")
+    prune.add_argument("--budget", type=positive_int, required=True, help="token budget")
+    prune.add_argument(
+        "--scorer",
+        choices=["bm25", "embed", "gen", "two-stage"],
+        default="bm25",
+        help="block scorer: BM25, embedding similarity, generative path probability, or "
+        "HtmlRAG's two stages (embed to --coarse-budget, then gen to --budget)",
+    )
+    prune.add_argument(
+        "--max-words",
+        type=positive_int,
+        help="words per block of the (last) stage (default 256, two-stage: 128)",
+    )
+    prune.add_argument(
+        "--coarse-budget", type=positive_int, help="two-stage: budget of the embedding stage "
+        "(default twice --budget)",
+    )  # fmt: skip
+    prune.add_argument(
+        "--coarse-max-words", type=positive_int, default=DEFAULT_MAX_WORDS,
+        help=f"two-stage: words per block of the embedding stage (default {DEFAULT_MAX_WORDS})",
+    )  # fmt: skip
+    prune.add_argument(
+        "--embed-model", default=DEFAULT_EMBED_MODEL,
+        help=f"sentence-transformers id or path (default {DEFAULT_EMBED_MODEL}, bundled)",
+    )  # fmt: skip
+    prune.add_argument(
+        "--gen-model", default=DEFAULT_GEN_MODEL,
+        help=f"causal LM id or path for generative scores (default {DEFAULT_GEN_MODEL})",
+    )  # fmt: skip
+    prune.add_argument(
+        "--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
+    )
+    prune.add_argument(
+        "--tokenizer",
+        help=f"tokenizer path or hub id for counting (default {DEFAULT_TOKENIZER}; 'approx' "
+        "for the built-in approximation, also used when the tokenizer cannot be loaded)",
+    )
+    prune.add_argument("--encoding", help="charset of the inputs (default: detect)")
+    prune.add_argument("--stats", action="store_true", help="print a JSON line of stats to stderr")
+    prune.add_argument(
+        "--progress", action="store_true", help="show progress on stderr even when not a terminal"
+    )
+
+
+def run_clean(args: argparse.Namespace) -> int:
+    names = [Path(file).name for file in args.files]
+    if args.out_dir is None and len(args.files) > 1:
+        raise UserError("several inputs need --out-dir (one cleaned file per input)")
+    if len(set(names)) < len(names):
+        raise UserError("inputs share a file name; --out-dir would overwrite one with another")
+    failed = False
+    for file, name in zip(args.files, names, strict=True):
+        try:
+            _, html = clean_page(read_input(file, args.encoding))
+        except InputError as failure:
+            error(str(failure))
+            failed = True
+            continue
+        text = serialize(html) + "\n"
+        if args.out_dir is None:
+            sys.stdout.write(text)
+        else:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+            (args.out_dir / name).write_text(text, encoding="utf-8")
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    show = progress_printer(args.progress or sys.stderr.isatty())
+    stage_ms: dict[str, float] = {}
+
+    def emit(event: Event) -> None:
+        if isinstance(event, StageFinished):
+            stage_ms[event.stage] = round(event.ms, 2)
+        show(event)
+
+    inputs, failures = [], []
+    for file in args.files:
+        try:
+            inputs.append(read_input(file, args.encoding))
+        except InputError as failure:
+            failures.append(failure)
+    loaded = load_pages(inputs, emit)
+    failures.extend(loaded.failures)
+    for failure in failures:
+        error(str(failure))
+
+    tokenizer = load_token_counter(args.tokenizer)
+    if tokenizer.notice:
+        emit(Notice(tokenizer.notice))
+    stages = prune_stages(args)
+    results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
+    html = results[-1].result.document.to_html()
+    if html:
+        sys.stdout.write(html + "\n")
+    elif inputs and len(failures) < len(args.files):
+        emit(Notice("no visible text in the input: the result is empty"))
+    if args.stats:
+        first, last = results[0].result, results[-1].result
+        stats: dict[str, object] = {
+            "pages": len(loaded.document.pages),
+            "failed": len(failures),
+            "blocks": first.blocks,
+            "blocks_kept": len(last.kept),
+            "tokens_before": first.tokens_before,
+            "tokens_after": last.tokens_after,
+            "budget": args.budget,
+            "tokenizer": tokenizer.counter.name,
+            "tokenizer_exact": tokenizer.counter.exact,
+            "tokenizer_notice": tokenizer.notice,
+        }
+        for stage_result in results:  # model costs (prompt_tokens, forward_calls, ...)
+            stats.update(stage_result.counts)
+        stats["stages"] = [
+            {
+                "scorer": r.name,
+                "budget": r.budget,
+                "max_words": r.max_words,
+                "blocks": r.result.blocks,
+                "blocks_kept": len(r.result.kept),
+                "tokens_before": r.result.tokens_before,
+                "tokens_after": r.result.tokens_after,
+                **r.counts,
+            }
+            for r in results
+        ]
+        stats["ms"] = stage_ms
+        print(json.dumps(stats, ensure_ascii=False), file=sys.stderr)
+    return EXIT_INPUT if failures else EXIT_OK
+
+
+def prune_stages(args: argparse.Namespace) -> list[Stage]:
+    """The pruning stages the options ask for; model scorers are imported only when used."""
+    if args.scorer == "bm25":
+        return [Stage(BM25Scorer(), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    if args.scorer == "embed":
+        return [Stage(_embedder(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    if args.scorer == "gen":
+        return [Stage(_generator(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    coarse = args.coarse_budget or 2 * args.budget
+    return [
+        Stage(_embedder(args), coarse, args.coarse_max_words),
+        Stage(_generator(args), args.budget, args.max_words or FINE_MAX_WORDS),
+    ]
+
+
+def _embedder(args: argparse.Namespace) -> BlockScorer:
+    from htmlrag_chat.scoring.embed import EmbeddingScorer
+
+    return EmbeddingScorer(args.embed_model, device=args.device)
+
+
+def _generator(args: argparse.Namespace) -> BlockScorer:
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
+    return GenerativeScorer(args.gen_model, device=args.device)

@@ -1,0 +1,131 @@
+"""Recordings: searches and their pages as JSON lines, to replay a session on another machine.
+
+One object per line, ``{"query": ..., "results": [{"url", "title", "snippet", "html"}]}``,
+where ``html`` is the page as text, or null when it was not downloaded as a readable page.
+Text rather than bytes keeps the file readable and diffable; an imported page is stored as
+UTF-8 with a header that says so, so it decodes the same way it was exported.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.html.decode import decode_html, normalize_charset
+from htmlrag_chat.store.db import Store, StoreError
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+
+_SHAPE = (
+    'expected {"query": "...", "results": [{"url": "...", "title": "...", "snippet": "...",'
+    ' "html": "..." or null}]}'
+)
+
+
+def export_jsonl(store: Store, path: Path) -> int:
+    """Write every stored search with its pages to ``path``; returns the lines written."""
+    path = Path(path)
+    lines = 0
+    try:
+        with path.open("w", encoding="utf-8", newline="\n") as out:
+            for query, results in store.searches():
+                record = {"query": query, "results": [_export(store, r) for r in results]}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                lines += 1
+    except OSError as error:
+        raise StoreError(f"cannot write {path}: {error.strerror}") from error
+    return lines
+
+
+def import_jsonl(store: Store, path: Path) -> int:
+    """Store the searches and pages recorded in ``path``; returns the records read.
+
+    All or nothing: one transaction, so a bad line leaves the cache as it was.
+    """
+    path = Path(path)
+    fetched_at = time.time()
+    records = 0
+    try:
+        with path.open("rb") as lines, store.transaction():
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    _import(store, line, f"{path}, line {number}", fetched_at)
+                    records += 1
+    except OSError as error:
+        raise StoreError(f"cannot read {path}: {error.strerror}") from error
+    return records
+
+
+def _import(store: Store, line: bytes, where: str, fetched_at: float) -> None:
+    query, results = _parse(line, where)
+    try:
+        store.put_search(query, [result for result, _ in results])
+        for result, html in results:
+            if html is not None:
+                store.put_page(_page(result.url, html, fetched_at))
+    except UnicodeEncodeError:
+        raise StoreError(f"{where}: text with a lone surrogate, not valid Unicode") from None
+
+
+def _export(store: Store, result: SearchResult) -> dict[str, Any]:
+    return {
+        "url": result.url,
+        "title": result.title,
+        "snippet": result.snippet,
+        "html": _html(store.get_page(result.url)),
+    }
+
+
+def _html(page: FetchResult | None) -> str | None:
+    """The page as text, decoded as the pipeline would (a bogus stored charset is ignored)."""
+    if page is None or page.outcome is not Outcome.OK or page.body is None:
+        return None
+    charset = page.charset if page.charset and normalize_charset(page.charset) else None
+    return decode_html(page.body, charset).text
+
+
+def _parse(line: bytes, where: str) -> tuple[str, list[tuple[SearchResult, str | None]]]:
+    try:
+        record = json.loads(line)
+    except ValueError as error:
+        raise StoreError(f"{where}: not JSON ({error})") from None
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("query"), str)
+        and isinstance(record.get("results"), list)
+        and all(_is_result(item) for item in record["results"])
+    ):
+        raise StoreError(f"{where}: {_SHAPE}")
+    results = [
+        (
+            SearchResult(item["url"], item.get("title", ""), item.get("snippet", "")),
+            item.get("html"),
+        )
+        for item in record["results"]
+    ]
+    return record["query"], results
+
+
+def _is_result(item: object) -> bool:
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("url"), str)
+        and isinstance(item.get("title", ""), str)
+        and isinstance(item.get("snippet", ""), str)
+        and isinstance(item.get("html"), (str, type(None)))
+    )
+
+
+def _page(url: str, html: str, fetched_at: float) -> FetchResult:
+    body = html.encode("utf-8")
+    return FetchResult(
+        url=url,
+        outcome=Outcome.OK,
+        status=200,
+        content_type="text/html; charset=utf-8",
+        charset="utf-8",
+        body=body,
+        bytes=len(body),
+        fetched_at=fetched_at,
+    )

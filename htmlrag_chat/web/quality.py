@@ -1,0 +1,79 @@
+"""Is a downloaded page something a person could read, or a wall in front of one?
+
+Bot challenges (Cloudflare's "Just a moment...", captcha walls) and JavaScript-only shells
+arrive as ordinary HTML, often with status 200. Used as sources they give the reader LLM
+nothing, or worse, a page of "verify you are human" to cite, so they are told apart here
+from two signals: markers that challenge vendors put in their pages, and how much visible
+text survives cleaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.html.decode import decode_html, normalize_charset
+from htmlrag_chat.html.text import count_words, visible_text
+
+# Fewer visible words than this and there is nothing to read: a JavaScript-only shell, a
+# spinner, an empty template.
+MIN_WORDS = 20
+
+# A marker only counts on a short page. Real pages carry some of the same strings (sites
+# behind Cloudflare load its bot-detection script, comment forms embed a captcha), but a
+# challenge page says no more than a paragraph.
+MARKER_MAX_WORDS = 150
+
+# Strings that challenge and captcha pages carry in their HTML, matched case-insensitively.
+CHALLENGE_MARKERS = re.compile(
+    rb"""
+    <title>\s*just\ a\ moment\.\.\.
+    | attention\ required!\ \|\ cloudflare
+    | /cdn-cgi/challenge-platform/h/
+    | cf[-_]chl
+    | checking\ your\ browser
+    | enable\ javascript\ and\ cookies\ to\ continue
+    | needs\ to\ review\ the\ security\ of\ your\ connection
+    | verify(?:ing)?\ you\ are\ (?:a\ )?human
+    | are\ you\ a\ robot
+    | ddos-guard
+    | captcha-delivery\.com
+    | px-captcha
+    | _incapsula_resource
+    | incapsula\ incident\ id
+    | pardon\ our\ interruption
+    | awswafintegration
+    | sgcaptcha
+    | g-recaptcha
+    | h-captcha
+    | cf-turnstile
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def challenge_marker(page: bytes) -> str | None:
+    """The first known challenge marker in a page, or None.
+
+    On its own this says little (see ``MARKER_MAX_WORDS``); an HTTP 403 or 503 that carries
+    one is a challenge, though, since a plain error page has no reason to.
+    """
+    match = CHALLENGE_MARKERS.search(page)
+    return match.group(0).decode("ascii", "replace").lower() if match else None
+
+
+def challenge_reason(page: bytes, charset: str | None = None) -> str | None:
+    """Why a page is a bot challenge or a JavaScript-only shell (one line), or None when it
+    has text to read. ``charset`` is the HTTP header's, as for ``decode_html``.
+
+    Costs a full clean of the page, a few milliseconds per 100 KB: call it off the event loop.
+    """
+    known = charset if charset is not None and normalize_charset(charset) else None
+    utf8 = decode_html(page, known).utf8
+    words = count_words(visible_text(clean_html(utf8)))
+    marker = challenge_marker(utf8)
+    if marker is not None and words < MARKER_MAX_WORDS:
+        return f"bot challenge page ({marker!r}, {words} words)"
+    if words < MIN_WORDS:
+        return f"no readable text ({words} words), likely a JavaScript-only page"
+    return None

@@ -1,0 +1,510 @@
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from htmlrag_chat.errors import EXIT_STORE
+from htmlrag_chat.scoring.embed import EmbeddingScorer, text_key
+from htmlrag_chat.store.db import SCHEMA_VERSION, Store, StoreError, default_cache_path
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "cache.sqlite3"
+
+
+@pytest.fixture
+def store(path: Path):
+    with Store.open(path) as opened:
+        yield opened
+
+
+def body_of(number: int, size: int = 1000) -> bytes:
+    return bytes([number % 251]) * size
+
+
+def page(number: int, size: int = 1000) -> FetchResult:
+    body = body_of(number, size)
+    return FetchResult(f"https://example.com/{number}", Outcome.OK, body=body, bytes=len(body))
+
+
+def sql(path: Path, statement: str) -> list[tuple]:
+    """Run one statement on the file with a connection of our own."""
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            return conn.execute(statement).fetchall()
+    finally:
+        conn.close()
+
+
+# -- where the cache lives
+
+
+def test_cache_path_comes_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "elsewhere.db"))
+    assert default_cache_path() == tmp_path / "elsewhere.db"
+    monkeypatch.delenv("HTMLRAG_CHAT_CACHE")
+    assert default_cache_path().parts[-2:] == ("htmlrag-chat", "cache.sqlite3")
+
+
+def test_open_creates_missing_folders(tmp_path):
+    path = tmp_path / "a" / "b" / "cache.sqlite3"
+    Store.open(path).close()
+    assert path.is_file()
+
+
+# -- searches
+
+
+def test_search_round_trip_keyed_by_query_and_settings(store):
+    results = [SearchResult("https://a.example/", "A", "first"), SearchResult("https://b/")]
+    store.put_search("docker license", results, region="de-de", safesearch="off", backend="ddg")
+    assert store.get_search("docker license", region="de-de", safesearch="off") == results
+    assert store.get_search("docker license") is None
+    assert store.get_search("docker license", region="de-de") is None
+    assert store.get_search("other", region="de-de", safesearch="off") is None
+
+
+def test_a_search_for_any_settings_takes_the_newest(store):
+    store.put_search("q", [SearchResult("https://a.example/")], region="de-de")
+    store.put_search("q", [SearchResult("https://b.example/")], region="", safesearch="off")
+    found = store.get_search("q", region=None, safesearch=None)
+    assert [r.url for r in found] == ["https://b.example/"]
+    assert store.get_search("q", region="fr-fr", safesearch=None) is None
+    assert store.get_search("other", region=None, safesearch=None) is None
+
+
+def test_a_later_search_replaces_the_earlier_one(store):
+    store.put_search("q", [SearchResult("https://old/")])
+    store.put_search("q", [SearchResult("https://new/", "東京", "ü")])
+    store.put_search("q2", [])
+    assert store.get_search("q") == [SearchResult("https://new/", "東京", "ü")]
+    assert store.get_search("q2") == []  # no results is a hit, not a miss
+    assert store.stats()["searches"] == 2
+
+
+def test_a_search_older_than_max_age_is_a_miss(store, path):
+    store.put_search("q", [SearchResult("https://a/")])
+    sql(path, "UPDATE searches SET searched_at = searched_at - 100")
+    assert store.get_search("q", max_age=50) is None
+    assert store.get_search("q", max_age=1000) == [SearchResult("https://a/")]
+    assert store.get_search("q") == [SearchResult("https://a/")]
+
+
+# -- pages
+
+
+def test_a_page_keeps_every_field(store):
+    body = bytes(range(256)) * 3  # not text: every byte value must come back
+    stored = FetchResult(
+        url="https://example.com/a?b=1",
+        outcome=Outcome.CHALLENGE,
+        reason="a bot challenge",
+        final_url="https://example.com/a/",
+        status=403,
+        content_type="text/html; charset=iso-8859-1",
+        charset="iso-8859-1",
+        headers={"Server": "cloudflare", "X-Note": "ünïcode"},
+        body=body,
+        bytes=len(body),
+        ms=123.5,
+        fetched_at=1_700_000_000.25,
+    )
+    store.put_page(stored)
+    loaded = store.get_page(stored.url)
+    assert loaded is not None and loaded.from_cache and not stored.from_cache
+    assert loaded == FetchResult(**{**stored.__dict__, "from_cache": True})
+    assert type(loaded.body) is bytes and type(loaded.outcome) is Outcome
+
+
+def test_a_failed_page_has_no_body(store):
+    store.put_page(FetchResult("https://x/", Outcome.FAILED, reason="timeout", fetched_at=5.0))
+    loaded = store.get_page("https://x/")
+    assert loaded is not None
+    assert (loaded.outcome, loaded.reason, loaded.body, loaded.status) == (
+        Outcome.FAILED,
+        "timeout",
+        None,
+        None,
+    )
+    assert store.get_page("https://missing/") is None
+
+
+def test_put_page_replaces_and_max_age_uses_fetched_at(store):
+    old = FetchResult("https://x/", Outcome.OK, body=b"old", fetched_at=time.time() - 100)
+    store.put_page(old)
+    assert store.get_page("https://x/", max_age=50) is None
+    assert store.get_page("https://x/", max_age=1000).body == b"old"
+    store.put_page(FetchResult("https://x/", Outcome.OK, body=b"new", fetched_at=time.time()))
+    assert store.get_page("https://x/", max_age=50).body == b"new"
+    assert store.stats()["pages"] == 1
+
+
+# -- derived artefacts and embeddings
+
+
+def test_derived_round_trip(store):
+    store.put_derived("clean", "abc", b"<p>x</p>")
+    store.put_derived("clean", "abc", b"<p>y</p>")
+    store.put_derived("blocks", "abc", b"\x00\xff")
+    assert store.get_derived("clean", "abc") == b"<p>y</p>"
+    assert store.get_derived("blocks", "abc") == b"\x00\xff"
+    assert store.get_derived("clean", "other") is None
+
+
+def test_embeddings_round_trip_as_float32(store, path):
+    rng = np.random.default_rng(0)
+    vectors = {f"k{i}": rng.standard_normal(384).astype(np.float32) for i in range(1200)}
+    store.put_many("model-a", vectors)
+    store.put_many("model-b", {"k0": np.ones(3, dtype=np.float32)})
+    store.close()
+    with Store.open(path) as reopened:
+        keys = [*vectors, "missing"]  # more keys than one query binds
+        found = reopened.get_many("model-a", keys)
+        assert found.keys() == vectors.keys()
+        for key, vector in vectors.items():
+            assert found[key].dtype == np.float32
+            assert np.array_equal(found[key], vector)
+        assert np.array_equal(reopened.get_many("model-b", ["k0"])["k0"], np.ones(3))
+        assert reopened.get_many("model-c", ["k0"]) == {}
+        assert reopened.get_many("model-a", []) == {}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Connection.setlimit is 3.11+")
+def test_more_keys_than_sqlite_binds_in_one_query(store):
+    # Some builds keep SQLite's old limit of 999 bound parameters; this one may allow more.
+    store._db.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    keys = [f"k{i}" for i in range(3000)]
+    store.put_many("m", {key: np.full(2, i, dtype=np.float32) for i, key in enumerate(keys)})
+    found = store.get_many("m", keys)
+    assert len(found) == len(keys) and found["k2999"].tolist() == [2999.0, 2999.0]
+
+
+def test_the_scorer_reuses_embeddings_from_the_store(path):
+    texts = ["a block of text", "another block"]
+    vectors = np.eye(2, 384, dtype=np.float32)
+    with Store.open(path) as store:
+        store.put_many("some-model", {text_key(t): v for t, v in zip(texts, vectors, strict=True)})
+    with Store.open(path) as store:
+        # Every text is cached, so the scorer never loads its (nonexistent) model.
+        scorer = EmbeddingScorer(model_name="some-model", cache=store, device="cpu")
+        assert np.array_equal(scorer.embed([texts[1], texts[0], texts[1]]), vectors[[1, 0, 1]])
+        assert scorer.encoded == 0
+
+
+# -- conversations
+
+
+def test_conversations_messages_and_answers(store):
+    first = store.new_conversation("first")
+    second = store.new_conversation()
+    question = store.add_message(first, "user", "Which license?")
+    answer = store.add_answer(
+        question,
+        reader="llama",
+        text="Apache 2.0 [1].",
+        sources=[{"n": 1, "url": "https://docker.com/"}],
+        citations=[{"n": 1, "valid": True}],
+        flags=["checked"],
+    )
+    store.add_answer(question, reader="other", text="retry", sources=[], citations=[], flags=[])
+    reply = store.add_message(first, "assistant", "Apache 2.0 [1].")
+
+    assert [c["id"] for c in store.conversations()] == [first, second]  # active one first
+    assert store.conversations()[0]["title"] == "first"
+    messages = store.messages(first)
+    assert [(m["id"], m["role"], m["content"]) for m in messages] == [
+        (question, "user", "Which license?"),
+        (reply, "assistant", "Apache 2.0 [1]."),
+    ]
+    assert [a["reader"] for a in messages[0]["answers"]] == ["llama", "other"]
+    assert messages[0]["answers"][0] | {"created_at": 0} == {
+        "id": answer,
+        "reader": "llama",
+        "text": "Apache 2.0 [1].",
+        "sources": [{"n": 1, "url": "https://docker.com/"}],
+        "citations": [{"n": 1, "valid": True}],
+        "flags": ["checked"],
+        "created_at": 0,
+    }
+    assert messages[1]["answers"] == []
+    assert store.messages(second) == [] and store.messages(999) == []
+
+    store.rename_conversation(second, "renamed")
+    assert {c["id"]: c["title"] for c in store.conversations()}[second] == "renamed"
+
+
+def test_the_most_recently_active_conversation_comes_first(store):
+    older, newer = store.new_conversation("older"), store.new_conversation("newer")
+    store.add_message(older, "user", "x")
+    assert [c["id"] for c in store.conversations()] == [older, newer]
+    message = store.add_message(newer, "user", "y")
+    assert [c["id"] for c in store.conversations()] == [newer, older]
+    store.add_message(older, "user", "z")
+    store.add_answer(message, reader="r", text="t", sources=[], citations=[], flags=[])
+    assert [c["id"] for c in store.conversations()] == [newer, older]
+
+
+def test_deleting_a_conversation_deletes_its_messages_and_answers(store, path):
+    keep = store.new_conversation("keep")
+    store.add_message(keep, "user", "stay")
+    gone = store.new_conversation("gone")
+    message = store.add_message(gone, "user", "bye")
+    store.add_answer(message, reader="r", text="t", sources=[], citations=[], flags=[])
+    store.delete_conversation(gone)
+    assert [c["id"] for c in store.conversations()] == [keep]
+    assert sql(path, "SELECT count(*) FROM messages") == [(1,)]
+    assert sql(path, "SELECT count(*) FROM answers") == [(0,)]
+
+
+def test_unknown_conversation_or_message_is_a_store_error(store):
+    with pytest.raises(StoreError, match="no conversation 7"):
+        store.add_message(7, "user", "x")
+    with pytest.raises(StoreError, match="no message 7"):
+        store.add_answer(7, reader="r", text="t", sources=[], citations=[], flags=[])
+    with pytest.raises(StoreError, match="no conversation 7"):
+        store.rename_conversation(7, "x")
+    with pytest.raises(StoreError, match="no conversation 7"):
+        store.delete_conversation(7)
+    assert store.stats()["messages"] == store.stats()["answers"] == 0
+
+
+# -- transactions
+
+
+def test_a_failed_transaction_leaves_nothing(store):
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put_page(page(1))
+        store.put_search("q", [])
+        raise RuntimeError
+    assert store.get_page(page(1).url) is None and store.get_search("q") is None
+    store.put_page(page(2))  # the connection is usable afterwards
+    assert store.get_page(page(2).url) is not None
+
+
+def test_many_asyncio_tasks_write_through_two_connections(path):
+    with Store.open(path) as first, Store.open(path) as second:
+
+        async def write(number: int) -> None:
+            store = (first, second)[number % 2]
+            await asyncio.sleep(0)
+            store.put_page(page(number))
+            await asyncio.sleep(0)
+            store.put_many("m", {f"k{number}": np.full(4, number, dtype=np.float32)})
+
+        async def main() -> None:
+            await asyncio.gather(*(write(number) for number in range(200)))
+
+        asyncio.run(main())
+        assert first.stats()["pages"] == second.stats()["embeddings"] == 200
+        for number in range(200):
+            assert second.get_page(page(number).url).body == body_of(number)
+        assert first.get_many("m", ["k199"])["k199"].tolist() == [199.0] * 4
+
+
+WRITER = """
+import sys
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.web.results import FetchResult, Outcome
+
+store = Store.open(sys.argv[1])
+number = 0
+while True:
+    body = bytes([number % 251]) * 200_000
+    store.put_page(FetchResult(f"https://example.com/{number}", Outcome.OK, body=body))
+    number += 1
+"""
+
+
+def count_pages(path: Path) -> int:
+    """Rows so far, read with a connection of our own; 0 while the file is not ready."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return 0
+    try:
+        return conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_writer_killed_mid_write_leaves_a_readable_database(path):
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)], cwd=ROOT, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while count_pages(path) < 20:
+            assert writer.poll() is None, writer.stderr.read().decode()
+            assert time.monotonic() < deadline, "the writer wrote nothing"
+            time.sleep(0.01)
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        writer.stderr.close()
+    assert writer.returncode == -signal.SIGKILL
+
+    with Store.open(path) as store:
+        written = store.stats()["pages"]
+        assert written >= 20
+        for number in range(written):  # each put commits alone, so rows are 0..written-1
+            loaded = store.get_page(f"https://example.com/{number}")
+            assert loaded.body == body_of(number, 200_000)
+    assert sql(path, "PRAGMA integrity_check") == [("ok",)]
+
+
+# -- the file: schema, damage, read-only
+
+
+def test_a_fresh_file_has_the_current_schema_and_keeps_data(path):
+    with Store.open(path) as store:
+        store.put_derived("k", "v", b"1")
+        conversation = store.new_conversation("c")
+    assert SCHEMA_VERSION == 1
+    assert sql(path, "PRAGMA user_version") == [(1,)]
+    assert sql(path, "PRAGMA journal_mode") == [("wal",)]
+    with Store.open(path) as store:
+        assert store.get_derived("k", "v") == b"1"
+        assert [c["id"] for c in store.conversations()] == [conversation]
+
+
+def test_a_file_from_a_newer_version_is_refused(path):
+    Store.open(path).close()
+    sql(path, f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    for readonly in (False, True):
+        with pytest.raises(StoreError, match="newer htmlrag-chat") as caught:
+            Store.open(path, readonly=readonly)
+        assert str(path) in str(caught.value)
+    assert sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION + 1,)]
+
+
+def test_an_upgrade_racing_a_newer_release_does_not_lower_the_version(path):
+    with Store.open(path) as store:
+        # Another process, newer than us, upgraded the file after we read its version.
+        sql(path, f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        store._upgrade()
+    assert sql(path, "PRAGMA user_version") == [(SCHEMA_VERSION + 1,)]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        random.Random(0).randbytes(8192),
+        b"just some text, not a database\n" * 100,
+        b"SQLite format 3\x00" + random.Random(1).randbytes(8176),
+    ],
+    ids=["random-bytes", "text", "sqlite-header-then-garbage"],
+)
+def test_a_damaged_file_is_a_one_line_store_error(path, content):
+    path.write_bytes(content)
+    for readonly in (False, True):
+        with pytest.raises(StoreError) as caught:
+            Store.open(path, readonly=readonly)
+        message = str(caught.value)
+        assert str(path) in message and "--cache" in message and "\n" not in message
+        assert caught.value.exit_code == EXIT_STORE
+    assert path.read_bytes() == content  # never rewritten
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [range(100, 4096), range(3 * 4096, 30 * 4096)],
+    ids=["schema-page", "data-pages"],
+)
+def test_a_cache_damaged_inside_is_a_store_error_when_used(path, damaged):
+    with Store.open(path) as store:
+        for number in range(50):
+            store.put_page(page(number, 5000))
+    data = bytearray(path.read_bytes())
+    data[damaged.start : damaged.stop] = random.Random(2).randbytes(len(damaged))
+    path.write_bytes(data)
+    with pytest.raises(StoreError, match="malformed") as caught, Store.open(path) as store:
+        for number in range(50):
+            store.get_page(page(number).url)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_sqlite_file_of_another_program_is_refused(path):
+    sql(path, "CREATE TABLE notes (text TEXT)")
+    with pytest.raises(StoreError, match="not an htmlrag-chat cache") as caught:
+        Store.open(path)
+    assert str(path) in str(caught.value)
+    assert sql(path, "PRAGMA journal_mode") == [("delete",)]  # left as it was
+
+
+def test_a_directory_in_the_way_is_a_store_error(tmp_path):
+    with pytest.raises(StoreError, match=str(tmp_path)):
+        Store.open(tmp_path)
+
+
+def test_readonly_open_of_a_missing_file_is_refused(path):
+    with pytest.raises(StoreError, match=f"no cache at {path}"):
+        Store.open(path, readonly=True)
+    assert not path.exists()
+
+
+def test_readonly_reads_and_refuses_writes(path):
+    with Store.open(path) as store:
+        store.put_page(page(1))
+    with Store.open(path, readonly=True) as store:
+        assert store.get_page(page(1).url).body == body_of(1)
+        with pytest.raises(StoreError, match="readonly"):
+            store.put_page(page(2))
+        assert store.get_page(page(2).url) is None
+
+
+def test_readonly_open_of_an_empty_file_asks_for_a_writable_open(path):
+    path.touch()
+    with pytest.raises(StoreError, match="without read-only"):
+        Store.open(path, readonly=True)
+    Store.open(path).close()  # an empty file is a new cache
+    Store.open(path, readonly=True).close()
+
+
+# -- maintenance
+
+
+def test_clear_keeps_conversations_and_vacuum_shrinks_the_file(store):
+    conversation = store.new_conversation("keep")
+    store.add_message(conversation, "user", "hello")
+    for number in range(20):
+        store.put_page(page(number, 50_000))
+    store.put_search("q", [SearchResult("https://a/")])
+    store.put_derived("clean", "k", b"x")
+    store.put_many("m", {"k": np.zeros(4, dtype=np.float32)})
+    assert store.stats() | {"bytes": 0} == {
+        "searches": 1,
+        "pages": 20,
+        "derived": 1,
+        "embeddings": 1,
+        "conversations": 1,
+        "messages": 1,
+        "answers": 0,
+        "bytes": 0,
+    }
+    full = store.stats()["bytes"]
+    assert full > 20 * 50_000
+
+    store.clear()
+    store.vacuum()
+    stats = store.stats()
+    assert stats["pages"] == stats["searches"] == stats["derived"] == stats["embeddings"] == 0
+    assert stats["conversations"] == stats["messages"] == 1
+    assert stats["bytes"] < full // 10
+    assert store.messages(conversation)[0]["content"] == "hello"

@@ -1,0 +1,110 @@
+"""Record and replay through the real store and a loopback web server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections import Counter
+from contextlib import asynccontextmanager
+
+import pytest
+from aiohttp import web
+
+from htmlrag_chat.sources import NOT_RECORDED, MissingFromRecording, Sources
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.web.fetch import FetchPolicy
+from htmlrag_chat.web.results import Outcome, SearchResult
+
+ARTICLE = (
+    "<html><head><title>Docker</title></head><body><article>"
+    + "<p>Docker is licensed under the Apache License, Version 2.0.</p>" * 10
+    + "</article></body></html>"
+)
+
+
+@asynccontextmanager
+async def site(hits: Counter):
+    async def page(request: web.Request) -> web.Response:
+        hits[request.path] += 1
+        return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    server = web.TCPSite(runner, "127.0.0.1", 0)
+    await server.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+LOOPBACK = FetchPolicy(allow_private=True)
+
+
+def test_live_pages_are_recorded_and_then_served_from_the_cache(tmp_path):
+    hits: Counter = Counter()
+
+    async def scenario():
+        async with site(hits) as base:
+            urls = [f"{base}/a", f"{base}/b"]
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                sources = Sources(store, fetch_policy=LOOPBACK)
+                first = await sources.fetch_many(urls)
+                again = await sources.fetch_many(urls)
+            return first, again
+
+    first, again = asyncio.run(scenario())
+    assert [r.outcome for r in first] == [Outcome.OK, Outcome.OK]
+    assert not any(r.from_cache for r in first) and all(r.from_cache for r in again)
+    assert [r.body for r in again] == [r.body for r in first]
+    assert hits == Counter({"/a": 1, "/b": 1})
+
+
+def test_refresh_refetches_pages_older_than_the_age(tmp_path):
+    hits: Counter = Counter()
+
+    async def scenario():
+        async with site(hits) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                await asyncio.sleep(0.05)
+                fresh = Sources(store, max_age=0.01, fetch_policy=LOOPBACK)
+                return await fresh.fetch_many([f"{base}/a"])
+
+    (result,) = asyncio.run(scenario())
+    assert not result.from_cache and hits["/a"] == 2
+
+
+def test_replay_opens_no_socket_and_names_what_is_missing(tmp_path, monkeypatch):
+    path = tmp_path / "c.sqlite3"
+    with Store.open(path) as store:
+        store.put_search("docker license", [SearchResult("https://docs.example/a", "A")])
+        from htmlrag_chat.web.results import FetchResult
+
+        store.put_page(
+            FetchResult("https://docs.example/a", Outcome.OK, body=ARTICLE.encode(), status=200)
+        )
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("replay touched the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket.socket, "connect_ex", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+
+    async def scenario():
+        with Store.open(path, readonly=True) as store:
+            sources = Sources(store, replay=True)
+            results = await sources.search("docker license")
+            pages = await sources.fetch_many(["https://docs.example/a", "https://docs.example/b"])
+            with pytest.raises(MissingFromRecording, match="'what is htmlrag'"):
+                await sources.search("what is htmlrag")
+            return results, pages
+
+    results, pages = asyncio.run(scenario())
+    assert [r.url for r in results] == ["https://docs.example/a"]
+    assert pages[0].outcome is Outcome.OK and pages[0].body == ARTICLE.encode()
+    assert pages[1].outcome is Outcome.FAILED and pages[1].reason == NOT_RECORDED

@@ -1,0 +1,168 @@
+"""The guard: only http(s) to public addresses, checked on the URL and again on every name
+as it resolves. Nothing here leaves 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
+from htmlrag_chat.web.guard import GuardedResolver, Refused, check_url, is_public_address
+from htmlrag_chat.web.results import Outcome
+
+PRIVATE = [
+    "10.0.0.1",
+    "172.16.0.1",
+    "192.168.1.1",
+    "169.254.1.1",
+    "169.254.169.254",  # cloud metadata
+    "127.0.0.1",
+    "100.64.0.1",  # carrier-grade NAT
+    "224.0.0.1",
+    "240.0.0.1",
+    "255.255.255.255",
+    "0.0.0.0",
+    "::",
+    "::1",
+    "fc00::1",
+    "fe80::1",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:10.0.0.1",
+    "2002:7f00:1::",  # 6to4 around 127.0.0.1
+    "2001:db8::1",
+    "not an address",
+]
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"])
+def test_public_addresses(address: str) -> None:
+    assert is_public_address(address)
+
+
+@pytest.mark.parametrize("address", PRIVATE)
+def test_private_addresses(address: str) -> None:
+    assert not is_public_address(address)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("file:///etc/passwd", "not an http(s) URL (file scheme)"),
+        ("ftp://127.0.0.1/", "not an http(s) URL (ftp scheme)"),
+        ("javascript:alert(1)", "not an http(s) URL"),
+        ("/relative/path", "not an http(s) URL (no scheme)"),
+        ("http:///path", "URL has no host"),
+        ("http://127.0.0.1:8080/", "127.0.0.1 is a private or local address"),
+        ("http://[::1]/", "::1 is a private or local address"),
+        ("http://[::ffff:127.0.0.1]/", "private or local address"),
+        ("http://169.254.169.254/latest/meta-data/", "private or local address"),
+        ("http://2130706433/", "ambiguous numeric host"),
+        ("http://127.1/", "ambiguous numeric host"),
+    ],
+)
+def test_check_url_refuses(url: str, reason: str) -> None:
+    with pytest.raises(Refused, match=re.escape(reason)):
+        check_url(url)
+
+
+def test_check_url_lets_names_and_public_addresses_through() -> None:
+    check_url("https://example.com/page")  # names are judged when they resolve
+    check_url("http://8.8.8.8/")
+    check_url("HTTP://[2606:4700:4700::1111]:8080/")
+    check_url("http://127.0.0.1:8080/", allow_private=True)
+    with pytest.raises(Refused):
+        check_url("file:///etc/passwd", allow_private=True)
+
+
+class StubResolver(AbstractResolver):
+    """Answers every name with fixed addresses, so that no DNS query leaves the machine."""
+
+    def __init__(self, *addresses: str) -> None:
+        self.addresses = addresses
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        return [
+            ResolveResult(hostname=host, host=address, port=port, family=family, proto=0, flags=0)
+            for address in self.addresses
+        ]
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("addresses", "refused"),
+    [
+        (("93.184.216.34",), False),
+        (("127.0.0.1",), True),
+        (("10.0.0.7",), True),
+        (("93.184.216.34", "127.0.0.1"), True),  # one private answer refuses the name
+        (("::ffff:192.168.0.1",), True),
+    ],
+)
+def test_resolver_judges_every_answer(addresses: tuple[str, ...], refused: bool) -> None:
+    resolver = GuardedResolver(resolver=StubResolver(*addresses))
+    if refused:
+        with pytest.raises(Refused, match=r"rebind\.example resolves to a private"):
+            asyncio.run(resolver.resolve("rebind.example", 80))
+    else:
+        assert len(asyncio.run(resolver.resolve("rebind.example", 80))) == len(addresses)
+    allowed = GuardedResolver(allow_private=True, resolver=StubResolver(*addresses))
+    assert len(asyncio.run(allowed.resolve("rebind.example", 80))) == len(addresses)
+
+
+@asynccontextmanager
+async def counting_server(requests: list[str]) -> AsyncIterator[int]:
+    """A loopback server that records every request it sees; yields its port."""
+
+    async def page(request: web.Request) -> web.Response:
+        requests.append(request.path)
+        return web.Response(text="<p>hello</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield runner.addresses[0][1]
+    finally:
+        await runner.cleanup()
+
+
+def test_local_servers_are_blocked_before_any_request() -> None:
+    requests: list[str] = []
+
+    async def main() -> list:
+        async with counting_server(requests) as port, Fetcher(FetchPolicy()) as fetcher:
+            blocked = await fetcher.fetch_many(
+                [
+                    f"http://127.0.0.1:{port}/literal",
+                    f"http://localhost:{port}/name",
+                    f"http://[::ffff:127.0.0.1]:{port}/mapped",
+                    "file:///etc/passwd",
+                    f"ftp://127.0.0.1:{port}/",
+                ]
+            )
+            async with Fetcher(FetchPolicy(allow_private=True)) as allowed:
+                control = await allowed.fetch(f"http://localhost:{port}/allowed")
+            return [*blocked, control]
+
+    *blocked, control = asyncio.run(main())
+    for result in blocked:
+        assert result.outcome is Outcome.BLOCKED, result.summary()
+        assert result.status is None and result.body is None
+    assert "localhost resolves to a private or local address" in blocked[1].reason
+    # The server works, and saw only the request that was allowed.
+    assert control.outcome is Outcome.CHALLENGE  # two words of text
+    assert requests == ["/allowed"]

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+from htmlrag_chat.web.results import SearchResult
+from htmlrag_chat.web.search import (
+    SearchError,
+    SearchSettings,
+    WebSearcher,
+    classify,
+    deduplicate,
+    normalize_url,
+)
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening: a proxy there fails at once, offline-like,
+    and no request can leave this machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (DDGSException("DNSError: error resolving DNS > no records found"), "offline"),
+        (DDGSException("ConnectError: Connection refused (os error 111)"), "offline"),
+        (DDGSException("No results found."), "rate_limited"),
+        (RatelimitException("202 Ratelimit"), "rate_limited"),
+        (TimeoutException("request timed out"), "timeout"),
+        (DDGSException("something else"), "failed"),
+    ],
+)
+def test_failures_are_classified(error, kind):
+    assert classify(error) == kind
+
+
+def test_urls_are_normalized_for_duplicates():
+    same = [
+        "https://www.example.com/a/?utm_source=x&b=2&a=1#top",
+        "http://example.com/a?a=1&b=2",
+        "https://EXAMPLE.com:443/a/?a=1&b=2&fbclid=9",
+    ]
+    assert len({normalize_url(url) for url in same}) == 1
+    assert normalize_url("https://example.com/a?b=3") != normalize_url(same[0])
+    results = [SearchResult(url, str(i)) for i, url in enumerate([*same, "https://other.org/"])]
+    assert [r.title for r in deduplicate(results)] == ["0", "3"]
+
+
+def test_offline_search_retries_with_backoff_then_says_what_to_do():
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    settings = SearchSettings(proxy=f"http://127.0.0.1:{closed_port()}", timeout=5, retries=2)
+    searcher = WebSearcher(settings, sleep=record)
+    with pytest.raises(SearchError) as failure:
+        asyncio.run(searcher.search("htmlrag"))
+    assert failure.value.kind == "offline"
+    assert waits == [1.0, 2.0]
+    message = str(failure.value)
+    assert "cannot be reached" in message and "--replay" in message and "\n" not in message
+    assert failure.value.exit_code == 5
+
+
+def test_search_runs_off_the_event_loop():
+    """The loop keeps ticking while ddgs waits on a proxy that answers slowly."""
+
+    async def scenario() -> int:
+        async def stall(reader, writer):
+            await asyncio.sleep(0.6)
+            writer.close()
+
+        server = await asyncio.start_server(stall, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        settings = SearchSettings(proxy=f"http://127.0.0.1:{port}", retries=0, timeout=5)
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.02)
+                ticks += 1
+
+        task = asyncio.create_task(ticker())
+        with pytest.raises(SearchError):
+            await WebSearcher(settings).search("htmlrag")
+        task.cancel()
+        server.close()
+        return ticks
+
+    assert asyncio.run(scenario()) >= 10
