@@ -54,6 +54,7 @@ $(BENCH_STAMP): pyproject.toml .ci/constraints.txt
 bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/html_core.py
 	$(BENCH_VENV)/bin/python bench/model_pruning.py
+	$(BENCH_VENV)/bin/python bench/web_store.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

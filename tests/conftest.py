@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # Tests never reach the network: a model id that is not a local path fails fast.
 os.environ["HF_HUB_OFFLINE"] = "1"
+# ...and never touch the user's cache: commands without --cache use a throwaway file.
+os.environ["HTMLRAG_CHAT_CACHE"] = str(Path(tempfile.mkdtemp()) / "cache.sqlite3")
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 from htmlrag_chat.commands.common import (
     add_command,
     error,
+    open_store,
     positive_int,
     progress_printer,
     read_input,
+    store_options,
 )
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
 from htmlrag_chat.events import Event, Notice, StageFinished
@@ -32,7 +35,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     clean.add_argument("--encoding", help="charset of the inputs (default: detect)")
 
     prune = add_command(
-        commands, "prune", "prune HTML files to a token budget for a query", run_prune
+        commands,
+        "prune",
+        "prune HTML files to a token budget for a query",
+        run_prune,
+        [store_options(argparse.SUPPRESS)],
     )
     prune.add_argument("files", nargs="+", metavar="FILE")
     prune.add_argument("--query", "-q", required=True, help="the question the pages must answer")
@@ -126,8 +133,9 @@ def run_prune(args: argparse.Namespace) -> int:
     tokenizer = load_token_counter(args.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
-    stages = prune_stages(args)
-    results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
+    with ExitStack() as resources:
+        stages = prune_stages(args, resources)
+        results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
     html = results[-1].result.document.to_html()
     if html:
         sys.stdout.write(html + "\n")
@@ -167,25 +175,30 @@ def run_prune(args: argparse.Namespace) -> int:
     return EXIT_INPUT if failures else EXIT_OK
 
 
-def prune_stages(args: argparse.Namespace) -> list[Stage]:
-    """The pruning stages the options ask for; model scorers are imported only when used."""
+def prune_stages(args: argparse.Namespace, resources: ExitStack) -> list[Stage]:
+    """The pruning stages the options ask for; model scorers are imported only when used,
+    and the embedding stage keeps its block embeddings in the cache file."""
     if args.scorer == "bm25":
         return [Stage(BM25Scorer(), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
     if args.scorer == "embed":
-        return [Stage(_embedder(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+        embedder = _embedder(args, resources)
+        return [Stage(embedder, args.budget, args.max_words or DEFAULT_MAX_WORDS)]
     if args.scorer == "gen":
         return [Stage(_generator(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
     coarse = args.coarse_budget or 2 * args.budget
     return [
-        Stage(_embedder(args), coarse, args.coarse_max_words),
+        Stage(_embedder(args, resources), coarse, args.coarse_max_words),
         Stage(_generator(args), args.budget, args.max_words or FINE_MAX_WORDS),
     ]
 
 
-def _embedder(args: argparse.Namespace) -> BlockScorer:
+def _embedder(args: argparse.Namespace, resources: ExitStack) -> BlockScorer:
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
-    return EmbeddingScorer(args.embed_model, device=args.device)
+    scorer = EmbeddingScorer(args.embed_model, device=args.device)
+    if not getattr(args, "replay", None):  # a replay's cache is read-only: keep them in memory
+        scorer.cache = resources.enter_context(open_store(args))
+    return scorer
 
 
 def _generator(args: argparse.Namespace) -> BlockScorer:

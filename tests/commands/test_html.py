@@ -9,7 +9,7 @@ import pytest
 
 from htmlrag_chat.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "pages"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "pages"
 DOCKER = str(FIXTURES / "docker-engine.html")
 
 
@@ -61,6 +61,22 @@ def test_two_stage_pruning_reports_model_costs(capsys, tiny_lm_dir, tiny_tokeniz
     assert [s["max_words"] for s in stats["stages"]] == [256, 128]
     assert stats["stages"][0]["tokens_after"] <= 900 and stats["tokens_after"] <= 300
     assert {"embed/score", "gen/score", "gen/prune"} <= set(stats["ms"])
+
+
+def test_block_embeddings_are_kept_in_the_cache_file(capsys, tmp_path):
+    from htmlrag_chat.store.db import Store
+
+    cache = str(tmp_path / "c.sqlite3")
+    argv = ["prune", "--scorer", "embed", "--budget", "300", "--tokenizer", "approx",
+            "--device", "cpu", "--cache", cache, "-q", "license", DOCKER]  # fmt: skip
+    code, first, _ = run(capsys, *argv)
+    with Store.open(cache, readonly=True) as store:
+        stored = store.stats()["embeddings"]
+    code_again, again, _ = run(capsys, *argv)
+    assert code == code_again == 0 and first == again
+    assert stored > 10
+    with Store.open(cache, readonly=True) as store:
+        assert store.stats()["embeddings"] == stored  # nothing new: all were cache hits
 
 
 def test_missing_model_is_one_line(capsys):

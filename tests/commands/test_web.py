@@ -1,0 +1,162 @@
+"""``search``, ``fetch`` and ``cache`` end to end: real CLI, real SQLite file, loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from htmlrag_chat.cli import main
+from htmlrag_chat.store.db import Store
+
+PAGE = "<html><head><title>T</title></head><body>" + "<p>Real words on a page.</p>" * 20
+
+
+class LoopbackSite:
+    """An aiohttp server on 127.0.0.1 in a thread, so the CLI can run its own event loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.hits: list[str] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        async def page(request: web.Request) -> web.Response:
+            self.hits.append(request.path)
+            if request.path == "/doc.pdf":
+                return web.Response(body=b"%PDF-1.4", content_type="application/pdf")
+            return web.Response(text=PAGE, content_type="text/html")
+
+        async def start() -> None:
+            app = web.Application()
+            app.router.add_get("/{name}", page)
+            self.runner = web.AppRunner(app)
+            await self.runner.setup()
+            await web.TCPSite(self.runner, "127.0.0.1", 0).start()
+            self.port = self.runner.addresses[0][1]
+            self.ready.set()
+
+        self.loop.run_until_complete(start())
+        self.loop.run_forever()
+
+    def __enter__(self) -> LoopbackSite:
+        self.thread.start()
+        self.ready.wait(5)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+
+def run(capsys, *argv: str) -> tuple[int, list[dict], str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines() if line.strip()], err
+
+
+def test_fetch_records_then_replays_and_explains_skips(capsys, tmp_path):
+    cache = str(tmp_path / "c.sqlite3")
+    with LoopbackSite() as site:
+        urls = [site.url("a"), site.url("doc.pdf")]
+        code, lines, _ = run(capsys, "--cache", cache, "fetch", "--allow-private", *urls)
+        assert code == 0
+        assert [line["outcome"] for line in lines] == ["ok", "skipped"]
+        assert "application/pdf" in lines[1]["reason"]
+        hits = len(site.hits)
+        code, lines, _ = run(capsys, "fetch", "--replay", cache, *urls)
+        assert len(site.hits) == hits  # replay asked the server nothing
+    assert code == 0 and all(line["from_cache"] for line in lines)
+
+
+def test_fetch_refuses_private_addresses_by_default(capsys, tmp_path):
+    with LoopbackSite() as site:
+        code, lines, _ = run(capsys, "fetch", "--cache", str(tmp_path / "c"), site.url("a"))
+        assert site.hits == []
+    assert code == 0 and lines[0]["outcome"] == "blocked"
+
+
+def test_replay_names_the_missing_url_and_query(capsys, tmp_path):
+    cache = tmp_path / "c.sqlite3"
+    Store.open(cache).close()
+    code, lines, err = run(capsys, "--replay", str(cache), "fetch", "https://example.org/x")
+    assert code == 3 and lines[0]["reason"] == "not in the recording"
+    assert "https://example.org/x: not in the recording" in err
+    code, _, err = run(capsys, "--replay", str(cache), "search", "what is htmlrag")
+    assert code == 2 and "'what is htmlrag'" in err and err.count("\n") == 1
+
+
+def test_offline_search_is_one_line_with_advice(capsys, tmp_path, monkeypatch):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{port}")  # nothing listens there
+    monkeypatch.setattr("htmlrag_chat.web.search.SearchSettings.backoff", 0.01)
+    code, _, err = run(capsys, "--cache", str(tmp_path / "c"), "search", "htmlrag")
+    assert code == 5 and err.count("\n") == 1 and "--replay" in err and "Traceback" not in err
+
+
+def test_imported_recording_replays_byte_identical(capsys, tmp_path):
+    html = "<html><body><p>Grüße aus der Aufnahme, 東京.</p></body></html>"
+    recording = tmp_path / "rec.jsonl"
+    item = {
+        "query": "q",
+        "results": [{"url": "https://x.example/", "title": "X", "snippet": "", "html": html}],
+    }
+    recording.write_text(json.dumps(item, ensure_ascii=False) + "\n", encoding="utf-8")
+    cache = str(tmp_path / "c.sqlite3")
+    assert run(capsys, "--cache", cache, "cache", "import", "--jsonl", str(recording))[1] == [
+        {"imported": 1}
+    ]
+    code, lines, _ = run(capsys, "--replay", cache, "search", "q")
+    assert code == 0 and lines[0]["url"] == "https://x.example/"
+    with Store.open(cache, readonly=True) as store:
+        assert store.get_page("https://x.example/").body == html.encode("utf-8")
+    exported = tmp_path / "out.jsonl"
+    run(capsys, "--cache", cache, "cache", "export", "--jsonl", str(exported))
+    assert json.loads(exported.read_text(encoding="utf-8")) == item
+
+
+def test_cache_stats_clear_and_vacuum(capsys, tmp_path):
+    cache = str(tmp_path / "c.sqlite3")
+    with Store.open(cache) as store:
+        store.put_search("q", [])
+        store.new_conversation("kept")
+    code, (stats,), _ = run(capsys, "cache", "stats", "--cache", cache)
+    assert code == 0 and stats["searches"] == 1 and stats["path"] == cache
+    assert run(capsys, "--cache", cache, "cache", "clear")[0] == 0
+    assert run(capsys, "--cache", cache, "cache", "vacuum")[0] == 0
+    (stats,) = run(capsys, "--cache", cache, "cache", "stats")[1]
+    assert stats["searches"] == 0 and stats["conversations"] == 1
+
+
+@pytest.mark.parametrize(
+    "content", [b"not a database at all " * 100, b"SQLite format 3\x00" + b"\xff" * 4000]
+)
+def test_a_corrupt_cache_is_one_line_and_left_alone(capsys, tmp_path, content):
+    cache = tmp_path / "c.sqlite3"
+    cache.write_bytes(content)
+    code, _, err = run(capsys, "--cache", str(cache), "cache", "stats")
+    assert code == 4 and str(cache) in err and err.count("\n") == 1 and "Traceback" not in err
+    assert cache.read_bytes() == content
+
+
+def test_export_import_need_a_file(capsys, tmp_path):
+    code, _, err = run(capsys, "--cache", str(tmp_path / "c"), "cache", "export")
+    assert code == 2 and "--jsonl" in err
+
+
+def test_default_cache_follows_the_environment(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "env.sqlite3"))
+    (stats,) = run(capsys, "cache", "stats")[1]
+    assert Path(stats["path"]) == tmp_path / "env.sqlite3"
