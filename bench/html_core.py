@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchlib import argument_parser, quantiles, real_tokenizer, timed
-
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, page_title
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html

@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 
 import torch
-from benchlib import argument_parser, quantiles, real_tokenizer, timed
 
+from benchlib import argument_parser, quantiles, real_tokenizer, timed
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html

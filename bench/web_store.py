@@ -21,11 +21,11 @@ from collections import Counter
 from pathlib import Path
 
 from aiohttp import web
+
 from benchlib import argument_parser, quantiles
+from htmlrag_chat.sources import Sources
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import FetchPolicy
-
-from htmlrag_chat.sources import Sources
 from htmlrag_chat.web.results import Outcome, SearchResult
 
 PAGES = 200
