@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.web.fetch import FetchPolicy
+from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchSettings, WebSearcher
 
@@ -78,8 +78,6 @@ class Sources:
     async def _download(
         self, urls: list[str], on_result: Callable[[FetchResult], None] | None
     ) -> list[FetchResult]:
-        from htmlrag_chat.web.fetch import Fetcher
-
         def record(result: FetchResult) -> None:
             self.store.put_page(replace(result, fetched_at=result.fetched_at or time.time()))
             if on_result:
