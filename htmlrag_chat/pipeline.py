@@ -41,7 +41,7 @@ def clean_page(page: PageInput) -> tuple[Page, Element]:
     """Decode and clean one page; raises InputError for data that is not a web page."""
     if looks_binary(page.data):
         raise InputError(f"{page.source}: binary data, not HTML")
-    html = clean_html(decode_html(page.data, page.charset).text)
+    html = clean_html(decode_html(page.data, page.charset).utf8)
     return Page(page.source, page_title(html)), html
 
 
