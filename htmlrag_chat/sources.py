@@ -7,9 +7,8 @@ never creates a network client, so it opens no socket; what is missing is report
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
@@ -79,7 +78,7 @@ class Sources:
         self, urls: list[str], on_result: Callable[[FetchResult], None] | None
     ) -> list[FetchResult]:
         def record(result: FetchResult) -> None:
-            self.store.put_page(replace(result, fetched_at=result.fetched_at or time.time()))
+            self.store.put_page(result)
             if on_result:
                 on_result(result)
 

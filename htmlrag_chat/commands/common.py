@@ -7,10 +7,14 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.events import Event, EventSink, Notice, Progress, StageFinished, StageStarted
 from htmlrag_chat.pipeline import PageInput
+
+if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
+    from htmlrag_chat.store.db import Store
 
 PROG = "htmlrag-chat"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -18,7 +22,7 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 EPILOG = """exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
-  2  usage error, or a model that cannot be loaded
+  2  usage error, a model that cannot be loaded, or a query missing from a replay
   3  an input could not be used (missing, binary, too large, unknown encoding, not in
      the recording); the other inputs were still processed
   4  the cache file cannot be used (corrupted, not SQLite, from a newer version)
@@ -68,7 +72,7 @@ def store_options(default: object = None) -> argparse.ArgumentParser:
     return parser
 
 
-def open_store(args: argparse.Namespace):  # -> Store, imported lazily (sqlite-utils)
+def open_store(args: argparse.Namespace) -> Store:
     """The store the options name: --replay DB, else --cache, else the default path."""
     from htmlrag_chat.store.db import Store, default_cache_path
 

@@ -178,18 +178,19 @@ def run_prune(args: argparse.Namespace) -> int:
 def prune_stages(args: argparse.Namespace, resources: ExitStack) -> list[Stage]:
     """The pruning stages the options ask for; model scorers are imported only when used,
     and the embedding stage keeps its block embeddings in the cache file."""
-    if args.scorer == "bm25":
-        return [Stage(BM25Scorer(), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+    if args.scorer == "two-stage":
+        coarse = args.coarse_budget or 2 * args.budget
+        return [
+            Stage(_embedder(args, resources), coarse, args.coarse_max_words),
+            Stage(_generator(args), args.budget, args.max_words or FINE_MAX_WORDS),
+        ]
     if args.scorer == "embed":
-        embedder = _embedder(args, resources)
-        return [Stage(embedder, args.budget, args.max_words or DEFAULT_MAX_WORDS)]
-    if args.scorer == "gen":
-        return [Stage(_generator(args), args.budget, args.max_words or DEFAULT_MAX_WORDS)]
-    coarse = args.coarse_budget or 2 * args.budget
-    return [
-        Stage(_embedder(args, resources), coarse, args.coarse_max_words),
-        Stage(_generator(args), args.budget, args.max_words or FINE_MAX_WORDS),
-    ]
+        scorer = _embedder(args, resources)
+    elif args.scorer == "gen":
+        scorer = _generator(args)
+    else:
+        scorer = BM25Scorer()
+    return [Stage(scorer, args.budget, args.max_words or DEFAULT_MAX_WORDS)]
 
 
 def _embedder(args: argparse.Namespace, resources: ExitStack) -> BlockScorer:

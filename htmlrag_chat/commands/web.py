@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections import Counter
 from dataclasses import asdict
 
 from htmlrag_chat.commands.common import (
@@ -71,12 +72,11 @@ def run_search(args: argparse.Namespace) -> int:
 def run_fetch(args: argparse.Namespace) -> int:
     show = progress_printer(args.progress or sys.stderr.isatty())
     policy = FetchPolicy(allow_private=args.allow_private)
-    done: list[FetchResult] = []
+    tally = Counter[bool]()  # pages done, by whether they came back OK
 
     def report(result: FetchResult) -> None:
-        done.append(result)
-        failed = sum(r.outcome is not Outcome.OK for r in done)
-        show(Progress("fetch", len(done), len(args.urls), failed))
+        tally[result.outcome is Outcome.OK] += 1
+        show(Progress("fetch", tally.total(), len(args.urls), tally[False]))
 
     with open_store(args) as store:
         sources = Sources(store, bool(args.replay), args.refresh, fetch_policy=policy)
