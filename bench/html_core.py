@@ -74,20 +74,23 @@ def _text(html: str) -> str:
     return normalize_space(visible_text(parse(html))).lower()
 
 
-def run_ours(data: bytes, query: str, counter, tally: Tally) -> tuple[str, str]:
-    utf8 = decode_html(data).utf8
+def run_ours(utf8: bytes, fallback: str, counter, tally: Tally) -> tuple[str, str, str]:
+    """Time our stages on one page; returns the query (the page title, else ``fallback``),
+    the cleaned HTML and the HTML pruned to the retention budget."""
     html, ms = timed(clean_html, utf8)
     tally.ms["clean"].append(ms)
-    document = Document.from_pages([(Page("page", page_title(html)), html)])
+    query = page_title(html) or fallback
+    document = Document.from_pages([(Page("page", query), html)])
     cleaned = document.to_html()
     tree, ms = timed(build_block_tree, document, MAX_WORDS)
     tally.ms["blocks"].append(ms)
     start = time.perf_counter()
-    result = prune(tree, BM25Scorer().score(query, tree), PRUNE_BUDGET, counter)
+    scores = BM25Scorer().score(query, tree)
+    result = prune(tree, scores, PRUNE_BUDGET, counter)
     tally.ms["prune"].append((time.perf_counter() - start) * 1000)
-    tally.over_budget += counter.count(result.document.to_html()) > PRUNE_BUDGET
-    small = prune(tree, BM25Scorer().score(query, tree), RETENTION_BUDGET, counter)
-    return cleaned, small.document.to_html()
+    tally.over_budget += result.tokens_after > PRUNE_BUDGET
+    small = prune(tree, scores, RETENTION_BUDGET, counter)
+    return query, cleaned, small.document.to_html()
 
 
 def run_reference(text: str, query: str, tokenizer, tally: Tally) -> tuple[str, str]:
@@ -152,18 +155,17 @@ def main() -> int:
         items = items[: args.limit]
 
     # Warm both up on the first page (imports, regex compilation, lazy tables), untimed.
-    first = (args.corpus / items[0]["file"]).read_bytes()
-    run_ours(first, "warm up", counter, Tally())
+    first = decode_html((args.corpus / items[0]["file"]).read_bytes())
+    run_ours(first.utf8, "warm up", counter, Tally())
     if not args.no_reference:
-        run_reference(decode_html(first).text, "warm up", counter.tokenizer, Tally())
+        run_reference(first.text, "warm up", counter.tokenizer, Tally())
 
     ours, reference = Tally(), Tally()
     started = time.perf_counter()
     for number, item in enumerate(items, 1):
-        data = (args.corpus / item["file"]).read_bytes()
-        raw = decode_html(data).text
-        query = page_title(clean_html(data)) or item["url"]
-        cleaned, pruned = run_ours(data, query, counter, ours)
+        decoded = decode_html((args.corpus / item["file"]).read_bytes())
+        raw = decoded.text
+        query, cleaned, pruned = run_ours(decoded.utf8, item["url"], counter, ours)
         score_texts(ours, raw, cleaned, pruned, item, counter.count)
         if not args.no_reference:
             try:

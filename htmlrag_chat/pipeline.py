@@ -103,7 +103,8 @@ def prune_document(
             counts["blocks"] = len(tree.blocks)
         with stage(emit, f"{name}/score", len(tree.blocks)) as counts:
             tree, scores = _score(spec, query, tree, counter, emit)
-            counts.update(_model_costs(spec.scorer))
+            costs = _model_costs(spec.scorer)
+            counts.update(costs)
         with stage(emit, f"{name}/prune", len(tree.blocks)) as counts:
             result = prune(tree, scores, spec.budget, counter)
             counts.update(
@@ -112,9 +113,7 @@ def prune_document(
                 tokens_before=result.tokens_before,
                 tokens_after=result.tokens_after,
             )
-        results.append(
-            StageResult(name, spec.budget, spec.max_words, result, _model_costs(spec.scorer))
-        )
+        results.append(StageResult(name, spec.budget, spec.max_words, result, costs))
         document = result.document
     return results
 
