@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
-from htmlrag_chat.commands import cache, html, web
+from htmlrag_chat.commands import ask, cache, html, web
 from htmlrag_chat.commands.common import EPILOG, PROG, error, store_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
@@ -51,6 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
-    for module in (html, web, cache):
+    for module in (ask, html, web, cache):
         module.add_commands(commands)
     return parser

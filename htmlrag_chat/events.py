@@ -42,7 +42,34 @@ class Notice:
     message: str
 
 
-Event = StageStarted | StageFinished | Progress | Notice
+@dataclass(frozen=True)
+class Searching:
+    """A search round begins: ``why`` says where the queries came from (the message as
+    typed, a rewrite of a follow-up, sub-queries, or what the sources were missing)."""
+
+    round: int
+    queries: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A query or page left out, and why (e.g. a query missing from a replayed recording)."""
+
+    what: str
+    reason: str
+    kind: str = "page"  # "query" or "page"
+
+
+@dataclass(frozen=True)
+class AnswerDelta:
+    """The next piece of the streamed answer, citations already checked against the
+    sources (an invented source number never reaches the screen)."""
+
+    text: str
+
+
+Event = StageStarted | StageFinished | Progress | Notice | Searching | Skipped | AnswerDelta
 EventSink = Callable[[Event], None]
 
 

@@ -38,8 +38,12 @@ def hub_reachable(timeout: float = 2.0) -> bool:
     return True
 
 
-def load_pretrained(load: Callable[..., T], name: str, **kwargs: object) -> T:
-    """Call a ``from_pretrained``-style ``load`` for a path or hub id, failing fast offline."""
+def load_pretrained(
+    load: Callable[..., T], name: str, *, local_only: bool = False, **kwargs: object
+) -> T:
+    """Call a ``from_pretrained``-style ``load`` for a path or hub id, failing fast offline.
+
+    ``local_only`` never downloads (``--reader auto`` must not start a 16 GB download)."""
     path = Path(name).expanduser()
     try:
         if path.exists():
@@ -48,10 +52,10 @@ def load_pretrained(load: Callable[..., T], name: str, **kwargs: object) -> T:
             return load(name, local_files_only=True, **kwargs)
         except (OSError, ValueError):
             pass
-        if not hub_reachable():
+        if local_only or not hub_reachable():
+            where = "downloads are off here" if local_only else "the hub is unreachable"
             raise ModelUnavailable(
-                f"{name}: not a local path, not in the Hugging Face cache, and the hub "
-                "is unreachable (offline or HF_HUB_OFFLINE set)"
+                f"{name}: not a local path, not in the Hugging Face cache, and {where}"
             )
         return load(name, **kwargs)
     except (OSError, ValueError) as error:

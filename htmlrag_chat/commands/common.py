@@ -10,8 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.errors import InputError
-from htmlrag_chat.events import Event, EventSink, Notice, Progress, StageFinished, StageStarted
+from htmlrag_chat.events import (
+    Event,
+    EventSink,
+    Notice,
+    Progress,
+    Searching,
+    Skipped,
+    StageFinished,
+    StageStarted,
+)
 from htmlrag_chat.pipeline import PageInput
+from htmlrag_chat.safety import terminal_safe
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
@@ -106,15 +116,25 @@ def read_input(file: str, encoding: str | None) -> PageInput:
 
 
 def progress_printer(enabled: bool) -> EventSink:
-    """Stage progress (stage, counts, elapsed) on stderr; notices always."""
+    """Stage progress (stage, counts, elapsed) on stderr; notices and skipped queries always
+    (text from the web passes ``terminal_safe`` first)."""
     start = time.perf_counter()
 
     def emit(event: Event) -> None:
         elapsed = time.perf_counter() - start
         if isinstance(event, Notice):
-            error(f"note: {event.message}")
+            error(f"note: {terminal_safe(event.message)}")
+        elif isinstance(event, Skipped) and (enabled or event.kind == "query"):
+            error(
+                f"skipped {event.kind} {terminal_safe(event.what)}: {terminal_safe(event.reason)}"
+            )
         elif not enabled:
             return
+        elif isinstance(event, Searching):
+            queries = " | ".join(terminal_safe(query) for query in event.queries)
+            print(
+                f"[{elapsed:6.2f}s] round {event.round} ({event.why}): {queries}", file=sys.stderr
+            )
         elif isinstance(event, StageStarted):
             items = f" ({event.items})" if event.items is not None else ""
             print(f"[{elapsed:6.2f}s] {event.stage}{items} ...", file=sys.stderr)
@@ -127,7 +147,8 @@ def progress_printer(enabled: bool) -> EventSink:
         elif isinstance(event, StageFinished):
             counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
             print(
-                f"[{elapsed:6.2f}s] {event.stage} done in {event.ms:.0f} ms: {counts}",
+                f"[{elapsed:6.2f}s] {event.stage} done in {event.ms:.0f} ms"
+                + (f": {counts}" if counts else ""),
                 file=sys.stderr,
             )
 

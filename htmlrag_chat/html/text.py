@@ -14,6 +14,9 @@ CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\u
 _SPACE = re.compile(r"\s+")
 
 # Content that is never rendered, even on a raw page.
+# Marks block boundaries while collecting text; the parser strips control characters from
+# pages, so it cannot occur in their text.
+_BLOCK_MARK = "\x00"
 NEVER_VISIBLE = frozenset({"script", "style", "template"})
 
 
@@ -32,11 +35,13 @@ def normalize_space(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def visible_text(root: Element, skip: frozenset[str] = NEVER_VISIBLE) -> str:
-    """The text a reader sees, with a space wherever a block element begins or ends.
+def visible_text(root: Element, skip: frozenset[str] = NEVER_VISIBLE, lines: bool = False) -> str:
+    """The text a reader sees, with a space wherever a block element begins or ends (with
+    ``lines``, a line break: one line per block, so sentences never run across blocks).
 
     Inline boundaries add nothing, so ``foo<b>bar</b>`` reads ``foobar`` as in a browser.
     """
+    boundary = _BLOCK_MARK if lines else " "
     parts: list[str] = []
     skipping = 0
     for event, element in etree.iterwalk(root, events=("start", "end")):
@@ -50,7 +55,7 @@ def visible_text(root: Element, skip: frozenset[str] = NEVER_VISIBLE) -> str:
                 skipping += 1
                 continue
             if tag in BLOCK_TAGS:
-                parts.append(" ")
+                parts.append(boundary)
             if element.text:
                 parts.append(element.text)
         else:
@@ -59,7 +64,10 @@ def visible_text(root: Element, skip: frozenset[str] = NEVER_VISIBLE) -> str:
                 if skipping:
                     continue
             elif tag in BLOCK_TAGS:
-                parts.append(" ")
+                parts.append(boundary)
             if element.tail and element is not root:
                 parts.append(element.tail)
-    return normalize_space("".join(parts))
+    if not lines:
+        return normalize_space("".join(parts))
+    blocks = (normalize_space(block) for block in "".join(parts).split(_BLOCK_MARK))
+    return "\n".join(block for block in blocks if block)

@@ -30,26 +30,32 @@ class BM25Scorer:
     name: str = "bm25"
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
-        query_terms = set(terms(query))
-        documents = [Counter(terms(block.text)) for block in tree.blocks]
-        if not documents or not query_terms:
-            return [0.0] * len(documents)
-        lengths = [sum(counts.values()) for counts in documents]
-        average = sum(lengths) / len(lengths) or 1.0
-        n = len(documents)
-        idf = {
-            term: math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for term in query_terms
-            if (df := sum(1 for counts in documents if term in counts))
-        }
-        scores = []
-        for counts, length in zip(documents, lengths, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * length / average)
-            scores.append(
-                sum(
-                    weight * counts[term] * (self.k1 + 1) / (counts[term] + norm)
-                    for term, weight in idf.items()
-                    if term in counts
-                )
+        return bm25_scores(query, [block.text for block in tree.blocks], self.k1, self.b)
+
+
+def bm25_scores(query: str, texts: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """BM25 of each text for the query, the texts themselves being the collection (blocks of
+    a page, or the sentences an extractive reader chooses from)."""
+    query_terms = set(terms(query))
+    documents = [Counter(terms(text)) for text in texts]
+    if not documents or not query_terms:
+        return [0.0] * len(documents)
+    lengths = [sum(counts.values()) for counts in documents]
+    average = sum(lengths) / len(lengths) or 1.0
+    n = len(documents)
+    idf = {
+        term: math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for term in query_terms
+        if (df := sum(1 for counts in documents if term in counts))
+    }
+    scores = []
+    for counts, length in zip(documents, lengths, strict=True):
+        norm = k1 * (1 - b + b * length / average)
+        scores.append(
+            sum(
+                weight * counts[term] * (k1 + 1) / (counts[term] + norm)
+                for term, weight in idf.items()
+                if term in counts
             )
-        return scores
+        )
+    return scores

@@ -72,16 +72,19 @@ class GenStats:
 
 
 @lru_cache(maxsize=2)
-def load_causal_lm(model_name: str, device: str) -> tuple[Any, Any]:
+def load_causal_lm(model_name: str, device: str, local_only: bool = False) -> tuple[Any, Any]:
     """Model and tokenizer, loaded once per process and device (no remote code)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
-    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model_name)
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model_name, local_only=local_only)
     model = load_pretrained(
-        AutoModelForCausalLM.from_pretrained, model_name, dtype=model_dtype(device)
+        AutoModelForCausalLM.from_pretrained,
+        model_name,
+        local_only=local_only,
+        dtype=model_dtype(device),
     )
     return model.to(device).eval(), tokenizer
 

@@ -4,14 +4,21 @@ One object per line, ``{"query": ..., "results": [{"url", "title", "snippet", "h
 where ``html`` is the page as text, or null when it was not downloaded as a readable page.
 Text rather than bytes keeps the file readable and diffable; an imported page is stored as
 UTF-8 with a header that says so, so it decodes the same way it was exported.
+
+A path ending in ``.gz`` is gzip-compressed text, read and written transparently; the
+compressed file carries no timestamp, so exporting the same searches to the same file name
+gives the same bytes.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import time
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from htmlrag_chat.html.decode import decode_html, normalize_charset
 from htmlrag_chat.store.db import Store, StoreError
@@ -28,7 +35,7 @@ def export_jsonl(store: Store, path: Path) -> int:
     path = Path(path)
     lines = 0
     try:
-        with path.open("w", encoding="utf-8", newline="\n") as out:
+        with _open_text(path) as out:
             for query, results in store.searches():
                 record = {"query": query, "results": [_export(store, r) for r in results]}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -47,14 +54,41 @@ def import_jsonl(store: Store, path: Path) -> int:
     fetched_at = time.time()
     records = 0
     try:
-        with path.open("rb") as lines, store.transaction():
+        with _open_bytes(path) as lines, store.transaction():
             for number, line in enumerate(lines, 1):
                 if line.strip():
                     _import(store, line, f"{path}, line {number}", fetched_at)
                     records += 1
-    except OSError as error:
-        raise StoreError(f"cannot read {path}: {error.strerror}") from error
+    except (OSError, EOFError, zlib.error) as error:
+        raise StoreError(f"cannot read {path}: {_reason(error)}") from error
     return records
+
+
+def _gzipped(path: Path) -> bool:
+    return path.name.endswith(".gz")
+
+
+def _open_text(path: Path) -> IO[str]:
+    """``path`` for writing UTF-8 lines, through gzip (without a timestamp) for ``.gz``."""
+    if not _gzipped(path):
+        return path.open("w", encoding="utf-8", newline="\n")
+    return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8", newline="\n")
+
+
+def _open_bytes(path: Path) -> IO[bytes]:
+    """``path`` for reading lines as bytes, decompressed for ``.gz``."""
+    return gzip.open(path, "rb") if _gzipped(path) else path.open("rb")
+
+
+def _reason(error: Exception) -> str:
+    """One line on why a recording could not be read: the OS's words, or the gzip damage.
+
+    Damaged gzip data surfaces as BadGzipFile (an OSError without ``strerror``), EOFError
+    when the stream is cut short, or zlib.error for corrupt blocks.
+    """
+    if isinstance(error, OSError) and not isinstance(error, gzip.BadGzipFile):
+        return error.strerror or str(error)
+    return f"not valid gzip data ({error})"
 
 
 def _import(store: Store, line: bytes, where: str, fetched_at: float) -> None:

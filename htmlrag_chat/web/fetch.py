@@ -225,7 +225,7 @@ class Fetcher:
             async with self._host_slot(url):
                 began = time.monotonic()
                 if budget <= 0:
-                    raise asyncio.TimeoutError
+                    raise TimeoutError
                 timeout = aiohttp.ClientTimeout(total=budget, sock_connect=policy.connect_timeout)
                 async with session.get(url, allow_redirects=False, timeout=timeout) as response:
                     progress.note(response)

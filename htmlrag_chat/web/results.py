@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,7 @@ class SearchResult:
     snippet: str = ""
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How a download ended; only OK pages become sources."""
 
     OK = "ok"

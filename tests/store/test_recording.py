@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import codecs
+import gzip
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.recording import export_jsonl, import_jsonl
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -170,3 +174,78 @@ def test_missing_files_are_store_errors(tmp_path):
             import_jsonl(store, tmp_path / "missing.jsonl")
         with pytest.raises(StoreError, match="cannot write"):
             export_jsonl(store, tmp_path / "no" / "such" / "folder.jsonl")
+
+
+def test_a_gz_path_is_gzip_both_ways_and_the_same_recording(source, tmp_path):
+    plain, packed = tmp_path / "recording.jsonl", tmp_path / "recording.jsonl.gz"
+    assert export_jsonl(source, plain) == export_jsonl(source, packed) == 2
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"
+    assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()
+    with Store.open(tmp_path / "replay.sqlite3") as replay:
+        assert import_jsonl(replay, packed) == 2
+        assert replay.get_search("café") == source.get_search("café")
+        assert replay.get_page("https://latin.example/").body == LATIN.encode("utf-8")
+        again = tmp_path / "again" / "recording.jsonl.gz"
+        again.parent.mkdir()
+        export_jsonl(replay, again)  # no timestamp in the header: the same bytes
+        assert again.read_bytes() == packed.read_bytes()
+
+
+def _records(count: int) -> bytes:
+    """Distinct records: damage near the end is found after many have been read."""
+    return "".join(
+        json.dumps(
+            {
+                "query": f"q{n}",
+                "results": [
+                    {
+                        "url": f"https://{n}.example/",
+                        "html": hashlib.sha256(str(n).encode()).hexdigest() * 20,
+                    }
+                ],
+            }
+        )
+        + "\n"
+        for n in range(count)
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: _records(3),  # plain text under a .gz name
+        lambda data: data[: len(data) // 2],  # cut short
+        lambda data: data[:-8] + bytes(4) + data[-4:],  # wrong CRC, found after the last line
+        lambda data: data[:200] + bytes(64) + data[264:],  # corrupt deflate blocks
+    ],
+    ids=["not-gzip", "truncated", "crc", "corrupt-block"],
+)
+def test_damaged_gzip_is_one_store_error_and_leaves_the_cache_as_it_was(tmp_path, damage):
+    path = tmp_path / "recording.jsonl.gz"
+    path.write_bytes(damage(gzip.compress(_records(200))))
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        import_jsonl(store, write_lines(tmp_path / "before.jsonl", GOOD))
+        before = store.stats()
+        with pytest.raises(StoreError) as caught:
+            import_jsonl(store, path)
+        message = str(caught.value)
+        assert message.startswith(f"cannot read {path}: not valid gzip data (")
+        assert "\n" not in message
+        assert store.stats() == before and store.get_search("q0") is None
+        assert store.get_search("q") == [SearchResult("https://a/")]
+
+
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+
+
+def test_the_bundled_demo_recording_replays_its_question_with_an_answer(tmp_path):
+    question = json.loads((DEMO / "question.json").read_text("utf-8"))
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        assert import_jsonl(store, DEMO / "recording.jsonl.gz") == 1
+        assert [query for query, _ in store.searches()] == [question["question"]]
+        results = store.get_search(question["question"])
+        assert len(results) == 6 and results[0].url != question["gold_url"]
+        pages = {result.url: store.get_page(result.url) for result in results}
+        assert all(page is not None and page.outcome is Outcome.OK for page in pages.values())
+        gold = visible_text(clean_html(pages[question["gold_url"]].body))
+        assert any(answer in gold for answer in question["answers"])

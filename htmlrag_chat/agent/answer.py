@@ -1,0 +1,78 @@
+"""What one question produces: the answer, its checked citations, sources and timings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.citations import Citation
+
+
+@dataclass(frozen=True)
+class Turn:
+    """An earlier exchange of the conversation and the sources its answer was given."""
+
+    question: str
+    answer: str
+    sources: tuple[Source, ...] = ()
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    reader: str  # "local", "openai" or "extractive": never pass one off as another
+    model: str
+    sources: list[Source]
+    citations: list[Citation]
+    removed_citations: int  # citation numbers with no such source, taken out of the text
+    flags: list[str]  # one line per citation its source does not support
+    queries: list[str]  # the searches made, in order
+    rounds: int  # search rounds (0: answered from the conversation's sources)
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
+    first_token_ms: float | None = None  # from the question to the first answer text
+    total_ms: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        """The ``--json`` record: everything a script needs, the reader's input included."""
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "reader": self.reader,
+            "model": self.model,
+            "citations": [
+                {
+                    "sentence": c.sentence,
+                    "sources": list(c.sources),
+                    "support": c.support,
+                    "supported": c.supported,
+                }
+                for c in self.citations
+            ],
+            "removed_citations": self.removed_citations,
+            "flags": self.flags,
+            "queries": self.queries,
+            "rounds": self.rounds,
+            "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
+            "first_token_ms": _round(self.first_token_ms),
+            "total_ms": round(self.total_ms, 2),
+            "sources": [
+                {"number": s.number, "url": s.url, "title": s.title, "content": s.html}
+                for s in self.sources
+            ],
+        }
+
+    def store_record(self) -> dict[str, object]:
+        """Keyword arguments for ``Store.add_answer``."""
+        record = self.to_json()
+        return {
+            "reader": f"{self.reader}:{self.model}",
+            "text": self.text,
+            "sources": record["sources"],
+            "citations": record["citations"],
+            "flags": self.flags,
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)

@@ -1,0 +1,329 @@
+"""The question loop: plan -> search -> fetch -> clean and prune -> (enough?) -> read -> check.
+
+Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
+(and a TUI on it) stays responsive, and their events are handed back to the loop in order.
+Cancelling the task that runs ``ask`` stops it at the next await; work in a thread stops at
+its next event, generation at its next token. Rounds and queries are bounded, so it always
+ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from htmlrag_chat.agent.answer import Answer, Turn
+from htmlrag_chat.agent.plan import (
+    Plan,
+    parse_missing,
+    parse_plan,
+    rewrite_messages,
+    sufficiency_messages,
+)
+from htmlrag_chat.events import (
+    AnswerDelta,
+    Event,
+    EventSink,
+    Notice,
+    Progress,
+    Searching,
+    Skipped,
+    StageFinished,
+    ignore,
+    stage,
+)
+from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
+from htmlrag_chat.reader.llm import render_sources
+from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.sources import MissingFromRecording, Sources
+from htmlrag_chat.tokens import TokenCounter
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from htmlrag_chat.web.search import SearchError
+
+T = TypeVar("T")
+PLAN_TOKENS = 96
+CHECK_TOKENS = 48
+
+
+class Reader(Protocol):
+    kind: str
+    chat: ChatModel | None  # the LLM for rewriting and checks; None for the extractive reader
+
+    @property
+    def name(self) -> str: ...
+
+    def answer(self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()): ...
+
+
+class _Stopped(Exception):
+    """Raised inside a worker thread at its next event once the question was cancelled."""
+
+
+@dataclass
+class Agent:
+    web: Sources
+    reader: Reader
+    stages: Sequence[Stage]
+    counter: TokenCounter
+    emit: EventSink = ignore
+    rounds: int = 2  # search rounds at most; a second one only when sources are missing
+    max_queries: int = 3  # searches per round, sub-queries included
+    max_pages: int = 10  # pages per round
+
+    async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
+        start = time.perf_counter()
+        timings: dict[str, float] = {}
+        emit = self._recording(timings)
+        chat_history = [
+            m
+            for turn in history
+            for m in (Message("user", turn.question), Message("assistant", turn.answer))
+        ]
+        plan = await self._plan(message, chat_history, emit, first=not history)
+        if plan.search:
+            sources, queries, rounds = await self._research(message, plan, emit)
+        else:
+            sources, queries, rounds = list(history[-1].sources), [], 0
+        text, first_token, removed = await self._read(message, sources, chat_history, emit, start)
+        with stage(emit, "cite") as counts:
+            citations = check_citations(text, sources)
+            flags = flag_lines(citations)
+            counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
+        return Answer(
+            question=message,
+            text=text,
+            reader=self.reader.kind,
+            model=self.reader.name,
+            sources=sources,
+            citations=citations,
+            removed_citations=removed,
+            flags=flags,
+            queries=queries,
+            rounds=rounds,
+            timings=timings,
+            first_token_ms=first_token,
+            total_ms=(time.perf_counter() - start) * 1000,
+        )
+
+    # -- planning
+
+    async def _plan(
+        self, message: str, history: list[Message], emit: EventSink, first: bool
+    ) -> Plan:
+        """The first message is searched as typed, plus sub-queries when the model splits it
+        into several; a follow-up is rewritten with the history (or needs no search)."""
+        chat = self.reader.chat
+        if chat is None:
+            return Plan((message,))
+        with stage(emit, "plan") as counts:
+            reply = await _complete(
+                chat, rewrite_messages(message, history, self.max_queries), PLAN_TOKENS
+            )
+            plan = parse_plan(reply, self.max_queries)
+            counts["queries"] = len(plan.queries) if plan else 0
+        if first:
+            # One query back is a rephrasing of the question: the message as typed is better.
+            extra = plan.queries if plan and len(plan.queries) > 1 else ()
+            queries = _unique([message, *extra])[: self.max_queries]
+            return Plan(tuple(queries))
+        if plan is None:
+            emit(Notice("the query rewrite could not be read: searching the message as typed"))
+            return Plan((message,))
+        return plan
+
+    # -- search rounds
+
+    async def _research(
+        self, message: str, plan: Plan, emit: EventSink
+    ) -> tuple[list[Source], list[str], int]:
+        pages: dict[str, FetchResult] = {}
+        titles: dict[str, str] = {}
+        tried: set[str] = set()
+        queries: list[str] = []
+        pending, why = plan.queries, "as typed" if plan.queries == (message,) else "planned"
+        sources: list[Source] = []
+        for number in range(1, self.rounds + 1):
+            emit(Searching(number, pending, why))
+            queries.extend(pending)
+            results = await self._search(pending, emit)
+            titles.update({r.url: r.title for r in results})
+            urls = [r.url for r in results if r.url not in tried][: self.max_pages]
+            tried.update(urls)
+            for result in await self._fetch(urls, emit):
+                pages[result.url] = result
+            sources = await self._in_thread(
+                emit, self._prune, message, list(pages.values()), titles
+            )
+            if number == self.rounds or self.reader.chat is None:
+                return sources, queries, number
+            missing = await self._missing(message, sources, emit)
+            if missing is None or missing.casefold() in {q.casefold() for q in queries}:
+                return sources, queries, number
+            pending, why = (missing,), f"missing: {missing}"
+        return sources, queries, self.rounds
+
+    async def _search(self, queries: Sequence[str], emit: EventSink) -> list[SearchResult]:
+        """Results of every query, interleaved so that each query's best come first; a query
+        missing from a replay is skipped, and so is a failed search while another worked."""
+        per_query: list[list[SearchResult]] = []
+        per_query_limit = -(-self.max_pages // len(queries))  # each query gets its share
+        failures: list[SearchError] = []
+        with stage(emit, "search", len(queries)) as counts:
+            for query in queries:
+                try:
+                    per_query.append((await self.web.search(query))[:per_query_limit])
+                except MissingFromRecording as missing:
+                    emit(Skipped(query, str(missing), kind="query"))
+                except SearchError as failure:
+                    failures.append(failure)
+                    emit(Skipped(query, str(failure), kind="query"))
+            results = _interleave(per_query)
+            counts.update(queries=len(queries), results=len(results))
+        if failures and not per_query:
+            raise failures[0]
+        return results
+
+    async def _fetch(self, urls: list[str], emit: EventSink) -> list[FetchResult]:
+        done = failed = 0
+
+        def progress(result: FetchResult) -> None:
+            nonlocal done, failed
+            done += 1
+            if result.outcome is not Outcome.OK:
+                failed += 1
+                emit(Skipped(result.url, result.reason or result.outcome.value))
+            emit(Progress("fetch", done, len(urls), failed))
+
+        with stage(emit, "fetch", len(urls)) as counts:
+            results = await self.web.fetch_many(urls, progress) if urls else []
+            counts.update(pages=done - failed, failed=failed)
+        return [result for result in results if result.outcome is Outcome.OK]
+
+    def _prune(
+        self, question: str, pages: list[FetchResult], titles: dict[str, str], emit: EventSink
+    ) -> list[Source]:
+        """Clean and prune every page found so far into numbered sources (thread side)."""
+        inputs = [PageInput(p.url, p.body or b"", p.charset) for p in pages]
+        loaded = load_pages(inputs, emit)
+        for failure in loaded.failures:
+            emit(Skipped(str(failure).split(": ")[0], str(failure)))
+        if not loaded.document.pages:
+            return []
+        results = prune_document(loaded.document, question, self.stages, self.counter, emit)
+        return _numbered(results[-1].result.document, titles)
+
+    async def _missing(self, question: str, sources: list[Source], emit: EventSink) -> str | None:
+        chat = self.reader.chat
+        assert chat is not None
+        with stage(emit, "check") as counts:
+            reply = await _complete(
+                chat, sufficiency_messages(question, render_sources(sources)), CHECK_TOKENS
+            )
+            missing = parse_missing(reply)
+            counts["enough"] = int(missing is None)
+        return missing
+
+    # -- reading
+
+    async def _read(
+        self,
+        question: str,
+        sources: list[Source],
+        history: list[Message],
+        emit: EventSink,
+        start: float,
+    ) -> tuple[str, float | None, int]:
+        citations = CitationFilter(len(sources))
+        parts: list[str] = []
+        first_token: float | None = None
+
+        def show(text: str) -> None:
+            if text:
+                parts.append(text)
+                emit(AnswerDelta(text))
+
+        with stage(emit, "read", len(sources)) as counts:
+            async for chunk in self.reader.answer(question, sources, history):
+                if first_token is None:
+                    first_token = (time.perf_counter() - start) * 1000
+                show(citations.feed(terminal_safe(chunk)))
+            show(citations.finish())
+            counts.update(chars=sum(map(len, parts)), removed=citations.removed)
+        return "".join(parts).strip(), first_token, citations.removed
+
+    # -- plumbing
+
+    def _recording(self, timings: dict[str, float]) -> EventSink:
+        def emit(event: Event) -> None:
+            if isinstance(event, StageFinished):
+                timings[event.stage] = timings.get(event.stage, 0.0) + event.ms
+            self.emit(event)
+
+        return emit
+
+    async def _in_thread(self, emit: EventSink, work: Callable[..., T], *args: object) -> T:
+        """Run ``work(*args, emit)`` in a thread, its events delivered on the loop in order;
+        a cancelled question stops it at its next event."""
+        loop = asyncio.get_running_loop()
+        stopped = threading.Event()
+
+        def thread_emit(event: Event) -> None:
+            if stopped.is_set():
+                raise _Stopped
+            loop.call_soon_threadsafe(emit, event)
+
+        try:
+            return await asyncio.to_thread(work, *args, thread_emit)
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+
+
+async def _complete(chat: ChatModel, messages: list[Message], max_tokens: int) -> str:
+    return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
+
+
+def _numbered(document, titles: dict[str, str]) -> list[Source]:
+    """Pages with text left after pruning, numbered from 1 in document order."""
+    sources = []
+    for index, page in enumerate(document.pages):
+        text = visible_text(document.root[index], lines=True)
+        if text:
+            sources.append(
+                Source(
+                    number=len(sources) + 1,
+                    url=page.source,
+                    title=terminal_safe(page.title or titles.get(page.source, "")),
+                    html=document.page_html(index),
+                    text=text,
+                )
+            )
+    return sources
+
+
+def _interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:
+    seen: set[str] = set()
+    merged = []
+    for rank in range(max(map(len, lists), default=0)):
+        for results in lists:
+            if rank < len(results) and results[rank].url not in seen:
+                seen.add(results[rank].url)
+                merged.append(results[rank])
+    return merged
+
+
+def _unique(queries: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    unique = []
+    for query in queries:
+        if query.casefold() not in seen:
+            seen.add(query.casefold())
+            unique.append(query)
+    return unique

@@ -1,0 +1,53 @@
+"""Readers turn numbered, pruned sources into an answer with [n] citations.
+
+One interface, three backends: a local transformers model, any OpenAI-compatible server,
+and an extractive reader that quotes source sentences without any LLM. The two LLM backends
+are ``ChatModel``s (a text-streaming chat completion); the agent also uses them to rewrite
+follow-ups into queries and to ask whether the sources suffice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from htmlrag_chat.errors import EXIT_NETWORK, UserError
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """A numbered source as the reader sees it: its pruned HTML and that HTML's visible
+    text (what citations are checked against)."""
+
+    number: int
+    url: str
+    title: str
+    html: str
+    text: str
+
+
+class ChatModel(Protocol):
+    """A chat LLM that streams its reply as text chunks."""
+
+    name: str  # the model id or path, for the record and the notice lines
+    context_tokens: int | None  # the context window, when known
+
+    def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
+        """The reply to ``messages``, at most ``max_tokens`` tokens, chunk by chunk.
+
+        Cancelling the consuming task stops generation (the local model between two tokens,
+        the server connection by closing it)."""
+        ...
+
+
+class ReaderFailed(UserError):
+    """The reader's server could not be reached or answered with an error."""
+
+    exit_code = EXIT_NETWORK

@@ -1,0 +1,253 @@
+"""Citations: keep invented ones off the screen, and check the real ones against their sources.
+
+A reader LLM cites numbered sources as ``[1]``, ``[1, 3]`` or ``[2-4]``, and it can go wrong in
+two ways: it cites a number no source has, or it cites a real source for a claim that source
+does not make. The first is fixed while the answer streams: ``CitationFilter`` holds back only
+what could still become a citation, so plain text reaches the terminal at once. The second is
+flagged afterwards by ``check_citations``, a lexical overlap test that needs no model and so can
+run on every answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from htmlrag_chat.html.text import CJK
+from htmlrag_chat.reader import Source
+
+# [1-100] is a slip, not a hundred sources: a range expands to at most this many numbers.
+RANGE_CAP = 20
+# The longest bracket group read as a citation, brackets included. A stream holds back at most
+# this much (plus the space before it), so it bounds the delay a citation can cause.
+MAX_GROUP = 32
+# A sentence that paraphrases its source keeps at least half of its content words (names,
+# numbers, key nouns); an invented claim shares few of them with the source it cites.
+SUPPORT_THRESHOLD = 0.5
+
+_NUMBER = "[0-9]+"
+_ITEM = rf"({_NUMBER})(?: *[-\u2013] *({_NUMBER}))?"  # hyphen or en dash
+# The lookahead caps the length; "(" after the group makes it a markdown link, not a citation.
+_GROUP = rf"\[(?=[^\]\n]{{0,{MAX_GROUP - 2}}}\]) *{_ITEM}(?: *, *{_ITEM})* *\](?!\()"
+_GROUP_RE = re.compile(_GROUP)
+_ITEM_RE = re.compile(_ITEM)
+# Adjacent groups like [1][2] with the one space before them, which goes when all of them go.
+_CITATION = re.compile(rf"(?P<space> ?)(?P<chain>(?:{_GROUP})+)")
+# The end of a stream that could still become a citation: an open bracket followed only by
+# citation characters, or a whole group whose next character (a link's "(") is not known yet;
+# with the groups right before it, since whether their space goes depends on it.
+_OPEN_TAIL = re.compile(rf" ?(?:{_GROUP})*(?P<open>\[[0-9 ,\-\u2013]*\]?)\Z")
+
+# One sentence of a line: text up to its end mark (a CJK one needs no space after it), with
+# the citations that follow that mark.
+_SENTENCE = re.compile(rf".+?(?:(?:[.!?]+(?=\s|\[|\Z)|[\u3002\uff01\uff1f]+)(?: *{_GROUP})*|\Z)")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
+# "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
+_ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
+_SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
+
+_CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
+_WORD = re.compile(r"[^\W_]+")
+# Shared leading letters that count as one word: "released"/"release", "Lizenz"/"Lizenzen".
+_PREFIX = 5
+_STOPWORDS = frozenset(
+    """a an the and or but not no nor of to in on at by for with from as into onto about over
+    under after before between than then so such also very is are was were be been being it its
+    this that these those which who whom whose what when where why how there their they them he
+    she his her we our you your can could will would should may might must has have had do does
+    did all any some more most other only just
+    der die das den dem des ein eine einen einem einer eines und oder aber nicht kein keine ist
+    sind war waren wird werden wurde wurden sein hat haben hatte mit von zu zum zur im am an auf
+    aus bei für über unter nach vor durch als auch sich es er sie wir ihr ich du man dass wie wo
+    wer noch nur sehr kann können mehr dieser diese dieses jedoch""".split()
+)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cited sentence and how well its best cited source backs it."""
+
+    sentence: str  # without its citation marks, whitespace-normalized
+    sources: tuple[int, ...]  # the valid cited numbers, in order, without duplicates
+    support: float  # best share of the sentence's content terms found in a cited source
+    supported: bool
+
+
+def parse_citations(text: str) -> list[tuple[int, ...]]:
+    """The numbers of every citation group in ``text``, ranges expanded, as written."""
+    return [_expand(match[0]) for match in _GROUP_RE.finditer(text)]
+
+
+def _expand(group: str) -> tuple[int, ...]:
+    """The numbers of one group; a range counts up from its lower end however it was written."""
+    numbers: list[int] = []
+    for low, high in _ITEM_RE.findall(group):
+        first, last = sorted((int(low), int(high or low)))
+        numbers.extend(range(first, min(last, first + RANGE_CAP - 1) + 1))
+    return tuple(numbers)
+
+
+def _filter_group(group: str, sources: int) -> tuple[str, list[int]]:
+    """The group as it may be shown ("" when none of it is real) and the numbers it loses."""
+    numbers = _expand(group)
+    dropped = [n for n in numbers if not 1 <= n <= sources]
+    # The written numbers count too: a capped range must not show its invalid end.
+    if not dropped and max(map(int, re.findall(_NUMBER, group))) <= sources:
+        return group, []
+    kept = dict.fromkeys(n for n in numbers if 1 <= n <= sources)
+    return (f"[{', '.join(map(str, kept))}]" if kept else ""), dropped
+
+
+def _rewrite(text: str, sources: int) -> tuple[str, list[int]]:
+    dropped: list[int] = []
+
+    def replace(match: re.Match[str]) -> str:
+        shown = []
+        for group in _GROUP_RE.finditer(match["chain"]):
+            kept, lost = _filter_group(group[0], sources)
+            shown.append(kept)
+            dropped.extend(lost)
+        chain = "".join(shown)
+        return match["space"] + chain if chain else ""
+
+    return _CITATION.sub(replace, text), dropped
+
+
+def filter_citations(text: str, sources: int) -> tuple[str, int]:
+    """``text`` with citations to numbers outside 1..``sources`` removed, and how many were."""
+    shown, dropped = _rewrite(text, sources)
+    return shown, len(dropped)
+
+
+def _decided_end(text: str) -> int:
+    """How much of the text streamed so far can be shown: all but an open citation at its end
+    with the space before it (which goes if the citation does), or else a trailing space
+    (which goes if a citation follows). Everything else renders the same whatever comes next."""
+    tail = _OPEN_TAIL.search(text)
+    if tail and len(tail["open"]) <= MAX_GROUP:
+        return tail.start()
+    return len(text) - text.endswith(" ")
+
+
+class CitationFilter:
+    """``filter_citations`` for a streamed answer, so an invented citation is never shown.
+
+    The output of all ``feed`` calls and ``finish`` equals ``filter_citations`` of the whole
+    text, however it was chunked."""
+
+    def __init__(self, sources: int) -> None:
+        self.sources = sources
+        self.removed_numbers: list[int] = []
+        self._held = ""
+
+    @property
+    def removed(self) -> int:
+        return len(self.removed_numbers)
+
+    def feed(self, chunk: str) -> str:
+        """The part of the text so far that is safe to show now."""
+        text = self._held + chunk
+        end = _decided_end(text)
+        self._held = text[end:]
+        return self._release(text[:end])
+
+    def finish(self) -> str:
+        """Whatever was held back, decided now that the stream has ended."""
+        text, self._held = self._held, ""
+        return self._release(text)
+
+    def _release(self, text: str) -> str:
+        shown, dropped = _rewrite(text, self.sources)
+        self.removed_numbers.extend(dropped)
+        return shown
+
+
+def _terms(text: str) -> frozenset[str]:
+    """Content terms: casefolded words without stopwords and single letters, and character
+    bigrams of CJK runs, since those scripts do not separate words with spaces."""
+    text = text.casefold()
+    found = {run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(max(len(run) - 1, 1))}
+    found.update(
+        word
+        for word in _WORD.findall(_CJK_RUN.sub(" ", text))
+        if (len(word) > 1 or word.isdigit()) and word not in _STOPWORDS
+    )
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class _SourceTerms:
+    terms: frozenset[str]
+    prefixes: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> _SourceTerms:
+        terms = _terms(text)
+        return cls(terms, frozenset(term[:_PREFIX] for term in terms if len(term) >= _PREFIX))
+
+    def overlap(self, sentence_terms: frozenset[str]) -> float:
+        """The share of the sentence's terms found here, equal or with the same long prefix."""
+        if not sentence_terms:
+            return 1.0  # nothing to contradict
+        hits = sum(
+            term in self.terms or (len(term) >= _PREFIX and term[:_PREFIX] in self.prefixes)
+            for term in sentence_terms
+        )
+        return hits / len(sentence_terms)
+
+
+def _sentences(answer: str) -> list[str]:
+    """Sentences, each with the citations that follow its end mark; lines and list items are
+    sentences of their own."""
+    sentences: list[str] = []
+    for line in answer.splitlines():
+        pieces = (match[0].strip() for match in _SENTENCE.finditer(_LIST_MARKER.sub("", line)))
+        sentences += _join_abbreviations([piece for piece in pieces if piece])
+    return sentences
+
+
+def _join_abbreviations(pieces: list[str]) -> list[str]:
+    """Pieces glued back where the split fell after an abbreviation like "e.g."."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and _ABBREVIATION.search(joined[-1]):
+            joined[-1] += " " + piece
+        else:
+            joined.append(piece)
+    return joined
+
+
+def _judge(sentence: str, index: dict[int, _SourceTerms], threshold: float) -> Citation | None:
+    numbers = (n for group in parse_citations(sentence) for n in group)
+    cited = tuple(dict.fromkeys(n for n in numbers if n in index))
+    if not cited:
+        return None
+    plain = _SPACE_BEFORE_MARK.sub("", " ".join(_GROUP_RE.sub(" ", sentence).split()))
+    terms = _terms(plain)
+    support = round(max(index[n].overlap(terms) for n in cited), 3)
+    return Citation(plain, cited, support, support >= threshold)
+
+
+def check_citations(
+    answer: str, sources: Sequence[Source], threshold: float = SUPPORT_THRESHOLD
+) -> list[Citation]:
+    """Every cited sentence of ``answer`` with its support by the best of its valid sources;
+    sentences without a valid citation are not judged."""
+    index = {source.number: _SourceTerms.of(source.text) for source in sources}
+    judged = (_judge(sentence, index, threshold) for sentence in _sentences(answer))
+    return [citation for citation in judged if citation is not None]
+
+
+def _shorten(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def flag_lines(citations: Sequence[Citation]) -> list[str]:
+    """One line per unsupported citation, for the notice printed under the answer."""
+    return [
+        f'unsupported: "{_shorten(c.sentence)}" cites [{", ".join(map(str, c.sources))}]'
+        f" (overlap {c.support:.2f})"
+        for c in citations
+        if not c.supported
+    ]

@@ -1,0 +1,65 @@
+"""The LLM reader: numbered sources and the question in, a streamed answer with [n] out.
+
+The prompt (``prompts/reader.md`` and ``prompts/reader_question.md``) gives each source its
+number, title, URL and pruned HTML. Earlier turns of the conversation come before the
+question so that follow-ups like "shorter please" work; their sources are not repeated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.reader import ChatModel, Message, Source
+
+# Chat-template control tokens (<|eot_id|>, <|im_start|>, ...) inside page text must stay
+# text. HTML serialization already escapes "<" in text, but titles and URLs are raw, and a
+# server's template cannot be asked to sanitize: break the marker itself.
+_CONTROL_TOKEN = re.compile(r"<\|([^|<>\n]{1,64})\|>")
+
+
+def defuse_control_tokens(text: str) -> str:
+    return _CONTROL_TOKEN.sub(r"< |\1| >", text)
+
+
+def render_sources(sources: Sequence[Source]) -> str:
+    if not sources:
+        return "(no sources)"
+    return "\n\n".join(
+        defuse_control_tokens(f"[{source.number}] {source.title or 'Untitled'}\n"
+        f"URL: {source.url}\n{source.html}")
+        for source in sources
+    )  # fmt: skip
+
+
+def reader_messages(
+    question: str, sources: Sequence[Source], history: Sequence[Message] = ()
+) -> list[Message]:
+    question_text = load_prompt("reader_question").format(
+        sources=render_sources(sources), question=question
+    )
+    return [
+        Message("system", load_prompt("reader").strip()),
+        *history,
+        Message("user", question_text.strip()),
+    ]
+
+
+@dataclass
+class LLMReader:
+    """A reader backed by a chat model: ``local`` (transformers) or ``openai`` (a server)."""
+
+    chat: ChatModel
+    kind: str
+    max_tokens: int = 512
+
+    @property
+    def name(self) -> str:
+        return self.chat.name
+
+    def answer(
+        self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()
+    ) -> AsyncIterator[str]:
+        return self.chat.stream(reader_messages(question, sources, history), self.max_tokens)

@@ -1,0 +1,125 @@
+"""The local reader: a transformers chat model (default Llama-3.1-8B-Instruct) on this machine.
+
+Generation runs in a worker thread; a ``TextStreamer`` hands each finished piece of text to
+the event loop, so the answer streams while the thread generates. Cancelling the consumer
+sets a flag that a stopping criterion checks before every new token. The model loads once
+per process (``load_causal_lm``), in bfloat16 on a GPU and float32 on the CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
+
+from htmlrag_chat.device import pick_device
+from htmlrag_chat.errors import UserError
+from htmlrag_chat.reader import Message
+from htmlrag_chat.scoring.generative import load_causal_lm
+
+DEFAULT_READER_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+_END = object()
+
+
+class _LoopStreamer(TextStreamer):
+    """Puts decoded text on an asyncio queue from the generating thread."""
+
+    def __init__(self, tokenizer: Any, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue):
+        super().__init__(tokenizer, skip_prompt=True, skip_special_tokens=True)
+        self._loop, self._queue = loop, queue
+
+    def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
+        if text:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, text)
+
+
+class _StopWhenSet(StoppingCriteria):
+    def __init__(self, stop: threading.Event):
+        self._stop = stop
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
+        return self._stop.is_set()
+
+
+@dataclass
+class LocalChat:
+    model_name: str = DEFAULT_READER_MODEL
+    device: str | None = None
+    local_only: bool = False  # never download (``--reader auto``)
+
+    @property
+    def name(self) -> str:
+        return self.model_name
+
+    @property
+    def context_tokens(self) -> int | None:
+        model, _ = self.load()
+        return getattr(model.config, "max_position_embeddings", None)
+
+    def load(self) -> tuple[Any, Any]:
+        """Model and tokenizer (ModelUnavailable when they cannot be loaded here)."""
+        return load_causal_lm(self.model_name, pick_device(self.device), self.local_only)
+
+    def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
+        """The chat-templated prompt; control tokens inside messages stay text."""
+        _, tokenizer = self.load()
+        encoded = tokenizer.apply_chat_template(
+            [{"role": m.role, "content": m.content} for m in messages],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            sanitize_control_tokens=True,
+        )
+        return list(encoded["input_ids"])
+
+    async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
+        model, tokenizer = self.load()
+        ids = self.prompt_ids(messages)
+        max_tokens = self._fit(len(ids), max_tokens)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+        stop = threading.Event()
+
+        def generate() -> None:
+            import torch
+
+            try:
+                with torch.inference_mode():
+                    model.generate(
+                        input_ids=torch.tensor([ids], device=model.device),
+                        attention_mask=torch.ones(
+                            1, len(ids), dtype=torch.long, device=model.device
+                        ),
+                        max_new_tokens=max_tokens,
+                        do_sample=False,
+                        streamer=_LoopStreamer(tokenizer, loop, queue),
+                        stopping_criteria=StoppingCriteriaList([_StopWhenSet(stop)]),
+                        pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                    )
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, _END)
+
+        worker = asyncio.ensure_future(asyncio.to_thread(generate))
+        try:
+            while (text := await queue.get()) is not _END:
+                yield text
+            await worker  # re-raises what generation raised
+        finally:
+            stop.set()
+
+    def _fit(self, prompt_tokens: int, max_tokens: int) -> int:
+        """Shorten the answer to what the context window leaves; refuse an over-long prompt."""
+        limit = self.context_tokens
+        if limit is None:
+            return max_tokens
+        room = limit - prompt_tokens
+        if room < 16:
+            raise UserError(
+                f"the reader prompt has {prompt_tokens} tokens, more than {self.model_name}'s "
+                f"context of {limit} leaves room for: lower --budget"
+            )
+        return min(max_tokens, room)

@@ -1,0 +1,224 @@
+"""Any OpenAI-compatible chat server as a reader: Ollama, llama.cpp's server, vLLM, LM Studio.
+
+They all speak one wire protocol: ``POST {base}/chat/completions`` with ``"stream": true``,
+answered with server-sent events, one JSON chunk per ``data:`` line, up to ``data: [DONE]``.
+Some servers ignore ``stream`` and answer with one JSON completion; the Content-Type says
+which came back.
+
+The server is whatever the user configured, so loopback and private addresses are fine here
+(pages from the web go through the guard instead). A session lives for one answer: there is
+nothing to close between answers, and leaving ``stream`` early (cancellation or ``aclose``)
+closes the connection, which is how a server learns to stop generating.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from htmlrag_chat.reader import Message, ReaderFailed
+
+CONNECT_SECONDS = 10.0
+_SNIPPET_CHARS = 200  # of an error body or a malformed event, enough to recognise it
+_EVENT_STREAM = "text/event-stream"
+_JSON = "application/json"
+
+
+@dataclass
+class OpenAIChat:
+    """A ``ChatModel`` served over the OpenAI chat-completions API.
+
+    ``timeout`` bounds the wait for each piece of the answer, not the whole answer: a long
+    answer may stream for minutes, but a server that goes quiet for ``timeout`` seconds has
+    hung.
+    """
+
+    base_url: str  # e.g. http://localhost:11434/v1 (Ollama); a trailing slash is fine
+    model: str
+    api_key: str | None = None
+    timeout: float = 120.0
+    temperature: float = 0.0
+    context_tokens: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url.rstrip('/')}/chat/completions"
+
+    async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
+        """The reply to ``messages`` as the server streams it, in non-empty text chunks.
+
+        Every network or server problem becomes a one-line ``ReaderFailed`` naming the
+        server; the ``async with`` blocks close the connection however the caller leaves.
+        """
+        timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=self.timeout)
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(
+                    self.endpoint, json=self._body(messages, max_tokens), headers=self._headers()
+                ) as response,
+            ):
+                await self._check_response(response)
+                if response.content_type == _JSON:
+                    content = _content(self._parse(await response.read()), "message")
+                    if content:
+                        yield content
+                    return
+                async for data in _events(_lines(response.content.iter_any())):
+                    if data == "[DONE]":
+                        return
+                    content = _content(self._parse(data), "delta")
+                    if content:
+                        yield content
+        except (TimeoutError, aiohttp.ClientError) as error:
+            raise ReaderFailed(self._describe(error)) from error
+
+    def _body(self, messages: Sequence[Message], max_tokens: int) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": True,
+            "max_tokens": max_tokens,
+            "temperature": self.temperature,
+        }
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": f"{_EVENT_STREAM}, {_JSON}"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    async def _check_response(self, response: aiohttp.ClientResponse) -> None:
+        """Refuse an HTTP error with the server's own words (Ollama's 404 for a model that
+        was never pulled says exactly that), and anything that is neither an event stream
+        nor JSON, such as a web UI's HTML page answering at a wrong base URL."""
+        if response.status >= 400:
+            message = _error_message(await response.read())
+            raise ReaderFailed(f"{self.endpoint}: HTTP {response.status}: {message}")
+        if response.content_type not in (_EVENT_STREAM, _JSON):
+            raise ReaderFailed(
+                f"{self.endpoint}: answered with {response.content_type}, not an event stream"
+                " (is this the /v1 URL of an OpenAI-compatible server?)"
+            )
+
+    def _parse(self, data: bytes | str) -> Any:
+        """One JSON completion or chunk; an error object sent in place of one (vLLM and
+        llama.cpp report failures mid-stream like this) is raised."""
+        try:
+            event = json.loads(data)
+        except ValueError:
+            snippet = _one_line(data if isinstance(data, str) else data.decode(errors="replace"))
+            raise ReaderFailed(
+                f"{self.endpoint} sent malformed JSON: {snippet[:_SNIPPET_CHARS]}"
+            ) from None
+        if isinstance(event, dict) and "error" in event:
+            raise ReaderFailed(f"{self.endpoint}: {_json_error(event) or 'the server failed'}")
+        return event
+
+    def _describe(self, error: BaseException) -> str:
+        """One line on a network failure, saying what to check."""
+        url = self.endpoint
+        unreachable = f"cannot reach the reader server at {url}"
+        if isinstance(error, aiohttp.ConnectionTimeoutError):
+            return f"{unreachable}: no connection within {CONNECT_SECONDS:g} s (is it running?)"
+        if isinstance(error, TimeoutError):
+            return f"{url} did not answer within {self.timeout:g} s"
+        if isinstance(error, aiohttp.ClientConnectorDNSError):
+            return f"{unreachable}: unknown host {error.host} (is the URL right?)"
+        if isinstance(error, aiohttp.ClientConnectorError):
+            return f"{unreachable}: {_connect_reason(error.os_error)} (is it running?)"
+        if isinstance(error, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
+            return f"{url} is not an http:// or https:// URL"
+        if isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)):
+            return f"{url} closed the connection mid-answer"
+        return f"{url}: {_one_line(str(error)) or type(error).__name__}"
+
+
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Text lines (LF or CRLF) from network chunks that split lines, and UTF-8 characters,
+    anywhere.
+
+    Not aiohttp's own line iteration: its line-length limit varies across versions, and
+    one event may carry a long answer.
+    """
+    pending: list[bytes] = []
+    async for chunk in chunks:
+        first, *rest = chunk.split(b"\n")
+        pending.append(first)
+        for piece in rest:
+            yield b"".join(pending).removesuffix(b"\r").decode(errors="replace")
+            pending = [piece]
+    tail = b"".join(pending)
+    if tail:
+        yield tail.removesuffix(b"\r").decode(errors="replace")
+
+
+async def _events(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The data of each server-sent event, as the SSE spec assembles it: ``data:`` lines
+    add up until a blank line. Comments (``:``) and ``event:``, ``id:`` and ``retry:``
+    lines carry nothing a reader needs."""
+    data: list[str] = []
+    async for line in lines:
+        if line.startswith("data:"):
+            data.append(line.removeprefix("data:").removeprefix(" "))
+        elif not line and data:
+            yield "\n".join(data)
+            data = []
+    if data:  # a last event without its blank line: the spec drops it, a lenient reader not
+        yield "\n".join(data)
+
+
+def _content(event: Any, key: str) -> str | None:
+    """``choices[0][key].content`` when it is text: ``delta`` for a streamed chunk, where
+    role-only deltas, usage chunks and ``reasoning_content`` carry none; ``message`` for a
+    whole completion."""
+    try:
+        content = event["choices"][0][key]["content"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return content if isinstance(content, str) else None
+
+
+def _error_message(body: bytes) -> str:
+    """The server's own error message from an error body: JSON ``{"error": {"message"}}``
+    (OpenAI, Ollama, llama.cpp), ``{"error": "..."}`` or ``{"message": ...}`` (older vLLM);
+    otherwise the start of the body itself."""
+    text = body.decode(errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    message = _json_error(data) if isinstance(data, dict) else None
+    return _one_line(message or text)[:_SNIPPET_CHARS] or "(empty body)"
+
+
+def _json_error(data: dict[str, Any]) -> str | None:
+    error = data.get("error")
+    if isinstance(error, dict):
+        error = error.get("message")
+    if isinstance(error, str) and error.strip():
+        return error
+    message = data.get("message")
+    return message if isinstance(message, str) else None
+
+
+def _connect_reason(error: OSError) -> str:
+    """Why a connection failed, in words: asyncio phrases a refusal as "Connect call failed
+    ('127.0.0.1', 11434)", while its errno says "connection refused"."""
+    if error.errno and not isinstance(error, ssl.SSLError):
+        return os.strerror(error.errno).lower()
+    return _one_line(str(error)) or "cannot connect"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,166 @@
+"""A scripted OpenAI-compatible chat server: the edge of the world for reader and agent tests.
+
+No real LLM server runs here. ``ScriptedLLM`` answers from a script (a function of the
+request's messages) but speaks the real wire protocol over real loopback sockets: JSON
+requests to ``POST /v1/chat/completions``, answers as server-sent events chunked the way
+Ollama, llama.cpp and vLLM chunk them (a role-only delta, content deltas, a ``finish_reason``
+chunk, ``data: [DONE]``), or as one JSON completion. Its knobs make it misbehave the way real
+servers do: slowly, stalling mid-answer, with HTTP errors, CRLF line endings, odd lines, or
+writes that split lines and characters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class ScriptedLLM:
+    """What the server answers and how, and what it saw.
+
+    ``reply`` gets the request's messages (``{"role", "content"}`` dicts) and returns the
+    whole reply text; streamed, it arrives word by word (each word with the spaces after it,
+    so the chunks add up to exactly the reply).
+    """
+
+    reply: Callable[[list[dict[str, Any]]], str]
+    model: str = "scripted-llm"  # what GET /v1/models lists
+    chunk_delay: float = 0.0  # seconds before each write
+    hang_after: int | None = None  # stall forever after this many content chunks
+    status: int = 200  # >= 400: answer with this error instead
+    error_body: dict[str, Any] | str | None = None  # JSON or text; None: an OpenAI-style error
+    streamed: bool = True  # False: one JSON completion, even when asked to stream
+    newline: str = "\n"  # "\r\n" for a server that ends its lines the HTTP way
+    preamble: Sequence[str] = ()  # raw lines sent before the first event
+    write_size: int | None = None  # split each event into writes of this many bytes
+    requests: list[dict[str, Any]] = field(default_factory=list)  # every request body
+    headers: list[dict[str, str]] = field(default_factory=list)  # their headers, keys lowercase
+    # Set when a client goes away before the answer is complete (not when the server stops).
+    disconnected: asyncio.Event = field(default_factory=asyncio.Event)
+    _stopping: bool = field(default=False, init=False, repr=False)
+
+
+LLM = web.AppKey("llm", ScriptedLLM)
+
+
+@asynccontextmanager
+async def serve_llm(llm: ScriptedLLM) -> AsyncIterator[str]:
+    """Run ``llm`` on 127.0.0.1 at a free port; yields its base URL, ending in ``/v1``.
+
+    Handlers are cancelled when their client disconnects, as a real server stops generating.
+    """
+    llm._stopping = False
+    app = web.Application()
+    app[LLM] = llm
+    app.router.add_post("/v1/chat/completions", _chat_completions)
+    app.router.add_get("/v1/models", _models)
+    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
+    finally:
+        llm._stopping = True
+        await runner.cleanup()
+
+
+async def _models(request: web.Request) -> web.Response:
+    model = request.app[LLM].model
+    return web.json_response(
+        {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "tests"}]}
+    )
+
+
+async def _chat_completions(request: web.Request) -> web.StreamResponse:
+    llm = request.app[LLM]
+    body = await request.json()
+    llm.requests.append(body)
+    llm.headers.append({key.lower(): value for key, value in request.headers.items()})
+    if llm.status >= 400:
+        return _error(llm)
+    text = llm.reply(body["messages"])
+    if not (llm.streamed and body.get("stream")):
+        return web.json_response(_completion(body.get("model", llm.model), text))
+    try:
+        return await _stream(request, llm, body.get("model", llm.model), text)
+    except (asyncio.CancelledError, ConnectionResetError):
+        if not llm._stopping:
+            llm.disconnected.set()
+        raise
+
+
+def _error(llm: ScriptedLLM) -> web.Response:
+    body = llm.error_body
+    if isinstance(body, str):
+        return web.Response(status=llm.status, text=body)
+    if body is None:
+        body = {"error": {"message": f"scripted failure {llm.status}", "type": "api_error"}}
+    return web.json_response(body, status=llm.status)
+
+
+async def _stream(
+    request: web.Request, llm: ScriptedLLM, model: str, text: str
+) -> web.StreamResponse:
+    """Send ``text`` as server-sent events: role, content word by word, finish, [DONE]."""
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+
+    async def send(line: str) -> None:
+        data = (line + llm.newline).encode()
+        size = llm.write_size or len(data)
+        for start in range(0, len(data), size):
+            await asyncio.sleep(llm.chunk_delay)
+            await response.write(data[start : start + size])
+
+    async def event(delta: dict[str, str], finish_reason: str | None = None) -> None:
+        # Raw UTF-8, as Ollama and llama.cpp send it (so a write can split a character).
+        chunk = json.dumps(_chunk(model, delta, finish_reason), ensure_ascii=False)
+        await send(f"data: {chunk}{llm.newline}")
+
+    for line in llm.preamble:
+        await send(line)
+    await event({"role": "assistant", "content": ""})
+    for number, word in enumerate(re.findall(r"\s+|\S+\s*", text)):
+        if number == llm.hang_after:
+            await asyncio.Future()  # never done: only a disconnect or shutdown ends this
+        await event({"content": word})
+    await event({}, "stop")
+    await send(f"data: [DONE]{llm.newline}")
+    await response.write_eof()
+    return response
+
+
+def _chunk(model: str, delta: dict[str, str], finish_reason: str | None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+def _completion(model: str, text: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+    }

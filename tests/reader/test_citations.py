@@ -1,0 +1,294 @@
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.citations import (
+    MAX_GROUP,
+    SUPPORT_THRESHOLD,
+    Citation,
+    CitationFilter,
+    check_citations,
+    filter_citations,
+    flag_lines,
+    parse_citations,
+)
+
+EIFFEL = Source(
+    1,
+    "https://en.wikipedia.org/wiki/Eiffel_Tower",
+    "Eiffel Tower",
+    "<p>...</p>",
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. "
+    "It is named after the engineer Gustave Eiffel, whose company designed and built the tower "
+    "from 1887 to 1889. The tower is 330 metres tall.",
+)
+PYTHON = Source(
+    2,
+    "https://docs.python.org/3/whatsnew/3.12.html",
+    "What's New In Python 3.12",
+    "<p>...</p>",
+    "Python 3.12 was released on 2 October 2023. This release improves error messages and "
+    "makes f-strings more flexible.",
+)
+APACHE = Source(
+    1,
+    "https://de.wikipedia.org/wiki/Apache_HTTP_Server",
+    "Apache HTTP Server",
+    "<p>...</p>",
+    "Die Software steht unter der Apache-Lizenz 2.0 und wird von der Apache Software "
+    "Foundation gepflegt.",
+)
+TOKYO = Source(
+    1,
+    "https://ja.wikipedia.org/wiki/東京タワー",
+    "東京タワー",
+    "<p>...</p>",
+    "東京タワーは東京都港区芝公園にある電波塔である。高さは333メートルです。",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "groups"),
+    [
+        ("Paris [1].", [(1,)]),
+        ("Paris [1, 3].", [(1, 3)]),
+        ("Paris [1,3].", [(1, 3)]),
+        ("Paris [2-4].", [(2, 3, 4)]),
+        ("Paris [2\u20134].", [(2, 3, 4)]),
+        ("Paris [4-2].", [(2, 3, 4)]),
+        ("Paris [1, 3-4].", [(1, 3, 4)]),
+        ("Paris [1][2].", [(1,), (2,)]),
+        ("Paris [1-100].", [tuple(range(1, 21))]),
+        ("Paris [a], [1.5], [] and [the city](https://paris.fr) [1](https://x.org).", []),
+    ],
+)
+def test_parse_every_syntax(text: str, groups: list[tuple[int, ...]]) -> None:
+    assert parse_citations(text) == groups
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "removed"),
+    [
+        ("Paris is the capital [1, 3].", "Paris is the capital [1, 3].", 0),
+        ("Paris is the capital [1-3].", "Paris is the capital [1-3].", 0),
+        ("Paris is the capital [1, 7].", "Paris is the capital [1].", 1),
+        ("Paris is the capital [2-5].", "Paris is the capital [2, 3].", 2),
+        ("Paris is the capital [1,1, 9].", "Paris is the capital [1].", 1),
+        ("Paris is the capital [9].", "Paris is the capital.", 1),
+        ("Paris [0] and Lyon [4-5] are cities.", "Paris and Lyon are cities.", 3),
+        ("Paris [9][2] is big.", "Paris [2] is big.", 1),
+        ("Paris [1][9] and [8][9].", "Paris [1] and.", 3),
+        ("Paris [1-30] is big.", "Paris [1, 2, 3] is big.", 17),  # capped at 20 numbers
+        ("A [text](https://x.org), [a], [1.5], [] and [9](https://x.org) stay.", None, 0),
+    ],
+)
+def test_filter_citations_keeps_only_valid_numbers(
+    text: str, expected: str | None, removed: int
+) -> None:
+    assert filter_citations(text, sources=3) == (expected or text, removed)
+
+
+def test_capped_range_never_shows_its_invalid_end() -> None:
+    assert filter_citations("Paris [1-100].", sources=30) == ("Paris [" + ", ".join(
+        str(n) for n in range(1, 21)
+    ) + "].", 0)  # fmt: skip
+
+
+def test_filter_counts_removed_numbers_across_chunks() -> None:
+    stream = CitationFilter(sources=2)
+    shown = [stream.feed(chunk) for chunk in ["Paris [", "1, 5", "]. Rome [7", "]."]]
+    assert "".join(shown) + stream.finish() == "Paris [1]. Rome."
+    assert stream.removed == 2
+    assert stream.removed_numbers == [5, 7]
+
+
+def test_plain_text_streams_without_delay() -> None:
+    stream = CitationFilter(sources=3)
+    assert stream.feed("Hello world") == "Hello world"
+    assert (
+        stream.feed(", a [b] and [the link](https://x.org)")
+        == ", a [b] and [the link](https://x.org)"
+    )
+
+
+def test_only_a_trailing_space_waits_for_the_next_character() -> None:
+    # It goes if a removed citation follows ("Hello world [9]." -> "Hello world."); being
+    # blank, holding it delays nothing the user could see.
+    stream = CitationFilter(sources=3)
+    assert stream.feed("Hello world ") == "Hello world"
+    assert stream.feed("again") == " again"
+
+
+def test_open_citation_is_held_until_decided() -> None:
+    stream = CitationFilter(sources=3)
+    assert stream.feed("Paris [1") == "Paris"
+    assert stream.feed(", 2]") == ""  # a "(" next would make it a link
+    assert stream.feed(" is") == " [1, 2] is"
+
+
+def test_stream_ending_mid_citation_releases_it() -> None:
+    stream = CitationFilter(sources=3)
+    assert stream.feed("see [1") == "see"
+    assert stream.finish() == " [1"
+
+
+def test_overlong_group_is_released_as_text() -> None:
+    stream = CitationFilter(sources=3)
+    text = "[" + ", ".join(str(n) for n in range(1, 15))
+    assert len(text) > MAX_GROUP
+    assert stream.feed(text) == text
+
+
+def _streamed(text: str, cuts: list[int], sources: int) -> tuple[str, int]:
+    stream = CitationFilter(sources)
+    bounds = [0, *sorted(cuts), len(text)]
+    shown = [stream.feed(text[start:end]) for start, end in pairwise(bounds)]
+    return "".join(shown) + stream.finish(), stream.removed
+
+
+_PIECES = [
+    "[",
+    "]",
+    "(",
+    " ",
+    ",",
+    "-",
+    "\u2013",
+    "1",
+    "2",
+    "9",
+    "12",
+    "x",
+    ".",
+    "\n",
+    "[1]",
+    "[9]",
+]
+_PIECES += [
+    "[1, 9]",
+    "[2-4]",
+    "[3\u20131]",
+    "](",
+    "Paris",
+    "[a]",
+    " [7]",
+    "[1][2]",
+    "][",
+    "[1][9",
+    "[9][",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.one_of(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join), st.text()),
+    fractions=st.lists(st.floats(0, 1), max_size=12),
+    sources=st.integers(0, 5),
+)
+def test_streaming_equals_filtering_the_whole_text(
+    text: str, fractions: list[float], sources: int
+) -> None:
+    cuts = [int(fraction * len(text)) for fraction in fractions]
+    assert _streamed(text, cuts, sources) == filter_citations(text, sources)
+
+
+def test_copied_sentence_is_fully_supported() -> None:
+    [citation] = check_citations("The tower is 330 metres tall [1].", [EIFFEL])
+    assert citation == Citation("The tower is 330 metres tall.", (1,), 1.0, True)
+
+
+def test_paraphrase_with_other_inflections_is_supported() -> None:
+    # Only "error" matches exactly; "improved", "messaging", "released" match by prefix.
+    [citation] = check_citations("Improved error messaging was released [2].", [EIFFEL, PYTHON])
+    assert citation.support == 1.0
+    assert citation.supported
+
+
+def test_invented_sentence_is_unsupported() -> None:
+    answer = "The tower is painted bright green every spring by volunteers [1]."
+    [citation] = check_citations(answer, [EIFFEL])
+    assert citation.support == round(1 / 7, 3)  # only "tower"
+    assert not citation.supported
+
+
+def test_german_sentences() -> None:
+    answer = "Die Software wird unter Apache-Lizenzen veröffentlicht [1]. Sie kostet zehn Euro [1]."
+    released, price = check_citations(answer, [APACHE])
+    assert released.support == 0.75  # software, apache, lizenzen; not veröffentlicht
+    assert released.supported
+    assert price.support == 0.0  # kostet, zehn, euro
+    assert not price.supported
+
+
+def test_japanese_sentences_use_character_bigrams() -> None:
+    answer = "東京タワーの高さは333メートルです。[1]東京タワーは青色に塗られている。[1]"
+    height, colour = check_citations(answer, [TOKYO])
+    assert height.sentence == "東京タワーの高さは333メートルです。"
+    assert height.support == round(12 / 14, 3)  # ーの and の高 are not in the source
+    assert height.supported
+    assert colour.support == round(5 / 14, 3)
+    assert not colour.supported
+
+
+def test_citation_after_sentence_end_belongs_to_that_sentence() -> None:
+    answer = "The tower is 330 metres tall. [1] Python 3.12 was released in 2023. [2]\nNo citation."
+    tower, python = check_citations(answer, [EIFFEL, PYTHON])
+    assert (tower.sentence, tower.sources) == ("The tower is 330 metres tall.", (1,))
+    assert (python.sentence, python.sources) == ("Python 3.12 was released in 2023.", (2,))
+    assert tower.supported and python.supported
+
+
+def test_abbreviation_and_list_items_split_sensibly() -> None:
+    answer = "Some towers, e.g. the Eiffel Tower, are tall [1].\n- Python 3.12 was released [2]"
+    tower, python = check_citations(answer, [EIFFEL, PYTHON])
+    assert tower.sentence == "Some towers, e.g. the Eiffel Tower, are tall."
+    assert python.sentence == "Python 3.12 was released"
+
+
+def test_several_sources_take_the_best_one() -> None:
+    [citation] = check_citations("The tower is 330 metres tall [2, 1, 2].", [EIFFEL, PYTHON])
+    assert citation.sources == (2, 1)
+    assert citation.support == 1.0
+
+
+def test_invalid_numbers_are_ignored() -> None:
+    answer = "The tower is 330 metres tall [1, 9]. Rome is old [9]."
+    [citation] = check_citations(answer, [EIFFEL])
+    assert citation.sources == (1,)
+
+
+def test_sentence_without_content_terms_counts_as_supported() -> None:
+    [citation] = check_citations("It is so [1].", [EIFFEL])  # stopwords only
+    assert (citation.support, citation.supported) == (1.0, True)
+
+
+def test_empty_answer() -> None:
+    assert check_citations("", [EIFFEL]) == []
+    assert flag_lines([]) == []
+
+
+def test_flag_lines_name_unsupported_citations_only() -> None:
+    long = "The tower " + "really " * 20 + "is green"
+    citations = [
+        Citation("The tower is 500 m tall.", (2,), 0.167, False),
+        Citation("The tower is 330 metres tall.", (1,), 1.0, True),
+        Citation(long, (1, 3), 0.1, False),
+    ]
+    lines = flag_lines(citations)
+    assert lines[0] == 'unsupported: "The tower is 500 m tall." cites [2] (overlap 0.17)'
+    assert len(lines) == 2
+    assert lines[1].startswith('unsupported: "The tower really') and "…" in lines[1]
+    assert lines[1].endswith('" cites [1, 3] (overlap 0.10)')
+
+
+def test_threshold_decides_supported() -> None:
+    answer = "The tower was painted green [1]."  # tower, painted, green: 1/3 found
+    [default] = check_citations(answer, [EIFFEL])
+    [lenient] = check_citations(answer, [EIFFEL], threshold=0.3)
+    assert default.support == lenient.support == 0.333 < SUPPORT_THRESHOLD
+    assert (default.supported, lenient.supported) == (False, True)

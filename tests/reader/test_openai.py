@@ -1,0 +1,283 @@
+"""The OpenAI-compatible reader against a scripted server on loopback: real HTTP, real
+server-sent events, and each way a local LLM server goes wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession, web
+
+from htmlrag_chat.reader import Message, ReaderFailed
+from htmlrag_chat.reader.openai import OpenAIChat
+from tests.openai_server import ScriptedLLM, serve_llm
+
+MODEL = "otter-7b"
+MESSAGES = [
+    Message("system", "Answer from the sources, citing them as [n]."),
+    Message("user", "Where do otters live?"),
+]
+REPLY = "Otters live in rivers, lakes and along coasts [1], and sea otters in kelp forests [2]."
+
+
+def said(text: str) -> Callable[[list[dict[str, Any]]], str]:
+    return lambda messages: text
+
+
+def stream(llm: ScriptedLLM, max_tokens: int = 64, **options: Any) -> list[str]:
+    """The chunks ``OpenAIChat`` yields from a fresh server running ``llm``."""
+
+    async def main() -> list[str]:
+        async with serve_llm(llm) as url:
+            chat = OpenAIChat(url, MODEL, **options)
+            return [chunk async for chunk in chat.stream(MESSAGES, max_tokens)]
+
+    return asyncio.run(main())
+
+
+def failure(llm: ScriptedLLM, **options: Any) -> str:
+    with pytest.raises(ReaderFailed) as raised:
+        stream(llm, **options)
+    message = str(raised.value)
+    assert "\n" not in message
+    return message
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening on it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def first_chunk(chat: OpenAIChat) -> str:
+    return await anext(chat.stream(MESSAGES, 64))
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), seconds)
+
+
+def test_a_streamed_reply_arrives_in_chunks_that_add_up_to_it() -> None:
+    chunks = stream(ScriptedLLM(reply=said(REPLY)))
+    assert len(chunks) > 5
+    assert all(chunks)
+    assert "".join(chunks) == REPLY
+
+
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_the_request_carries_model_messages_and_limits(slash: str) -> None:
+    llm = ScriptedLLM(reply=lambda messages: f"You asked: {messages[-1]['content']}")
+
+    async def main() -> list[str]:
+        async with serve_llm(llm) as url:
+            chat = OpenAIChat(url + slash, MODEL, temperature=0.3)
+            assert chat.name == MODEL
+            return [chunk async for chunk in chat.stream(MESSAGES, 321)]
+
+    assert "".join(asyncio.run(main())) == "You asked: Where do otters live?"
+    assert llm.requests == [
+        {
+            "model": MODEL,
+            "messages": [
+                {"role": "system", "content": MESSAGES[0].content},
+                {"role": "user", "content": MESSAGES[1].content},
+            ],
+            "stream": True,
+            "max_tokens": 321,
+            "temperature": 0.3,
+        }
+    ]
+
+
+def test_the_scripted_server_lists_its_model() -> None:
+    async def main() -> dict[str, Any]:
+        async with (
+            serve_llm(ScriptedLLM(reply=said(REPLY), model=MODEL)) as url,
+            ClientSession() as session,
+            session.get(f"{url}/models") as response,
+        ):
+            return await response.json()
+
+    assert [model["id"] for model in asyncio.run(main())["data"]] == [MODEL]
+
+
+def test_the_api_key_goes_in_a_bearer_header() -> None:
+    llm = ScriptedLLM(reply=said(REPLY))
+    stream(llm, api_key="sk-local-123")
+    stream(llm)
+    assert llm.headers[0]["authorization"] == "Bearer sk-local-123"
+    assert "authorization" not in llm.headers[1]
+
+
+def test_a_server_that_ignores_stream_answers_with_one_completion() -> None:
+    assert stream(ScriptedLLM(reply=said(REPLY), streamed=False)) == [REPLY]
+
+
+def test_crlf_line_endings_parse() -> None:
+    assert "".join(stream(ScriptedLLM(reply=said(REPLY), newline="\r\n"))) == REPLY
+
+
+def test_lines_and_characters_split_across_network_chunks_reassemble() -> None:
+    # A two-byte "é" at each offset of a five-byte write: at least one is cut in two.
+    reply = "Les loutres 🦦 de Skagen: é aé oué ouaé ouaié, café crème."
+    llm = ScriptedLLM(reply=said(reply), write_size=5, chunk_delay=0.001)
+    assert "".join(stream(llm)) == reply
+
+
+def test_a_line_longer_than_aiohttps_line_limit_parses() -> None:
+    reply = "otter" * 300_000  # one word, so one 1.5 MB data line
+    assert stream(ScriptedLLM(reply=said(reply))) == [reply]
+
+
+def test_comments_event_lines_and_contentless_deltas_are_skipped() -> None:
+    preamble = [
+        ": keep-alive",
+        "event: message",
+        "id: 1",
+        "retry: 1000",
+        "",
+        'data: {"choices": [{"index": 0, "delta": {"reasoning_content": "Hmm, otters."}}]}',
+        "",
+        'data: {"choices": [{"index": 0, "delta": {"content": null}}]}',
+        "",
+        'data: {"choices": [], "usage": {"completion_tokens": 0}}',
+        "",
+    ]
+    assert "".join(stream(ScriptedLLM(reply=said(REPLY), preamble=preamble))) == REPLY
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # Ollama and llama.cpp, OpenAI style
+            {
+                "error": {
+                    "message": f'model "{MODEL}" not found, try pulling it first',
+                    "type": "api_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+            f'HTTP 404: model "{MODEL}" not found, try pulling it first',
+        ),
+        ({"error": f"model '{MODEL}' not found"}, f"HTTP 404: model '{MODEL}' not found"),
+        ("404 page not found\n", "HTTP 404: 404 page not found"),
+    ],
+)
+def test_an_http_error_keeps_the_servers_message(body: dict[str, Any] | str, expected: str) -> None:
+    message = failure(ScriptedLLM(reply=said(REPLY), status=404, error_body=body))
+    assert message.startswith("http://127.0.0.1:")
+    assert message.endswith(f"/v1/chat/completions: {expected}")
+
+
+def test_an_error_event_mid_stream_fails_with_its_message() -> None:
+    preamble = ['data: {"error": {"message": "CUDA out of memory", "code": 500}}', ""]
+    message = failure(ScriptedLLM(reply=said(REPLY), preamble=preamble))
+    assert message.endswith("/v1/chat/completions: CUDA out of memory")
+
+
+def test_a_malformed_data_line_fails() -> None:
+    message = failure(ScriptedLLM(reply=said(REPLY), preamble=["data: {oops", ""]))
+    assert "sent malformed JSON: {oops" in message
+
+
+def test_a_refused_connection_fails_fast_and_says_so() -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    start = time.perf_counter()
+    with pytest.raises(ReaderFailed) as raised:
+        asyncio.run(first_chunk(OpenAIChat(url, MODEL)))
+    assert time.perf_counter() - start < 2
+    assert str(raised.value) == (
+        f"cannot reach the reader server at {url}/chat/completions: connection refused"
+        " (is it running?)"
+    )
+
+
+def test_a_url_without_a_scheme_fails_with_a_clear_line() -> None:
+    with pytest.raises(ReaderFailed, match=r"^localhost:11434/v1/chat/completions is not an http"):
+        asyncio.run(first_chunk(OpenAIChat("localhost:11434/v1", MODEL)))
+
+
+def test_a_server_that_stalls_longer_than_the_timeout_fails() -> None:
+    start = time.perf_counter()
+    message = failure(ScriptedLLM(reply=said(REPLY), chunk_delay=2.0), timeout=0.2)
+    assert time.perf_counter() - start < 1.5
+    assert message.endswith("/v1/chat/completions did not answer within 0.2 s")
+
+
+def test_the_timeout_bounds_each_chunk_not_the_whole_answer() -> None:
+    llm = ScriptedLLM(reply=said(REPLY), chunk_delay=0.03)  # 17 events: about 0.5 s in all
+    start = time.perf_counter()
+    assert "".join(stream(llm, timeout=0.25)) == REPLY
+    assert time.perf_counter() - start > 0.25
+
+
+def test_an_html_page_at_the_url_is_refused() -> None:
+    """A web UI answering every path with its page, as at a base URL missing ``/v1``."""
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<html><body>Open WebUI</body></html>", content_type="text/html")
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", page)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        try:
+            url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+            await first_chunk(OpenAIChat(url, MODEL))
+        finally:
+            await runner.cleanup()
+
+    with pytest.raises(ReaderFailed, match="answered with text/html, not an event stream"):
+        asyncio.run(main())
+
+
+def test_cancelling_the_consumer_hangs_up_on_the_server_promptly() -> None:
+    llm = ScriptedLLM(reply=said(REPLY), hang_after=2)
+    received: list[str] = []
+
+    async def consume(url: str) -> None:
+        async for chunk in OpenAIChat(url, MODEL).stream(MESSAGES, 64):
+            received.append(chunk)
+
+    async def main() -> float:
+        async with serve_llm(llm) as url:
+            task = asyncio.create_task(consume(url))
+            await until(lambda: len(received) == 2)
+            await asyncio.sleep(0.05)  # the server is stalled now, the client waiting
+            assert not llm.disconnected.is_set()
+            start = time.perf_counter()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            elapsed = time.perf_counter() - start
+            await asyncio.wait_for(llm.disconnected.wait(), 2)
+            return elapsed
+
+    assert asyncio.run(main()) < 0.5
+    assert received == ["Otters ", "live "]
+
+
+def test_closing_the_stream_early_hangs_up_on_the_server() -> None:
+    llm = ScriptedLLM(reply=said(REPLY), hang_after=1)
+
+    async def main() -> str:
+        async with serve_llm(llm) as url:
+            chunks = OpenAIChat(url, MODEL).stream(MESSAGES, 64)
+            first = await anext(chunks)
+            await chunks.aclose()  # an async generator's, as ``async for`` leaves it on break
+            await asyncio.wait_for(llm.disconnected.wait(), 2)
+            return first
+
+    assert asyncio.run(main()) == "Otters "
