@@ -12,10 +12,10 @@ STAMP := $(VENV)/.installed
 # otherwise the CLI says it falls back to its documented approximation.
 LLAMA3 := $(wildcard ../shared/tokenizers/llama3/tokenizer.json)
 DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
-DEMO_PAGE := tests/fixtures/pages/docker-engine.html
-DEMO_QUERY := Under which license is Docker Engine released?
-# The generative stage needs a trained pruner (a hub download); the embedding stage runs
-# offline with the bundled all-MiniLM-L6-v2, so that is what the demo shows.
+# The demo replays a recording bundled in demo/ (real pages; see demo/README.md) through the
+# whole pipeline. --reader auto answers with a local LLM when one is on disk, and otherwise
+# extractively, saying so and how to install a model.
+DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"))["question"])'
 
 .PHONY: venv test lint demo bench clean
 
@@ -37,8 +37,10 @@ test: lint
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
-	$(VENV)/bin/htmlrag-chat prune --stats --progress --scorer embed --budget 400 \
-		$(DEMO_TOKENIZER) --query "$(DEMO_QUERY)" $(DEMO_PAGE)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" cache import --jsonl demo/recording.jsonl.gz >/dev/null && \
+	$(VENV)/bin/htmlrag-chat --replay "$$tmp/demo.db" ask --reader auto --progress \
+		$(DEMO_TOKENIZER) "$$($(DEMO_QUESTION))"
 
 # The benchmark compares against the authors' toolkit, which needs langchain and more:
 # it gets its own environment so the project never depends on it.

@@ -43,7 +43,7 @@ def load_reader_settings(path: Path | None = None, **overrides: object) -> Reade
     (options left as None do not override)."""
     settings = replace(ReaderSettings(), **_read_table(path or config_path()))
     environment = {
-        "base_url": os.environ.get("HTMLRAG_CHAT_BASE_URL"),
+        "base_url": os.environ.get("HTMLRAG_CHAT_BASE_URL") or None,  # empty: unset
         "api_key": next((os.environ[k] for k in _ENV_KEYS if os.environ.get(k)), None),
     }
     for values in (environment, overrides):
@@ -71,5 +71,10 @@ def _read_table(path: Path) -> dict[str, object]:
     for key, value in table.items():
         expected = int if key in ("max_tokens", "context_tokens") else str
         if not isinstance(value, expected) or isinstance(value, bool):
-            raise UserError(f"{path}: [reader] {key} must be a {expected.__name__}")
+            kind = "a whole number" if expected is int else "a string"
+            raise UserError(f"{path}: [reader] {key} must be {kind}")
+    if table.get("reader", READERS[0]) not in READERS:
+        raise UserError(
+            f"{path}: [reader] reader must be one of {', '.join(READERS)}, not {table['reader']!r}"
+        )
     return table

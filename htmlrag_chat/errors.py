@@ -2,7 +2,8 @@
 
 Exit codes (documented in the README and ``--help``):
 0 success, 1 internal error, 2 usage error (or a model that cannot be loaded), 3 an input
-could not be used, 4 the cache file cannot be used, 5 the web could not be searched.
+could not be used, 4 the cache file cannot be used, 5 the web could not be searched or the
+reader's server could not be reached.
 """
 
 from __future__ import annotations

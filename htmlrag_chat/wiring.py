@@ -20,7 +20,7 @@ from htmlrag_chat.reader.local import DEFAULT_READER_MODEL, LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.scoring.embed import EmbeddingCache
-from htmlrag_chat.tokens import HFTokenCounter, TokenCounter, load_token_counter
+from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
 
 FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
 PRUNERS = ("two-stage", "embed", "bm25")
@@ -67,13 +67,13 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
     return LLMReader(chat, "local", settings.max_tokens)
 
 
-def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> TokenCounter:
-    """Budgets count the reader's own tokens when it is a local model; otherwise the
-    ``--tokenizer`` (default Llama-3's, else the approximation with a notice by the caller)."""
+def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
+    """Budgets count the reader's own tokens when it is a local model; otherwise those of
+    ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
     if isinstance(reader, LLMReader) and isinstance(reader.chat, LocalChat) and not tokenizer:
         _, loaded = reader.chat.load()
-        return HFTokenCounter(loaded, reader.chat.model_name)
-    return load_token_counter(tokenizer).counter
+        return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
+    return load_token_counter(tokenizer)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ class Answer:
     citations: list[Citation]
     removed_citations: int  # citation numbers with no such source, taken out of the text
     flags: list[str]  # one line per citation its source does not support
-    queries: list[str]  # the searches made, in order
+    queries: list[str]  # the queries searched for, in order (a replay may have lacked some)
     rounds: int  # search rounds (0: answered from the conversation's sources)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
     first_token_ms: float | None = None  # from the question to the first answer text

@@ -24,6 +24,7 @@ _SEARCH = re.compile(
 _NO_SEARCH = re.compile(_DECORATION + r"no[\s_-]+search\b", re.I | re.M)
 _ENOUGH = re.compile(_DECORATION + r"(enough|sufficient)\b", re.I | re.M)
 _MISSING = re.compile(_DECORATION + r"missing\s*\**\s*" + _COLON + r"\s*(.+)$", re.I | re.M)
+_NOTHING = {"", "none", "nothing", "n/a", "-"}  # "MISSING: none" means enough
 _QUOTES = "\"'`*“”„«»「」"
 
 
@@ -63,7 +64,10 @@ def parse_plan(reply: str, max_queries: int) -> Plan | None:
     """The queries of a rewrite reply; ``None`` when it holds no usable marker."""
     queries = [q for q in (_clean(m) for m in _SEARCH.findall(reply)) if q]
     if queries:
-        return Plan(tuple(dict.fromkeys(queries))[:max_queries])
+        unique: dict[str, str] = {}  # case differences do not make another search
+        for query in queries:
+            unique.setdefault(query.casefold(), query)
+        return Plan(tuple(unique.values())[:max_queries])
     if _NO_SEARCH.search(reply):
         return Plan((), search=False)
     return None
@@ -78,7 +82,8 @@ def parse_missing(reply: str) -> str | None:
     enough = _ENOUGH.search(reply)
     if enough is not None and enough.start() < missing.start():
         return None
-    return _clean(missing.group(1)) or None
+    query = _clean(missing.group(1))
+    return None if query.casefold().rstrip(".") in _NOTHING else query or None
 
 
 def _clean(query: str) -> str:

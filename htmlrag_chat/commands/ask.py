@@ -132,8 +132,8 @@ async def _answer(args: argparse.Namespace, store: Store, emit) -> Answer:
     )
     reader = build_reader(settings, emit)
     counter = reader_counter(reader, args.tokenizer)
-    if not counter.exact:
-        emit(Notice("no tokenizer for the reader: budgets are counted approximately"))
+    if counter.notice:
+        emit(Notice(counter.notice))
     prune = PruneSettings(
         pruner=args.pruner,
         budget=args.budget,
@@ -153,7 +153,7 @@ async def _answer(args: argparse.Namespace, store: Store, emit) -> Answer:
         ),
         reader=reader,
         stages=build_stages(prune, emit, cache),
-        counter=counter,
+        counter=counter.counter,
         emit=emit,
         rounds=args.rounds,
         max_pages=args.pages,

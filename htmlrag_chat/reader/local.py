@@ -67,6 +67,10 @@ class LocalChat:
     def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
         """The chat-templated prompt; control tokens inside messages stay text."""
         _, tokenizer = self.load()
+        if not getattr(tokenizer, "chat_template", None):
+            raise UserError(
+                f"{self.model_name}: no chat template, so not a chat model to read with"
+            )
         encoded = tokenizer.apply_chat_template(
             [{"role": m.role, "content": m.content} for m in messages],
             add_generation_prompt=True,

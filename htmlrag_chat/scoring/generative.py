@@ -71,9 +71,13 @@ class GenStats:
     skipped_nodes: int = 0  # single-child nodes: probability 1, no model call
 
 
-@lru_cache(maxsize=2)
 def load_causal_lm(model_name: str, device: str, local_only: bool = False) -> tuple[Any, Any]:
     """Model and tokenizer, loaded once per process and device (no remote code)."""
+    return _load_causal_lm(model_name, device, local_only)  # one cache key however called
+
+
+@lru_cache(maxsize=2)
+def _load_causal_lm(model_name: str, device: str, local_only: bool) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 

@@ -1,0 +1,502 @@
+"""The agent end to end: a scripted LLM server on loopback, a replayed web in a real SQLite
+store, real cleaning and BM25 pruning, real citation checks.
+
+The model's replies are routed by prompt: the rewrite prompt holds "New message:", the
+sufficiency check "Do the sources above contain", and the reader call starts with a system
+message. Small pages with distinct facts about two cities make support checks meaningful.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from htmlrag_chat.agent.answer import Answer, Turn
+from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.events import (
+    AnswerDelta,
+    Event,
+    Notice,
+    Searching,
+    Skipped,
+    StageFinished,
+    StageStarted,
+)
+from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.sources import NOT_RECORDED, Sources
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.tokens import ApproxTokenCounter
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from tests.openai_server import ScriptedLLM, serve_llm
+
+MODEL = "scripted-reader"
+REWRITE_MARK = "New message:"
+CHECK_MARK = "Do the sources above contain"
+
+
+def page(title: str, *paragraphs: str) -> str:
+    """A small article page with the boilerplate a real one has around its text."""
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    return (
+        f"<!doctype html><html><head><title>{title}</title>"
+        "<script>window.tracking = true;</script></head><body>"
+        '<nav><a href="/">Home</a> <a href="/cities">Cities</a></nav>'
+        f"<main><article><h1>{title}</h1>{body}</article></main>"
+        "<footer>Copyright 2024 City Guides</footer></body></html>"
+    )
+
+
+LYON_URL = "https://cities.example/lyon"
+PORTO_URL = "https://cities.example/porto"
+CENSUS_URL = "https://stats.example/lyon-census"
+PAGES = {
+    LYON_URL: page(
+        "Lyon travel guide",
+        "Lyon hosts the Festival of Lights every December, when residents put candles in "
+        "their windows.",
+        "The Basilica of Notre-Dame de Fourvière overlooks the old town from its hill.",
+        "Lyon lies where the Rhône and the Saône rivers meet.",
+    ),
+    PORTO_URL: page(
+        "Porto travel guide",
+        "Porto stands on the north bank of the Douro river.",
+        "The Dom Luís I bridge over the Douro was completed in 1886.",
+        "Port wine is aged in cellars in Vila Nova de Gaia, across the river.",
+    ),
+    CENSUS_URL: page(
+        "Lyon census",
+        "The population of Lyon was 522,250 at the 2020 census.",
+        "The metropolis of Lyon counts about 1.4 million inhabitants.",
+    ),
+}
+
+LYON_QUESTION = "What is Lyon known for?"
+BOTH_QUESTION = "What are Lyon and Porto known for?"
+POPULATION_QUERY = "population of Lyon"
+SEARCHES = {
+    LYON_QUESTION: [LYON_URL],
+    BOTH_QUESTION: [LYON_URL, PORTO_URL],
+    POPULATION_QUERY: [CENSUS_URL],
+    "Lyon festival": [LYON_URL],
+    "Porto bridge": [PORTO_URL],
+}
+LYON_ANSWER = "Lyon hosts the Festival of Lights every December [1]."
+
+
+@dataclass
+class Script:
+    """The scripted model: one reply per kind of call, routed by the prompt."""
+
+    rewrite: str = "SEARCH: something else entirely"
+    check: str = "ENOUGH"
+    answer: str = LYON_ANSWER
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        return {"rewrite": self.rewrite, "check": self.check, "read": self.answer}[kind(messages)]
+
+
+def kind(messages: list[dict[str, Any]]) -> str:
+    """Which call a request is: "read", "rewrite" or "check"."""
+    if messages[0]["role"] == "system":
+        return "read"
+    content = messages[-1]["content"]
+    if REWRITE_MARK in content:
+        return "rewrite"
+    if CHECK_MARK in content:
+        return "check"
+    raise AssertionError(f"a request the script does not expect: {content[:200]!r}")
+
+
+def requests_of(llm: ScriptedLLM, call: str) -> list[list[dict[str, Any]]]:
+    """The messages of every request of one kind the server saw, in order."""
+    return [body["messages"] for body in llm.requests if kind(body["messages"]) == call]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A recording with the searches and pages above, as ``htmlrag-chat`` would make it."""
+    store = Store.open(tmp_path / "c.db")
+    for query, urls in SEARCHES.items():
+        results = [SearchResult(url, f"{url} title", "a snippet") for url in urls]
+        store.put_search(query, results, region="wt-wt", safesearch="moderate", backend="ddg")
+    for url, html in PAGES.items():
+        data = html.encode("utf-8")
+        store.put_page(
+            FetchResult(
+                url,
+                Outcome.OK,
+                status=200,
+                content_type="text/html",
+                charset="utf-8",
+                body=data,
+                bytes=len(data),
+                fetched_at=time.time(),
+            )
+        )
+    yield store
+    store.close()
+
+
+@dataclass
+class Run:
+    """One question's answer and every event it emitted."""
+
+    answer: Answer
+    events: list[Event] = field(default_factory=list)
+
+    def of(self, event_type: type) -> list[Any]:
+        """The events of one type, in order."""
+        return [event for event in self.events if isinstance(event, event_type)]
+
+    def stages(self, event_type: type[StageStarted] | type[StageFinished]) -> list[str]:
+        """The stage names of every start (or finish) event, in order."""
+        return [event.stage for event in self.of(event_type)]
+
+
+def make_agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
+    """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only."""
+    return Agent(
+        web=Sources(store, replay=True),
+        reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
+        stages=[Stage(BM25Scorer(), 2048)],
+        counter=ApproxTokenCounter(),
+        emit=events.append,
+        **options,
+    )
+
+
+def ask(
+    llm: ScriptedLLM,
+    store: Store,
+    message: str,
+    history: Sequence[Turn] = (),
+    **options: Any,
+) -> Run:
+    """Ask one question against a fresh server running ``llm``."""
+    events: list[Event] = []
+
+    async def main() -> Answer:
+        async with serve_llm(llm) as url:
+            return await make_agent(url, store, events, **options).ask(message, history)
+
+    return Run(asyncio.run(main()), events)
+
+
+def urls(answer: Answer) -> list[str]:
+    """The URLs of an answer's sources, in source-number order."""
+    return [source.url for source in answer.sources]
+
+
+def lyon_turn(store: Store) -> Turn:
+    """A first exchange about Lyon, with the sources its answer was given."""
+    first = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1).answer
+    assert urls(first) == [LYON_URL]
+    return Turn(first.question, first.text, tuple(first.sources))
+
+
+# -- planning
+
+
+def test_a_first_message_is_searched_as_typed_not_as_rephrased(store: Store) -> None:
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: famous sights of Lyon France"))
+    run = ask(llm, store, LYON_QUESTION)
+    assert len(requests_of(llm, "rewrite")) == 1
+    assert run.of(Searching) == [Searching(1, (LYON_QUESTION,), "as typed")]
+    assert run.of(Skipped) == []  # the rephrasing was never searched
+    assert run.answer.queries == [LYON_QUESTION]
+    assert urls(run.answer) == [LYON_URL]
+    assert run.answer.text == LYON_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("max_queries", "queries"),
+    [
+        (3, (BOTH_QUESTION, "Lyon festival", "Porto bridge")),
+        (2, (BOTH_QUESTION, "Lyon festival")),
+    ],
+)
+def test_sub_queries_of_a_first_message_are_added_up_to_max_queries(
+    store: Store, max_queries: int, queries: tuple[str, ...]
+) -> None:
+    reply = "SEARCH: Lyon festival\nSEARCH: Porto bridge\nSEARCH: Lyon rivers"
+    llm = ScriptedLLM(reply=Script(rewrite=reply))
+    run = ask(llm, store, BOTH_QUESTION, max_queries=max_queries)
+    [rewrite] = requests_of(llm, "rewrite")
+    assert f"up to {max_queries}" in rewrite[-1]["content"]
+    assert run.of(Searching) == [Searching(1, queries, "planned")]
+    assert run.answer.queries == list(queries)
+    assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
+
+
+def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
+    turn = lyon_turn(store)
+    follow_up = "How many people live there?"
+    llm = ScriptedLLM(
+        reply=Script(
+            rewrite=f"SEARCH: {POPULATION_QUERY}",
+            answer="The population of Lyon was 522,250 at the 2020 census [1].",
+        )
+    )
+    run = ask(llm, store, follow_up, [turn], rounds=1)
+
+    [rewrite] = requests_of(llm, "rewrite")
+    prompt = rewrite[-1]["content"]
+    assert f"User: {LYON_QUESTION}" in prompt
+    assert f"Assistant: {LYON_ANSWER}" in prompt
+    assert f"{REWRITE_MARK} {follow_up}" in prompt
+    assert run.of(Searching) == [Searching(1, (POPULATION_QUERY,), "planned")]
+    assert run.answer.queries == [POPULATION_QUERY]
+    assert urls(run.answer) == [CENSUS_URL]
+    # The reader sees the conversation before the new question.
+    [read] = requests_of(llm, "read")
+    assert [(m["role"], m["content"]) for m in read[1:3]] == [
+        ("user", LYON_QUESTION),
+        ("assistant", LYON_ANSWER),
+    ]
+    assert follow_up in read[-1]["content"]
+    assert run.answer.citations[0].supported
+
+
+def test_shorter_please_reuses_the_previous_sources_without_searching(store: Store) -> None:
+    turn = lyon_turn(store)
+    llm = ScriptedLLM(reply=Script(rewrite="NO SEARCH", answer="Festival of Lights [1]."))
+    run = ask(llm, store, "shorter please", [turn])
+
+    assert run.of(Searching) == []
+    assert not {"search", "fetch", "check"} & set(run.stages(StageStarted))
+    assert run.answer.rounds == 0
+    assert run.answer.queries == []
+    assert run.answer.sources == list(turn.sources)
+    [read] = requests_of(llm, "read")
+    question = read[-1]["content"]
+    assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in question
+    assert turn.sources[0].html in question
+    assert "shorter please" in question
+    assert requests_of(llm, "check") == []
+    assert run.answer.text == "Festival of Lights [1]."
+
+
+def test_an_unreadable_rewrite_of_a_follow_up_searches_the_message(store: Store) -> None:
+    turn = lyon_turn(store)
+    follow_up = "What are Lyon and Porto known for?"
+    llm = ScriptedLLM(reply=Script(rewrite="I would search for both cities, I think."))
+    run = ask(llm, store, follow_up, [turn])
+
+    [notice] = run.of(Notice)
+    assert "rewrite could not be read" in notice.message
+    assert run.of(Searching) == [Searching(1, (follow_up,), "as typed")]
+    assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
+
+
+# -- search rounds
+
+
+def test_missing_information_triggers_exactly_one_more_round(store: Store) -> None:
+    llm = ScriptedLLM(
+        reply=Script(
+            check=f"MISSING: {POPULATION_QUERY}",
+            answer="Lyon hosts the Festival of Lights [1] and had 522,250 inhabitants [2].",
+        )
+    )
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+
+    assert run.of(Searching) == [
+        Searching(1, (LYON_QUESTION,), "as typed"),
+        Searching(2, (POPULATION_QUERY,), f"missing: {POPULATION_QUERY}"),
+    ]
+    [check] = requests_of(llm, "check")
+    assert LYON_URL in check[-1]["content"]
+    assert run.answer.rounds == 2
+    assert run.answer.queries == [LYON_QUESTION, POPULATION_QUERY]
+    assert urls(run.answer) == [LYON_URL, CENSUS_URL]
+    [read] = requests_of(llm, "read")
+    assert LYON_URL in read[-1]["content"]
+    assert CENSUS_URL in read[-1]["content"]
+    assert "522,250" in read[-1]["content"]
+
+
+def test_the_same_missing_query_does_not_search_again(store: Store) -> None:
+    llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
+    run = ask(llm, store, LYON_QUESTION, rounds=3)
+    assert [event.round for event in run.of(Searching)] == [1, 2]
+    assert len(requests_of(llm, "check")) == 2
+    assert run.answer.rounds == 2
+
+
+@pytest.mark.parametrize("check", ["ENOUGH", "Well, the sources mention a festival."])
+def test_enough_or_an_unreadable_check_ends_after_one_round(store: Store, check: str) -> None:
+    llm = ScriptedLLM(reply=Script(check=check))
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    assert run.of(Searching) == [Searching(1, (LYON_QUESTION,), "as typed")]
+    assert len(requests_of(llm, "check")) == 1
+    assert run.answer.rounds == 1
+    assert urls(run.answer) == [LYON_URL]
+
+
+def test_a_query_missing_from_the_replay_is_skipped(store: Store) -> None:
+    llm = ScriptedLLM(
+        reply=Script(
+            rewrite="SEARCH: Lyon festival\nSEARCH: Porto nightlife",
+            answer="Lyon hosts the Festival of Lights [1]. The Dom Luís I bridge was completed"
+            " in 1886 [2].",
+        )
+    )
+    run = ask(llm, store, BOTH_QUESTION, rounds=1)
+
+    skipped = run.of(Skipped)
+    assert [(s.what, s.kind) for s in skipped] == [("Porto nightlife", "query")]
+    assert NOT_RECORDED in skipped[0].reason
+    assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]  # from the recorded queries
+    assert "Festival of Lights" in run.answer.text
+    assert all(citation.supported for citation in run.answer.citations)
+
+
+# -- reading and checking
+
+
+def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
+    llm = ScriptedLLM(
+        reply=Script(
+            answer="Lyon hosts the Festival of Lights [1]. Porto has many bridges [9]. "
+            "The Dom Luís I bridge was completed in 1886 [2]."
+        )
+    )
+    run = ask(llm, store, BOTH_QUESTION, rounds=1)
+
+    assert len(run.answer.sources) == 2
+    assert run.answer.text == (
+        "Lyon hosts the Festival of Lights [1]. Porto has many bridges. "
+        "The Dom Luís I bridge was completed in 1886 [2]."
+    )
+    assert run.answer.removed_citations == 1
+    deltas = [delta.text for delta in run.of(AnswerDelta)]
+    assert len(deltas) > 1
+    assert not any("[9]" in delta or "9]" in delta for delta in deltas)
+    assert "".join(deltas).strip() == run.answer.text
+    assert [c.sources for c in run.answer.citations] == [(1,), (2,)]
+
+
+def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:
+    llm = ScriptedLLM(
+        reply=Script(
+            answer="Lyon hosts the Festival of Lights every December [1]. "
+            "Napoleon built the tallest skyscraper of Europe there in 1802 [1]."
+        )
+    )
+    run = ask(llm, store, LYON_QUESTION, rounds=1)
+
+    copied, invented = run.answer.citations
+    assert copied.sentence == "Lyon hosts the Festival of Lights every December."
+    assert copied.supported
+    assert invented.sentence.startswith("Napoleon built")
+    assert not invented.supported
+    [flag] = run.answer.flags
+    assert "Napoleon built" in flag
+    assert "[1]" in flag
+
+
+def test_cancelling_stops_the_answer_and_the_server_sees_it(store: Store) -> None:
+    # The stall applies to every streamed reply: the rewrite must be shorter than it.
+    llm = ScriptedLLM(
+        reply=Script(
+            rewrite="SEARCH: Lyon",
+            answer="Lyon hosts the Festival of Lights every December [1].",
+        ),
+        hang_after=3,
+    )
+
+    async def main() -> float:
+        events: list[Event] = []
+        first_delta = asyncio.Event()
+
+        def emit(event: Event) -> None:
+            events.append(event)
+            if isinstance(event, AnswerDelta):
+                first_delta.set()
+
+        async with serve_llm(llm) as url:
+            agent = make_agent(url, store, events, rounds=1)
+            agent.emit = emit
+            task = asyncio.create_task(agent.ask(LYON_QUESTION))
+            await asyncio.wait_for(first_delta.wait(), 10)
+            started = time.perf_counter()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            elapsed = time.perf_counter() - started
+            await asyncio.wait_for(llm.disconnected.wait(), 5)
+            finished = [event.stage for event in events if isinstance(event, StageFinished)]
+            assert "read" not in finished  # the answer never completed
+            return elapsed
+
+    elapsed = asyncio.run(main())
+    assert elapsed < 2.0  # a liveness bound: the hung stream must not hold the task
+
+
+# -- events and the record
+
+
+EXPECTED_STAGES = [
+    "plan",
+    "search",
+    "fetch",
+    "clean",
+    "bm25/blocks",
+    "bm25/score",
+    "bm25/prune",
+    "check",
+    "read",
+    "cite",
+]
+
+
+def test_every_stage_reports_its_start_finish_and_time(store: Store) -> None:
+    llm = ScriptedLLM(reply=Script())
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+
+    assert run.stages(StageStarted) == EXPECTED_STAGES
+    assert run.stages(StageFinished) == EXPECTED_STAGES
+    # Stages do not overlap: each one finishes before the next one starts.
+    bounds = [e.stage for e in run.events if isinstance(e, StageStarted | StageFinished)]
+    assert bounds == [name for name in EXPECTED_STAGES for _ in range(2)]
+    assert set(run.answer.timings) == set(EXPECTED_STAGES)
+    assert all(ms >= 0 for ms in run.answer.timings.values())
+    finished = {e.stage: e for e in run.of(StageFinished)}
+    assert finished["fetch"].counts == {"pages": 1, "failed": 0}
+    assert finished["cite"].counts["citations"] == 1
+    assert run.answer.first_token_ms is not None
+    assert 0 < run.answer.first_token_ms <= run.answer.total_ms
+
+
+def test_the_json_record_holds_the_answer_and_what_it_came_from(store: Store) -> None:
+    llm = ScriptedLLM(
+        reply=Script(answer=LYON_ANSWER + " Lyon has a famous opera house by Napoleon [1].")
+    )
+    answer = ask(llm, store, LYON_QUESTION, rounds=1).answer
+    record = json.loads(json.dumps(answer.to_json()))
+
+    assert record["question"] == LYON_QUESTION
+    assert record["answer"] == answer.text
+    assert record["reader"] == "openai"
+    assert record["model"] == MODEL
+    assert [c["sources"] for c in record["citations"]] == [[1], [1]]
+    assert [c["supported"] for c in record["citations"]] == [True, False]
+    assert len(record["flags"]) == 1
+    assert record["queries"] == [LYON_QUESTION]
+    assert set(record["timings_ms"]) == {s for s in EXPECTED_STAGES if s != "check"}
+    [source] = record["sources"]
+    assert source["number"] == 1
+    assert source["url"] == LYON_URL
+    assert source["title"] == "Lyon travel guide"
+    assert "Festival of Lights" in source["content"]
+    assert "tracking" not in source["content"]  # cleaned and pruned, not the raw page

@@ -1,0 +1,180 @@
+"""Reading the LLM's line-based replies: search queries from a rewrite, and what is missing
+from a sufficiency check, as small models actually write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from htmlrag_chat.agent.plan import (
+    MAX_QUERY_CHARS,
+    Plan,
+    format_history,
+    parse_missing,
+    parse_plan,
+    rewrite_messages,
+    sufficiency_messages,
+)
+from htmlrag_chat.reader import Message
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "SEARCH: lyon festival of lights",
+        "search: lyon festival of lights",
+        '1. **Search:** "lyon festival of lights"',
+        "- search query: lyon festival of lights",
+        "* **SEARCH QUERY:** `lyon festival of lights`",
+        "> SEARCH: “lyon festival of lights”",
+        "SEARCH\uff1a lyon festival of lights",  # full-width colon, as a CJK reply writes it
+        "Sure, here is the query.\n\nSEARCH:   lyon   festival of lights  \n",
+    ],
+)
+def test_a_search_line_is_read_through_its_decoration(reply: str) -> None:
+    assert parse_plan(reply, 3) == Plan(("lyon festival of lights",))
+
+
+def test_every_search_line_is_a_query_in_order() -> None:
+    reply = "SEARCH: population of Lyon\n2. SEARCH: population of Porto\n"
+    assert parse_plan(reply, 3) == Plan(("population of Lyon", "population of Porto"))
+
+
+def test_repeated_queries_are_searched_once() -> None:
+    reply = "SEARCH: population of Lyon\nSEARCH: Population of LYON\nSEARCH: population of Porto"
+    assert parse_plan(reply, 3) == Plan(("population of Lyon", "population of Porto"))
+
+
+def test_queries_are_capped_at_max_queries() -> None:
+    reply = "\n".join(f"SEARCH: query {n}" for n in range(1, 6))
+    assert parse_plan(reply, 2) == Plan(("query 1", "query 2"))
+
+
+def test_duplicates_do_not_use_up_the_cap() -> None:
+    reply = "SEARCH: a b\nSEARCH: a b\nSEARCH: c d"
+    assert parse_plan(reply, 2) == Plan(("a b", "c d"))
+
+
+@pytest.mark.parametrize("reply", ["NO SEARCH", "no search", "- **No search**", "NO_SEARCH."])
+def test_no_search_means_the_message_needs_no_new_information(reply: str) -> None:
+    plan = parse_plan(reply, 3)
+    assert plan == Plan((), search=False)
+
+
+def test_a_search_line_wins_over_no_search() -> None:
+    assert parse_plan("NO SEARCH\nSEARCH: lyon", 3) == Plan(("lyon",))
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "I would look up the population of Lyon.",
+        "Searching for: lyon",  # not the marker
+        "You could SEARCH: lyon",  # the marker is not at the start of a line
+        'SEARCH: ""',
+        '{"queries": ["lyon"]}',
+    ],
+)
+def test_a_reply_without_a_usable_marker_is_none(reply: str) -> None:
+    assert parse_plan(reply, 3) is None
+
+
+def test_an_overlong_query_is_ignored() -> None:
+    long = "lyon " * (MAX_QUERY_CHARS // 5 + 1)
+    assert len(long.strip()) > MAX_QUERY_CHARS
+    assert parse_plan(f"SEARCH: {long}", 3) is None
+    assert parse_plan(f"SEARCH: {long}\nSEARCH: porto", 3) == Plan(("porto",))
+
+
+def test_a_query_of_exactly_the_limit_is_kept() -> None:
+    query = "x" * MAX_QUERY_CHARS
+    assert parse_plan(f"SEARCH: {query}", 3) == Plan((query,))
+
+
+@pytest.mark.parametrize("reply", ["ENOUGH", "enough", "**ENOUGH**", "- Sufficient.", "ENOUGH\n"])
+def test_enough_means_nothing_is_missing(reply: str) -> None:
+    assert parse_missing(reply) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "query"),
+    [
+        ("MISSING: population of Lyon", "population of Lyon"),
+        ('**Missing:** "population of Lyon"', "population of Lyon"),
+        ("- missing\uff1a population of Lyon", "population of Lyon"),
+        ("The sources say nothing about that.\nMISSING: population of Lyon", "population of Lyon"),
+    ],
+)
+def test_missing_names_the_query_for_what_is_missing(reply: str, query: str) -> None:
+    assert parse_missing(reply) == query
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("ENOUGH\nMISSING: population of Lyon", None),  # the first marker is the answer
+        ("Enough.\nMISSING: population of Lyon", None),
+        ("MISSING: population of Lyon\nENOUGH", "population of Lyon"),
+        ("Enough. MISSING: population of Lyon", None),  # MISSING is not at a line start
+    ],
+)
+def test_the_first_marker_decides(reply: str, expected: str | None) -> None:
+    assert parse_missing(reply) == expected
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "I am not sure.",
+        "MISSING:",
+        "MISSING: ``",
+        "MISSING: none",
+        "Missing: Nothing.",
+        "Yes, mostly.",
+        "NOT ENOUGH",
+    ],
+)
+def test_a_confused_check_is_taken_as_enough(reply: str) -> None:
+    assert parse_missing(reply) is None
+
+
+def test_an_overlong_missing_query_is_taken_as_enough() -> None:
+    assert parse_missing("MISSING: " + "x" * (MAX_QUERY_CHARS + 1)) is None
+
+
+def test_history_is_written_as_speaker_lines() -> None:
+    history = [
+        Message("user", "What is Lyon\nknown for?"),
+        Message("assistant", "Its   Festival of Lights [1]."),
+    ]
+    assert format_history(history) == (
+        "User: What is Lyon known for?\nAssistant: Its Festival of Lights [1]."
+    )
+
+
+def test_long_answers_are_shortened_in_the_history() -> None:
+    answer = "Lyon is a city in France. " * 100
+    text = format_history([Message("assistant", answer)], max_chars=120)
+    assert text.startswith("Assistant: Lyon is a city in France.")
+    assert text.endswith(" ...")
+    assert len(text) <= len("Assistant: ") + 120 + len(" ...")
+    assert format_history([Message("user", "short")], max_chars=120) == "User: short"
+
+
+def test_the_rewrite_prompt_holds_the_history_message_and_limit() -> None:
+    history = [Message("user", "What is Lyon known for?"), Message("assistant", "Lights [1].")]
+    [message] = rewrite_messages("How many people live there?", history, 4)
+    assert message.role == "user"
+    assert "User: What is Lyon known for?\nAssistant: Lights [1]." in message.content
+    assert "New message: How many people live there?" in message.content
+    assert "up to 4" in message.content
+    [first] = rewrite_messages("What is Lyon known for?", [], 3)
+    assert "(none)" in first.content
+
+
+def test_the_sufficiency_prompt_holds_the_sources_and_question() -> None:
+    [message] = sufficiency_messages("How many people live in Lyon?", "[1] Lyon\nURL: u\n<p/>")
+    assert "[1] Lyon\nURL: u\n<p/>" in message.content
+    assert "Question: How many people live in Lyon?" in message.content
+    assert "Do the sources above contain" in message.content

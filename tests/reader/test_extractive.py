@@ -1,0 +1,64 @@
+"""The extractive reader: quoted source sentences, each cited, labelled as extractive."""
+
+from __future__ import annotations
+
+import asyncio
+
+from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.citations import check_citations
+from htmlrag_chat.reader.extractive import HEADER, NOTHING, ExtractiveReader, split_sentences
+
+OTTERS = Source(
+    1,
+    "https://example.org/otters",
+    "Otters",
+    "<p>...</p>",
+    "Sea otters live along the coasts of the North Pacific.\n"
+    "They eat sea urchins, crabs and clams. Otters use stones as tools to open shells.",
+)
+DOCKER = Source(
+    2,
+    "https://example.org/docker",
+    "Docker",
+    "<p>...</p>",
+    "Docker Engine is released under the Apache License, Version 2.0.\nInstall it with apt.",
+)
+
+
+def answer(question: str, sources: list[Source]) -> str:
+    async def run() -> str:
+        return "".join([chunk async for chunk in ExtractiveReader().answer(question, sources)])
+
+    return asyncio.run(run())
+
+
+def test_quotes_the_best_matching_sentence_with_its_source_number() -> None:
+    text = answer("Under which license is Docker Engine released?", [OTTERS, DOCKER])
+    assert text.startswith(HEADER)
+    lines = text.splitlines()
+    assert lines[2] == "- Docker Engine is released under the Apache License, Version 2.0. [2]"
+
+
+def test_every_quoted_sentence_is_supported_by_its_citation() -> None:
+    text = answer("What do sea otters eat and use as tools?", [OTTERS, DOCKER])
+    citations = check_citations(text, [OTTERS, DOCKER])
+    assert len(citations) >= 2
+    assert all(c.supported and c.sources == (1,) for c in citations)
+
+
+def test_says_so_when_nothing_matches() -> None:
+    text = answer("Wer gewann die Meisterschaft?", [OTTERS, DOCKER])
+    assert text == f"{HEADER}\n\n{NOTHING}"
+
+
+def test_sentences_never_run_across_blocks() -> None:
+    assert split_sentences("Title without a stop\nFirst one. Second one! Third?") == [
+        "Title without a stop",
+        "First one.",
+        "Second one!",
+        "Third?",
+    ]
+    assert split_sentences("東京は首都です。大阪は大きい。") == [
+        "東京は首都です。",
+        "大阪は大きい。",
+    ]
