@@ -57,6 +57,7 @@ bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/html_core.py
 	$(BENCH_VENV)/bin/python bench/model_pruning.py
 	$(BENCH_VENV)/bin/python bench/web_store.py
+	$(BENCH_VENV)/bin/python bench/ask.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

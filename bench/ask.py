@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import platform
 import shutil
 import tempfile
 import time
 from pathlib import Path
+
+import torch
 
 from benchlib import ROOT, argument_parser, quantiles
 from htmlrag_chat.agent.loop import Agent
@@ -55,7 +58,6 @@ def build_model(folder: Path, tokenizer: str, shape: str) -> str:
     if shape == "tiny":
         make_tiny_lm(folder, tokenizer, max_positions=32768)
     else:
-        import torch
         from transformers import LlamaConfig, LlamaForCausalLM
 
         loaded = AutoTokenizer.from_pretrained(tokenizer)
@@ -130,7 +132,8 @@ def main() -> int:
         raise SystemExit("error: the 8B shape needs a CUDA GPU")
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     report: dict[str, object] = {
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, device {device}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}, torch {torch.__version__}, device {device}",
         "question": question,
         "runs": args.runs,
         "max_tokens": args.max_tokens,
