@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -36,6 +36,7 @@ from htmlrag_chat.events import (
     ignore,
     stage,
 )
+from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.reader import ChatModel, Message, Source
@@ -59,7 +60,9 @@ class Reader(Protocol):
     @property
     def name(self) -> str: ...
 
-    def answer(self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()): ...
+    def answer(
+        self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()
+    ) -> AsyncIterator[str]: ...
 
 
 class _Stopped(Exception):
@@ -87,10 +90,22 @@ class Agent:
             for m in (Message("user", turn.question), Message("assistant", turn.answer))
         ]
         plan = await self._plan(message, chat_history, emit, first=not history)
+        sources, queries, rounds = [], [], 0
         if plan.search:
-            sources, queries, rounds = await self._research(message, plan, emit)
-        else:
-            sources, queries, rounds = list(history[-1].sources), [], 0
+            # A follow-up's own words lack its subject: prune and judge by the rewrite.
+            topic = " ".join(plan.queries) if history else message
+            why = (
+                "as typed"
+                if plan.queries == (message,)
+                else "rewritten"
+                if history
+                else "sub-queries"
+            )
+            sources, queries, rounds = await self._research(topic, plan, why, emit)
+        if history and not sources:
+            if plan.search:
+                emit(Notice("no new sources: answering from the previous answer's sources"))
+            sources = list(history[-1].sources)
         text, first_token, removed = await self._read(message, sources, chat_history, emit, start)
         with stage(emit, "cite") as counts:
             citations = check_citations(text, sources)
@@ -141,13 +156,15 @@ class Agent:
     # -- search rounds
 
     async def _research(
-        self, message: str, plan: Plan, emit: EventSink
+        self, topic: str, plan: Plan, why: str, emit: EventSink
     ) -> tuple[list[Source], list[str], int]:
+        """Search rounds until the sources suffice or the rounds run out; ``topic`` is what
+        pages are pruned for and the sufficiency check asks about."""
         pages: dict[str, FetchResult] = {}
         titles: dict[str, str] = {}
         tried: set[str] = set()
         queries: list[str] = []
-        pending, why = plan.queries, "as typed" if plan.queries == (message,) else "planned"
+        pending = plan.queries
         sources: list[Source] = []
         for number in range(1, self.rounds + 1):
             emit(Searching(number, pending, why))
@@ -158,12 +175,10 @@ class Agent:
             tried.update(urls)
             for result in await self._fetch(urls, emit):
                 pages[result.url] = result
-            sources = await self._in_thread(
-                emit, self._prune, message, list(pages.values()), titles
-            )
+            sources = await self._in_thread(emit, self._prune, topic, list(pages.values()), titles)
             if number == self.rounds or self.reader.chat is None:
                 return sources, queries, number
-            missing = await self._missing(message, sources, emit)
+            missing = await self._missing(topic, sources, emit)
             if missing is None or missing.casefold() in {q.casefold() for q in queries}:
                 return sources, queries, number
             pending, why = (missing,), f"missing: {missing}"
@@ -213,7 +228,7 @@ class Agent:
         inputs = [PageInput(p.url, p.body or b"", p.charset) for p in pages]
         loaded = load_pages(inputs, emit)
         for failure in loaded.failures:
-            emit(Skipped(str(failure).split(": ")[0], str(failure)))
+            emit(Notice(f"page not used: {failure}"))
         if not loaded.document.pages:
             return []
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
@@ -290,7 +305,7 @@ async def _complete(chat: ChatModel, messages: list[Message], max_tokens: int) -
     return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
 
 
-def _numbered(document, titles: dict[str, str]) -> list[Source]:
+def _numbered(document: Document, titles: dict[str, str]) -> list[Source]:
     """Pages with text left after pruning, numbered from 1 in document order."""
     sources = []
     for index, page in enumerate(document.pages):

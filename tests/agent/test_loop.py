@@ -233,7 +233,7 @@ def test_sub_queries_of_a_first_message_are_added_up_to_max_queries(
     run = ask(llm, store, BOTH_QUESTION, max_queries=max_queries)
     [rewrite] = requests_of(llm, "rewrite")
     assert f"up to {max_queries}" in rewrite[-1]["content"]
-    assert run.of(Searching) == [Searching(1, queries, "planned")]
+    assert run.of(Searching) == [Searching(1, queries, "sub-queries")]
     assert run.answer.queries == list(queries)
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
 
@@ -254,7 +254,7 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     assert f"User: {LYON_QUESTION}" in prompt
     assert f"Assistant: {LYON_ANSWER}" in prompt
     assert f"{REWRITE_MARK} {follow_up}" in prompt
-    assert run.of(Searching) == [Searching(1, (POPULATION_QUERY,), "planned")]
+    assert run.of(Searching) == [Searching(1, (POPULATION_QUERY,), "rewritten")]
     assert run.answer.queries == [POPULATION_QUERY]
     assert urls(run.answer) == [CENSUS_URL]
     # The reader sees the conversation before the new question.
@@ -284,6 +284,19 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
     assert "shorter please" in question
     assert requests_of(llm, "check") == []
     assert run.answer.text == "Festival of Lights [1]."
+
+
+def test_a_follow_up_the_replay_cannot_search_is_answered_from_the_previous_sources(
+    store: Store,
+) -> None:
+    turn = lyon_turn(store)
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: Lyon metro lines", answer="Lyon [1]."))
+    run = ask(llm, store, "Does it have a metro?", [turn], rounds=1)
+
+    [skipped] = run.of(Skipped)
+    assert skipped.kind == "query" and skipped.what == "Lyon metro lines"
+    assert any("previous answer's sources" in notice.message for notice in run.of(Notice))
+    assert run.answer.sources == list(turn.sources)
 
 
 def test_an_unreadable_rewrite_of_a_follow_up_searches_the_message(store: Store) -> None:
