@@ -8,6 +8,7 @@ means the embedding stage alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.events import EventSink, Notice
@@ -16,11 +17,11 @@ from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.reader.local import DEFAULT_READER_MODEL, LocalChat
-from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
-from htmlrag_chat.scoring.embed import EmbeddingCache
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
+
+if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
+    from htmlrag_chat.scoring.embed import EmbeddingCache
 
 FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
 PRUNERS = ("two-stage", "embed", "bm25")
@@ -35,6 +36,9 @@ INSTALL_HINT = (
 def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
     """The reader the settings name; ``auto`` takes a configured server, else a local model
     already on disk, else the extractive reader with a notice saying how to get an LLM."""
+    from htmlrag_chat.reader.local import DEFAULT_READER_MODEL, LocalChat
+    from htmlrag_chat.reader.openai import OpenAIChat
+
     kind = settings.reader
     if kind == "auto":
         kind = "openai" if settings.base_url else "local"
@@ -70,6 +74,8 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
 def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
     """Budgets count the reader's own tokens when it is a local model; otherwise those of
     ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
+    from htmlrag_chat.reader.local import LocalChat
+
     if isinstance(reader, LLMReader) and isinstance(reader.chat, LocalChat) and not tokenizer:
         _, loaded = reader.chat.load()
         return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
@@ -106,7 +112,7 @@ def build_stages(
         from htmlrag_chat.scoring.bm25 import BM25Scorer
 
         return [Stage(BM25Scorer(), settings.budget)]
-    embed = _embedder(settings, cache)
+    embed = embedding_scorer(settings.embed_model, settings.device, cache)
     if settings.pruner == "embed":
         return [Stage(embed, settings.budget, DEFAULT_MAX_WORDS)]
     from htmlrag_chat.scoring.generative import GenerativeScorer
@@ -124,10 +130,11 @@ def build_stages(
     ]
 
 
-def _embedder(settings: PruneSettings, cache: EmbeddingCache | None) -> BlockScorer:
+def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> BlockScorer:
+    """Stage 1's scorer, its block embeddings kept in ``cache`` (else in memory)."""
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
-    scorer = EmbeddingScorer(settings.embed_model, device=settings.device)
+    scorer = EmbeddingScorer(model, device=device)
     if cache is not None:
         scorer.cache = cache
     return scorer

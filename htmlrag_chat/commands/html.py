@@ -24,8 +24,7 @@ from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
-
-FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
+from htmlrag_chat.wiring import FINE_MAX_WORDS, embedding_scorer
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -194,12 +193,9 @@ def prune_stages(args: argparse.Namespace, resources: ExitStack) -> list[Stage]:
 
 
 def _embedder(args: argparse.Namespace, resources: ExitStack) -> BlockScorer:
-    from htmlrag_chat.scoring.embed import EmbeddingScorer
-
-    scorer = EmbeddingScorer(args.embed_model, device=args.device)
-    if not getattr(args, "replay", None):  # a replay's cache is read-only: keep them in memory
-        scorer.cache = resources.enter_context(open_store(args))
-    return scorer
+    # A replay's cache is read-only: its embeddings stay in memory.
+    cache = None if getattr(args, "replay", None) else resources.enter_context(open_store(args))
+    return embedding_scorer(args.embed_model, args.device, cache)
 
 
 def _generator(args: argparse.Namespace) -> BlockScorer:
