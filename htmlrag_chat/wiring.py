@@ -1,13 +1,13 @@
 """From settings to working parts: the reader, the pruning stages and the token counter.
 
-Shared by ``ask`` and the chat app so both degrade the same way, always with a notice: no
-local reader model under ``--reader auto`` means extractive answers; no generative pruner
-means the embedding stage alone.
+Kept apart from ``ask`` so that the chat app can build the same parts and degrade the same
+way, always with a notice: no local reader model under ``--reader auto`` means extractive
+answers; no generative pruner means the embedding stage alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import ReaderSettings
@@ -100,7 +100,7 @@ def fit_budget(
         return settings
     budget = max(context - answer_tokens - PROMPT_RESERVE, 256)
     emit(Notice(f"the reader's context of {context} tokens fits a budget of {budget}"))
-    return PruneSettings(**{**vars(settings), "budget": budget, "coarse_budget": None})
+    return replace(settings, budget=budget, coarse_budget=None)
 
 
 def build_stages(

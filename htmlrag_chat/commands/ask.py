@@ -25,7 +25,7 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.config import READERS, load_reader_settings
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, UserError
-from htmlrag_chat.events import AnswerDelta, Event
+from htmlrag_chat.events import AnswerDelta, Event, EventSink, Notice
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from htmlrag_chat.wiring import PRUNERS, PruneSettings
@@ -48,7 +48,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def reader_options() -> argparse.ArgumentParser:
-    """Reader and pruning options, shared by ``ask`` and the chat app."""
+    """Reader and pruning options (``ask`` now; the chat app will take the same)."""
     parser = argparse.ArgumentParser(add_help=False)
     reader = parser.add_argument_group("reader")
     reader.add_argument(
@@ -115,9 +115,8 @@ def run_ask(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _answer(args: argparse.Namespace, store: Store, emit) -> Answer:
+async def _answer(args: argparse.Namespace, store: Store, emit: EventSink) -> Answer:
     from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.events import Notice
     from htmlrag_chat.sources import Sources
     from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
     from htmlrag_chat.wiring import build_reader, build_stages, fit_budget, reader_counter

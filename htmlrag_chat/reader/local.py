@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
 
 from htmlrag_chat.device import pick_device
@@ -87,10 +88,11 @@ class LocalChat:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         stop = threading.Event()
+        pad = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
 
         def generate() -> None:
-            import torch
-
             try:
                 with torch.inference_mode():
                     model.generate(
@@ -102,7 +104,7 @@ class LocalChat:
                         do_sample=False,
                         streamer=_LoopStreamer(tokenizer, loop, queue),
                         stopping_criteria=StoppingCriteriaList([_StopWhenSet(stop)]),
-                        pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                        pad_token_id=pad,
                     )
             finally:
                 loop.call_soon_threadsafe(queue.put_nowait, _END)
