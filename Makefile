@@ -58,6 +58,7 @@ bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/model_pruning.py
 	$(BENCH_VENV)/bin/python bench/web_store.py
 	$(BENCH_VENV)/bin/python bench/ask.py
+	$(BENCH_VENV)/bin/python bench/tui.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

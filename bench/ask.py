@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from benchlib import ROOT, argument_parser, quantiles
+from benchlib import ROOT, argument_parser, build_model, quantiles
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import AnswerDelta, Event
@@ -37,45 +37,8 @@ from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.wiring import PruneSettings, build_stages, reader_counter
-from tests.tiny_models import CHAT_TEMPLATE, make_tiny_lm
 
 DEMO = ROOT / "demo"
-LLAMA_8B = {
-    "hidden_size": 4096,
-    "intermediate_size": 14336,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "max_position_embeddings": 131072,
-    "rope_theta": 500000.0,
-}
-
-
-def build_model(folder: Path, tokenizer: str, shape: str) -> str:
-    """A random-weight Llama of ``shape`` saved with the Llama-3 tokenizer and chat format."""
-    from transformers import AutoTokenizer
-
-    if shape == "tiny":
-        make_tiny_lm(folder, tokenizer, max_positions=32768)
-    else:
-        from transformers import LlamaConfig, LlamaForCausalLM
-
-        loaded = AutoTokenizer.from_pretrained(tokenizer)
-        config = LlamaConfig(
-            vocab_size=len(loaded),
-            bos_token_id=loaded.bos_token_id,
-            eos_token_id=loaded.eos_token_id,
-            **LLAMA_8B,
-        )
-        torch.set_default_dtype(torch.bfloat16)
-        with torch.device("cuda"):
-            LlamaForCausalLM(config).save_pretrained(folder)
-        torch.set_default_dtype(torch.float32)
-        loaded.save_pretrained(folder)
-    loaded = AutoTokenizer.from_pretrained(folder)
-    loaded.chat_template = CHAT_TEMPLATE  # the Llama-3 instruct format, in its own tokens
-    loaded.save_pretrained(folder)
-    return str(folder)
 
 
 async def one_run(agent: Agent, question: str) -> dict[str, object]:

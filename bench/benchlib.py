@@ -60,3 +60,45 @@ def real_tokenizer(spec: str) -> Any:
     if loaded.notice:
         raise SystemExit(f"error: the benchmark needs the real tokenizer: {loaded.notice}")
     return loaded.counter
+
+
+LLAMA_8B = {
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 131072,
+    "rope_theta": 500000.0,
+}
+
+
+def build_model(folder: Path, tokenizer: str, shape: str) -> str:
+    """A random-weight Llama of ``shape`` saved with the Llama-3 tokenizer and chat format:
+    ``tiny`` (hidden size 64, two layers) or ``8b`` (the Llama-3.1-8B shape; CUDA only)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from tests.tiny_models import CHAT_TEMPLATE, make_tiny_lm
+
+    if shape == "tiny":
+        make_tiny_lm(folder, tokenizer, max_positions=32768)
+    else:
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        loaded = AutoTokenizer.from_pretrained(tokenizer)
+        config = LlamaConfig(
+            vocab_size=len(loaded),
+            bos_token_id=loaded.bos_token_id,
+            eos_token_id=loaded.eos_token_id,
+            **LLAMA_8B,
+        )
+        torch.set_default_dtype(torch.bfloat16)
+        with torch.device("cuda"):
+            LlamaForCausalLM(config).save_pretrained(folder)
+        torch.set_default_dtype(torch.float32)
+        loaded.save_pretrained(folder)
+    loaded = AutoTokenizer.from_pretrained(folder)
+    loaded.chat_template = CHAT_TEMPLATE  # the Llama-3 instruct format, in its own tokens
+    loaded.save_pretrained(folder)
+    return str(folder)

@@ -1,4 +1,4 @@
-"""The ``htmlrag-chat`` command line.
+"""The ``htmlrag-chat`` command line: the chat app with no command, else one command.
 
 Every failure a user can cause is one line on stderr and a documented exit code
 (``errors.py``, listed in ``--help``); only ``HTMLRAG_CHAT_DEBUG=1`` shows tracebacks.
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
-from htmlrag_chat.commands import ask, cache, html, web
+from htmlrag_chat.commands import ask, cache, chat, html, web
 from htmlrag_chat.commands.common import EPILOG, PROG, error, store_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
@@ -47,10 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Local web-search answers from pruned HTML (HtmlRAG).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[store_options()],
+        parents=[store_options(), ask.reader_options()],
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    parser.set_defaults(handler=chat.run_chat)
+    commands = parser.add_subparsers(
+        title="commands (none: open the chat app)", required=False, metavar="COMMAND"
+    )
     for module in (ask, html, web, cache):
         module.add_commands(commands)
     return parser

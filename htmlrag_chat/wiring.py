@@ -7,7 +7,7 @@ answers; no generative pruner means the embedding stage alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import ReaderSettings
@@ -15,13 +15,17 @@ from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
+from htmlrag_chat.web.search import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
+    from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.scoring.embed import EmbeddingCache
+    from htmlrag_chat.store.db import Store
 
 FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
 PRUNERS = ("two-stage", "embed", "bm25")
@@ -36,7 +40,7 @@ INSTALL_HINT = (
 def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
     """The reader the settings name; ``auto`` takes a configured server, else a local model
     already on disk, else the extractive reader with a notice saying how to get an LLM."""
-    from htmlrag_chat.reader.local import DEFAULT_READER_MODEL, LocalChat
+    from htmlrag_chat.reader.local import LocalChat
     from htmlrag_chat.reader.openai import OpenAIChat
 
     kind = settings.reader
@@ -138,3 +142,45 @@ def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> B
     if cache is not None:
         scorer.cache = cache
     return scorer
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Everything ``ask`` and the chat app take from the command line to build an agent."""
+
+    reader: ReaderSettings = field(default_factory=ReaderSettings)
+    prune: PruneSettings = field(default_factory=PruneSettings)
+    tokenizer: str | None = None
+    rounds: int = 2
+    pages: int = 10
+    replay: bool = False
+    refresh: float | None = None  # --refresh: redo cached searches and pages older than this
+    search: SearchSettings = field(default_factory=SearchSettings)
+
+
+def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
+    """Load the reader, the token counter and the pruning stages (slow: models load here, so
+    the chat app calls this in a thread) and put the agent together on ``store``."""
+    from htmlrag_chat.agent.loop import Agent
+    from htmlrag_chat.sources import Sources
+    from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
+
+    reader = build_reader(options.reader, emit)
+    counter = reader_counter(reader, options.tokenizer)
+    if counter.notice:
+        emit(Notice(counter.notice))
+    prune = options.prune
+    if reader.chat is not None:
+        prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
+    cache = None if store.readonly else ThreadLocalEmbeddings(store.path)
+    return Agent(
+        web=Sources(
+            store, replay=options.replay, max_age=options.refresh, search_settings=options.search
+        ),
+        reader=reader,
+        stages=build_stages(prune, emit, cache),
+        counter=counter.counter,
+        emit=emit,
+        rounds=options.rounds,
+        max_pages=options.pages,
+    )

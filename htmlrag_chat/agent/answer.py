@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.citations import Citation
 
@@ -76,3 +80,25 @@ class Answer:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
+
+
+def turns_from_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
+    """A stored conversation (``Store.messages``) as the agent's history: each question with
+    its latest answer. A question without one (cancelled, or failed) is left out, so a
+    follow-up never builds on an answer nobody saw."""
+    turns = []
+    for message in messages:
+        if message["role"] != "user" or not message["answers"]:
+            continue
+        answer = message["answers"][-1]
+        turns.append(
+            Turn(message["content"], answer["text"], tuple(map(stored_source, answer["sources"])))
+        )
+    return turns
+
+
+def stored_source(record: Mapping[str, Any]) -> Source:
+    """A source as ``Answer.to_json`` stored it; its text is derived again from the HTML."""
+    html = record.get("content") or ""
+    text = visible_text(parse(html), lines=True) if html else ""
+    return Source(record["number"], record["url"], record.get("title") or "", html, text)

@@ -25,10 +25,10 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.config import READERS, load_reader_settings
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, UserError
-from htmlrag_chat.events import AnswerDelta, Event, EventSink, Notice
+from htmlrag_chat.events import AnswerDelta, Event, EventSink
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
-from htmlrag_chat.wiring import PRUNERS, PruneSettings
+from htmlrag_chat.wiring import PRUNERS, AgentOptions, PruneSettings
 
 if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 def add_commands(commands: argparse._SubParsersAction) -> None:
     ask = add_command(
         commands, "ask", "answer a question from the web, with cited sources", run_ask,
-        [store_options(argparse.SUPPRESS), reader_options()],
+        [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS)],
     )  # fmt: skip
     ask.add_argument("question")
     ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
@@ -47,43 +47,88 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
-def reader_options() -> argparse.ArgumentParser:
-    """Reader and pruning options (``ask`` now; the chat app will take the same)."""
+def reader_options(default: object = None) -> argparse.ArgumentParser:
+    """Reader and research options, taken by ``ask`` and by the chat app (the bare command).
+
+    The chat app's copy sits on the top-level parser with the real defaults; ``ask``'s copy
+    uses ``argparse.SUPPRESS`` so that it never overwrites a value given before ``ask``.
+    """
+
+    def pick(value: object) -> object:
+        return value if default is None else default
+
     parser = argparse.ArgumentParser(add_help=False)
     reader = parser.add_argument_group("reader")
     reader.add_argument(
-        "--reader", choices=READERS,
+        "--reader", choices=READERS, default=pick(None),
         help="local transformers model (default), an OpenAI-compatible server, extractive "
         "(no LLM), or auto (server if configured, else a local model on disk, else extractive)",
     )  # fmt: skip
-    reader.add_argument("--model", help="reader model: hub id, local path, or the server's name")
     reader.add_argument(
-        "--base-url", help="OpenAI-compatible server, e.g. http://localhost:11434/v1"
+        "--model", default=pick(None), help="reader model: hub id, local path, or the server's name"
     )
-    reader.add_argument("--config", type=Path, help="settings file (default: see README)")
-    reader.add_argument("--max-tokens", type=positive_int, help="longest answer (default 512)")
+    reader.add_argument(
+        "--base-url", default=pick(None),
+        help="OpenAI-compatible server, e.g. http://localhost:11434/v1",
+    )  # fmt: skip
+    reader.add_argument(
+        "--config", type=Path, default=pick(None), help="settings file (default: see README)"
+    )
+    reader.add_argument(
+        "--max-tokens", type=positive_int, default=pick(None), help="longest answer (default 512)"
+    )
     research = parser.add_argument_group("research")
     research.add_argument(
-        "--rounds", type=positive_int, default=2, help="search rounds at most (default 2)"
+        "--rounds", type=positive_int, default=pick(2), help="search rounds at most (default 2)"
     )
     research.add_argument(
-        "--pages", type=positive_int, default=10, help="pages read per round (default 10)"
+        "--pages", type=positive_int, default=pick(10), help="pages read per round (default 10)"
     )
     research.add_argument(
-        "--pruner", choices=PRUNERS, default="two-stage",
+        "--pruner", choices=PRUNERS, default=pick("two-stage"),
         help="two-stage (embedding, then the generative pruner when installed), embed, bm25",
     )  # fmt: skip
     research.add_argument(
-        "--budget", type=positive_int, default=4096, help="tokens of pruned HTML for the reader"
-    )
-    research.add_argument("--embed-model", default=DEFAULT_EMBED_MODEL)
-    research.add_argument("--gen-model", default=DEFAULT_GEN_MODEL)
-    research.add_argument("--device", help="auto (cuda, then mps, then cpu), cpu, cuda, mps")
+        "--budget", type=positive_int, default=pick(4096),
+        help="tokens of pruned HTML for the reader (default 4096)",
+    )  # fmt: skip
+    research.add_argument("--embed-model", default=pick(DEFAULT_EMBED_MODEL))
+    research.add_argument("--gen-model", default=pick(DEFAULT_GEN_MODEL))
     research.add_argument(
-        "--tokenizer", help="count budgets with this tokenizer (default: the local reader's, "
-        "else Llama-3's, else an approximation)",
+        "--device", default=pick(None), help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
+    )
+    research.add_argument(
+        "--tokenizer", default=pick(None),
+        help="count budgets with this tokenizer (default: the local reader's, else Llama-3's, "
+        "else an approximation)",
     )  # fmt: skip
     return parser
+
+
+def agent_options(args: argparse.Namespace) -> AgentOptions:
+    """The parsed reader and research options as the agent's settings."""
+    return AgentOptions(
+        reader=load_reader_settings(
+            args.config,
+            reader=args.reader,
+            model=args.model,
+            base_url=args.base_url,
+            max_tokens=args.max_tokens,
+            device=args.device,
+        ),
+        prune=PruneSettings(
+            pruner=args.pruner,
+            budget=args.budget,
+            embed_model=args.embed_model,
+            gen_model=args.gen_model,
+            device=args.device or "auto",
+        ),
+        tokenizer=args.tokenizer,
+        rounds=args.rounds,
+        pages=args.pages,
+        replay=bool(getattr(args, "replay", None)),
+        refresh=getattr(args, "refresh", None),
+    )
 
 
 def run_ask(args: argparse.Namespace) -> int:
@@ -116,47 +161,9 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 async def _answer(args: argparse.Namespace, store: Store, emit: EventSink) -> Answer:
-    from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.sources import Sources
-    from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
-    from htmlrag_chat.wiring import build_reader, build_stages, fit_budget, reader_counter
+    from htmlrag_chat.wiring import build_agent
 
-    settings = load_reader_settings(
-        args.config,
-        reader=args.reader,
-        model=args.model,
-        base_url=args.base_url,
-        max_tokens=args.max_tokens,
-        device=args.device,
-    )
-    reader = build_reader(settings, emit)
-    counter = reader_counter(reader, args.tokenizer)
-    if counter.notice:
-        emit(Notice(counter.notice))
-    prune = PruneSettings(
-        pruner=args.pruner,
-        budget=args.budget,
-        embed_model=args.embed_model,
-        gen_model=args.gen_model,
-        device=args.device or "auto",
-    )
-    chat = getattr(reader, "chat", None)
-    if chat is not None:
-        prune = fit_budget(prune, chat.context_tokens, settings.max_tokens, emit)
-    cache = None if store.readonly else ThreadLocalEmbeddings(store.path)
-    agent = Agent(
-        web=Sources(
-            store,
-            replay=bool(getattr(args, "replay", None)),
-            max_age=getattr(args, "refresh", None),
-        ),
-        reader=reader,
-        stages=build_stages(prune, emit, cache),
-        counter=counter.counter,
-        emit=emit,
-        rounds=args.rounds,
-        max_pages=args.pages,
-    )
+    agent = build_agent(agent_options(args), store, emit)
     return await agent.ask(args.question)
 
 

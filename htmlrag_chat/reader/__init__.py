@@ -14,6 +14,9 @@ from typing import Protocol
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
 
+# The method's reader (HtmlRAG used Llama-3.1-8B-Instruct); any local path or hub id works.
+DEFAULT_READER_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
 
 @dataclass(frozen=True)
 class Message:

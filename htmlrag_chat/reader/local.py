@@ -19,10 +19,9 @@ from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
 
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.reader import Message
+from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
 from htmlrag_chat.scoring.generative import load_causal_lm
 
-DEFAULT_READER_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 _END = object()
 
 

@@ -1,0 +1,53 @@
+"""The bare command: ``htmlrag-chat [options]`` opens the chat app.
+
+It takes the same cache, reader and research options as ``ask``. A replay's cache is
+read-only, so the conversations of a replay session go to a scratch file that is deleted
+at exit (the header says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from htmlrag_chat.commands.ask import agent_options
+from htmlrag_chat.commands.common import open_store
+from htmlrag_chat.errors import EXIT_OK, UserError
+
+if TYPE_CHECKING:
+    from htmlrag_chat.store.db import Store
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserError(
+            "the chat app needs a terminal; in scripts and pipes use: htmlrag-chat ask QUESTION"
+        )
+    options = agent_options(args)  # a bad config file fails here, before the screen opens
+    from htmlrag_chat.tui.app import ChatApp
+    from htmlrag_chat.tui.session import ChatSession
+
+    with open_store(args) as cache, history_store(cache) as history:
+        session = ChatSession(history, kept=history is cache)
+        ChatApp(options, cache, session, export_dir=Path.cwd()).run()
+    return EXIT_OK
+
+
+@contextmanager
+def history_store(cache: Store) -> Iterator[Store]:
+    """Where conversations are kept: the cache itself, or a scratch file in a replay."""
+    if not cache.readonly:
+        yield cache
+        return
+    from htmlrag_chat.store.db import Store
+
+    with (
+        tempfile.TemporaryDirectory(prefix="htmlrag-chat-") as folder,
+        Store.open(Path(folder) / "conversations.sqlite3") as scratch,
+    ):
+        yield scratch

@@ -1,0 +1,484 @@
+"""The chat app: a transcript, the sources of the selected answer, the saved conversations.
+
+The agent runs in an async worker on the app's loop; model loading and the CPU-heavy stages
+run in threads. Its events arrive as ``PipelineEvent`` messages, handled in order, so the
+answer streams into its view and the progress line follows every stage. A question ends
+with one ``QuestionEnded`` message (answered, stopped, or failed), after its last delta.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import webbrowser
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Markdown, Static
+from textual.worker import Worker
+
+from htmlrag_chat.agent.answer import Answer, stored_source
+from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.errors import UserError
+from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped
+from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.markdown import cited_numbers
+from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel, openable
+from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
+from htmlrag_chat.tui.session import ChatSession
+from htmlrag_chat.tui.status import PipelineStatus
+from htmlrag_chat.tui.transcript import (
+    AnswerView,
+    ErrorView,
+    NoteView,
+    QuestionView,
+    Transcript,
+    Welcome,
+)
+from htmlrag_chat.wiring import INSTALL_HINT, AgentOptions, build_agent
+
+
+class PipelineEvent(Message):
+    """An event of the running question (posted from the loop or from a loading thread)."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+@dataclass
+class QuestionResult:
+    answer: Answer | None = None
+    error: BaseException | None = None  # None with no answer: stopped
+
+
+class QuestionEnded(Message):
+    def __init__(self, view: AnswerView, message_id: int, outcome: QuestionResult) -> None:
+        super().__init__()
+        self.view = view
+        self.message_id = message_id
+        self.outcome = outcome
+
+
+class PromptInput(Input):
+    """The question box; its Enter binding is shown in the footer as "Send"."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "Send")]
+
+
+class ChatApp(App[None]):
+    TITLE = "htmlrag-chat"
+    CSS_PATH = "app.tcss"
+    AUTO_FOCUS = "#prompt"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (conversations are saved)"),
+        Binding("escape", "cancel", "Stop", tooltip="Stop the running question"),
+        Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
+        Binding(
+            "ctrl+l", "focus_sources", "Sources", tooltip="Go to the selected answer's sources"
+        ),
+        Binding("ctrl+o", "focus_history", "History", tooltip="Go to the saved conversations"),
+        Binding("ctrl+y", "copy_answer", "Copy answer", tooltip="Copy the selected answer"),
+        Binding("ctrl+s", "export", "Export", tooltip="Save the conversation as Markdown here"),
+        Binding("f1", "help", "Help", tooltip="This list"),
+    ]
+
+    def __init__(
+        self,
+        options: AgentOptions,
+        cache: Store,
+        session: ChatSession,
+        *,
+        export_dir: Path,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        super().__init__()
+        self.options = options
+        self.cache = cache
+        self.session = session
+        self.export_dir = export_dir
+        self.clock = clock  # snapshot tests freeze it, so elapsed times do not vary
+        self.status = PipelineStatus()
+        self.started = 0.0
+        self.question: Worker[None] | None = None
+        self.selected: AnswerView | None = None
+        self._agent: asyncio.Future[Agent] | None = None
+        self._current: AnswerView | None = None
+
+    # -- layout
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            yield HistoryPanel()
+            with Vertical(id="chat"):
+                yield Transcript(Welcome(self.mode_line()))
+                yield Static(id="status")
+                yield PromptInput(placeholder="Ask anything…", id="prompt")
+            yield SourcesPanel()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.header_line()
+        self.refresh_history()
+        self.set_interval(0.1, self.tick)
+        self.run_worker(self.preload(), group="load", exit_on_error=False)
+
+    def mode_line(self) -> str:
+        reader = self.options.reader
+        parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
+        parts.append(f"pruner: {self.options.prune.pruner}, budget {self.options.prune.budget}")
+        if self.options.replay:
+            parts.append("replay: answers come from the recorded cache only, nothing is fetched")
+        if not self.session.kept:
+            parts.append("conversations are not kept after this session")
+        return " · ".join(parts)
+
+    def header_line(self) -> str:
+        title = terminal_safe(self.session.title) or "New chat"
+        if self.options.replay:
+            return f"REPLAY {self.cache.path.name} (read-only) · {title}"
+        return title
+
+    # -- the agent
+
+    async def preload(self) -> None:
+        """Load the models as soon as the app is up, so the first answer comes sooner; a
+        failure is shown in the chat (unless a question is waiting to show it itself)."""
+        try:
+            await self.agent()
+        except Exception as error:
+            if not self.running:
+                text = describe(error, self.options.reader.model, "load the reader")
+                await self.transcript.mount(ErrorView(text))
+
+    async def agent(self) -> Agent:
+        """The agent, loaded in a thread the first time; after a failure, the next call
+        tries again (the user may have started the server meanwhile)."""
+        if self._agent is None:
+            self._agent = asyncio.ensure_future(
+                asyncio.to_thread(build_agent, self.options, self.cache, self.post_event)
+            )
+        future = self._agent
+        try:
+            return await asyncio.shield(future)
+        except Exception:
+            if self._agent is future:
+                self._agent = None
+            raise
+
+    def post_event(self, event: Event) -> None:
+        """The agent's event sink: thread-safe, delivered to the app in order."""
+        self.post_message(PipelineEvent(event))
+
+    # -- asking
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def running(self) -> bool:
+        """A question is on: from Enter until its ``QuestionEnded`` has been handled."""
+        return self._current is not None
+
+    @on(Input.Submitted, "#prompt")
+    async def send(self, event: Input.Submitted) -> None:
+        question = event.value.strip()
+        if not question:
+            return
+        if self.running:
+            self.notify("A question is running: Esc stops it.", severity="warning")
+            return
+        try:
+            message_id = self.session.question_asked(question)
+        except UserError as error:
+            await self.transcript.mount(ErrorView(f"The question was not saved: {error}"))
+            return
+        event.input.clear()
+        self.sub_title = self.header_line()
+        self.refresh_history()
+        view = AnswerView(meta="…")
+        await self.transcript.mount_all([QuestionView(question), view])
+        self._current = view
+        self.select(view)
+        self.status = PipelineStatus()
+        self.started = self.clock()
+        self.question = self.run_worker(
+            self.answer(question, view, message_id), group="question", exit_on_error=False
+        )
+
+    async def answer(self, question: str, view: AnswerView, message_id: int) -> None:
+        try:
+            self.status.stage = "load"
+            agent = await self.agent()
+            answer = await agent.ask(question, list(self.session.turns))
+        except asyncio.CancelledError:
+            self.post_message(QuestionEnded(view, message_id, QuestionResult()))
+            raise
+        except Exception as error:
+            self.post_message(QuestionEnded(view, message_id, QuestionResult(error=error)))
+            return
+        self.post_message(QuestionEnded(view, message_id, QuestionResult(answer=answer)))
+
+    async def on_pipeline_event(self, message: PipelineEvent) -> None:
+        event = message.event
+        self.status.apply(event)
+        if isinstance(event, AnswerDelta):
+            if self._current is not None:
+                await self._current.write(event.text)
+        elif isinstance(event, Notice):
+            await self._note(f"note: {event.message}")
+        elif isinstance(event, Skipped) and event.kind == "query":
+            await self._note(f"skipped search {event.what!r}: {event.reason}")
+
+    async def _note(self, text: str) -> None:
+        note = NoteView(text)
+        if self._current is not None and self._current.parent is self.transcript:
+            await self.transcript.mount(note, before=self._current)
+        else:
+            await self.transcript.mount(note)
+
+    async def on_question_ended(self, message: QuestionEnded) -> None:
+        view, outcome = message.view, message.outcome
+        elapsed = self.clock() - self.started
+        if outcome.answer is not None:
+            answer = outcome.answer
+            await view.finish(answer_meta(answer, elapsed), answer.sources, answer.text)
+            try:
+                self.session.answered(message.message_id, answer)
+            except UserError as error:
+                await self.transcript.mount(ErrorView(f"The answer was not saved: {error}"))
+            self.set_status(f"answered in {elapsed:.1f} s")
+        elif outcome.error is not None:
+            await view.finish(f"failed after {elapsed:.1f} s")
+            error = ErrorView(describe(outcome.error, self.options.reader.model))
+            await self.transcript.mount(error, after=view)
+            self.set_status("failed: see the message above")
+        else:
+            await view.finish(f"stopped after {elapsed:.1f} s: not saved, not used by follow-ups")
+            self.set_status("stopped")
+        if self.selected is view:
+            self.select(view)
+        self.refresh_history()
+        self._current = None  # last: until here the question still counts as running
+
+    def tick(self) -> None:
+        if self.running:
+            self.set_status(self.status.line(self.clock() - self.started))
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(Content(terminal_safe(text)))
+
+    # -- selecting answers and sources
+
+    def select(self, view: AnswerView, number: int | None = None) -> None:
+        self.selected = view
+        panel = self.query_one(SourcesPanel)
+        panel.show(view.sources)
+        if number is not None and not panel.highlight(number):
+            self.notify(f"This answer has no source [{number}].", severity="warning")
+
+    def on_answer_view_selected(self, message: AnswerView.Selected) -> None:
+        self.select(message.view, message.number)
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        numbers = cited_numbers(event.href)
+        view = next((a for a in event.markdown.ancestors if isinstance(a, AnswerView)), None)
+        if numbers and view is not None:
+            self.select(view, numbers[0])
+        elif openable(event.href):
+            self.open_page(event.href)
+
+    def on_sources_panel_open(self, message: SourcesPanel.Open) -> None:
+        self.open_page(message.source.url)
+
+    def on_sources_panel_copy(self, message: SourcesPanel.Copy) -> None:
+        self.copy_to_clipboard(message.source.url)
+        self.notify(f"Copied {terminal_safe(message.source.url)}")
+
+    def open_page(self, url: str) -> None:
+        if not openable(url):
+            self.notify("Only http and https pages are opened.", severity="warning")
+            return
+        webbrowser.open(url, new=2)
+        self.notify(f"Opened {terminal_safe(url)}")
+
+    # -- conversations
+
+    def refresh_history(self) -> None:
+        self.query_one(HistoryPanel).show(self.session.conversations(), self.session.conversation)
+
+    @on(HistoryPanel.OptionSelected)
+    async def reopen(self, event: HistoryPanel.OptionSelected) -> None:
+        if event.option_id is None:
+            return
+        if self.running:
+            self.notify("A question is running: Esc stops it first.", severity="warning")
+            return
+        messages = self.session.open(int(event.option_id))
+        await self.transcript.remove_children()
+        views = []
+        for message in messages:
+            if message["role"] != "user":
+                continue
+            views.append(QuestionView(message["content"]))
+            if message["answers"]:
+                stored = message["answers"][-1]
+                sources = [stored_source(s) for s in stored["sources"]]
+                views.append(AnswerView(stored["text"], sources, stored_meta(stored)))
+            else:
+                views.append(NoteView("no answer (stopped or failed)"))
+        await self.transcript.mount_all(views)
+        answers = self.transcript.query(AnswerView)
+        if answers:
+            self.select(answers.last())
+        else:
+            self.query_one(SourcesPanel).show(())
+        self.sub_title = self.header_line()
+        self.transcript.scroll_end(animate=False)
+        self.query_one("#prompt").focus()
+
+    def on_history_panel_rename(self, message: HistoryPanel.Rename) -> None:
+        titles = {c["id"]: c["title"] for c in self.session.conversations()}
+
+        def rename(title: str | None) -> None:
+            if title:
+                self.session.rename(message.conversation_id, title)
+                self.sub_title = self.header_line()
+                self.refresh_history()
+
+        self.push_screen(RenameScreen(titles.get(message.conversation_id, "")), rename)
+
+    def on_history_panel_delete(self, message: HistoryPanel.Delete) -> None:
+        titles = {c["id"]: c["title"] for c in self.session.conversations()}
+        title = terminal_safe(titles.get(message.conversation_id, ""))
+
+        async def delete(confirmed: bool | None) -> None:
+            if not confirmed:
+                return
+            current = message.conversation_id == self.session.conversation
+            if current and self.running:
+                self.notify("A question is running in it: Esc stops it first.")
+                return
+            self.session.delete(message.conversation_id)
+            if current:
+                await self.action_new_chat()
+            self.refresh_history()
+
+        self.push_screen(ConfirmScreen(f"Delete “{title}” and its answers?"), delete)
+
+    # -- actions (keys, footer, command palette)
+
+    def action_cancel(self) -> None:
+        if self.question is not None and self.question.is_running:
+            self.question.cancel()
+        else:
+            self.query_one("#prompt").focus()
+
+    async def action_new_chat(self) -> None:
+        if self.running:
+            self.notify("A question is running: Esc stops it first.", severity="warning")
+            return
+        self.session.new()
+        await self.transcript.remove_children()
+        await self.transcript.mount(Welcome(self.mode_line()))
+        self.query_one(SourcesPanel).show(())
+        self.selected = None
+        self.set_status("")
+        self.sub_title = self.header_line()
+        self.refresh_history()
+        self.query_one("#prompt").focus()
+
+    def action_focus_sources(self) -> None:
+        self.query_one(SourcesPanel).focus()
+
+    def action_focus_history(self) -> None:
+        self.query_one(HistoryPanel).focus()
+
+    def action_copy_answer(self) -> None:
+        view = self.selected
+        if view is None or not view.text:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.copy_to_clipboard(view.text)
+        self.notify("Answer copied.")
+
+    def action_export(self) -> None:
+        try:
+            path = self.session.export(self.export_dir)
+        except (LookupError, OSError, UserError) as error:
+            self.notify(f"Not exported: {error}", severity="error")
+            return
+        self.notify(f"Exported to {path}")
+
+    def action_help(self) -> None:
+        keys = [
+            (key_name(binding.key), binding.tooltip or binding.description)
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding) and binding.show
+        ]
+        self.push_screen(HelpScreen([("Enter", "Send the question"), *keys]))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
+        yield SystemCommand("Stop", "Stop the running question", self.action_cancel)
+        yield SystemCommand(
+            "Export conversation", "Save it as Markdown in the folder", self.action_export
+        )
+        yield SystemCommand("Copy answer", "Copy the selected answer", self.action_copy_answer)
+        yield SystemCommand("Sources", "Focus the sources panel", self.action_focus_sources)
+        yield SystemCommand("History", "Focus the saved conversations", self.action_focus_history)
+        yield SystemCommand("Help", "List every key", self.action_help)
+
+
+def answer_meta(answer: Answer, elapsed: float) -> str:
+    """How the answer was made, under it: reader, sources, what the checks found, time."""
+    parts = [answer.reader]
+    if answer.model != answer.reader:
+        parts.append(terminal_safe(answer.model))
+    parts.append(f"{len(answer.sources)} sources" if answer.sources else "no sources")
+    if answer.rounds == 0 and answer.sources:
+        parts.append("from the earlier answer's sources")
+    if answer.removed_citations:
+        parts.append(f"{answer.removed_citations} invented citation(s) removed")
+    parts.append(f"{elapsed:.1f} s")
+    lines = [" · ".join(parts), *(f"! {terminal_safe(flag)}" for flag in answer.flags)]
+    return "\n".join(lines)
+
+
+def stored_meta(stored: dict) -> str:
+    reader, _, model = terminal_safe(stored["reader"]).partition(":")
+    parts = [reader] if model in ("", reader) else [reader, model]
+    parts.append(f"{len(stored['sources'])} sources" if stored["sources"] else "no sources")
+    return "\n".join([" · ".join(parts), *(f"! {terminal_safe(f)}" for f in stored["flags"])])
+
+
+def describe(error: BaseException, model: str | None, doing: str = "answer") -> str:
+    """An error as the chat shows it: what happened and what to do. Errors a user can act on
+    carry their advice; anything else is a bug, said plainly, and the app keeps running."""
+    if isinstance(error, ModelUnavailable):
+        hint = INSTALL_HINT.format(model=model or DEFAULT_READER_MODEL)
+        return (
+            f"Could not {doing}: {error}. {hint[0].upper()}{hint[1:]}; "
+            "or --reader extractive answers without a model."
+        )
+    if isinstance(error, UserError):
+        return f"Could not {doing}: {error}"
+    return (
+        f"Internal error: {type(error).__name__}: {error}. The conversation is saved; "
+        "`HTMLRAG_CHAT_DEBUG=1 htmlrag-chat ask ...` shows the traceback."
+    )

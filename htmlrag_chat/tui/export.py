@@ -1,0 +1,50 @@
+"""A stored conversation as a Markdown document, for sharing or keeping outside the cache."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.safety import terminal_safe
+
+
+def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
+    """Each question as a heading, its latest answer, then that answer's numbered sources
+    as links (the citations in the answer refer to them)."""
+    lines = [f"# {_one_line(title) or 'Conversation'}", ""]
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        lines += [f"## {_one_line(message['content'])}", ""]
+        if not message["answers"]:
+            lines += ["_No answer (stopped or failed)._", ""]
+            continue
+        answer = message["answers"][-1]
+        lines += [terminal_safe(answer["text"]).strip(), ""]
+        if answer["sources"]:
+            lines += ["**Sources**", ""]
+            for source in answer["sources"]:
+                label = _one_line(source.get("title") or "") or source["url"]
+                lines.append(f"{source['number']}. [{_link_text(label)}](<{source['url']}>)")
+            lines.append("")
+        for flag in answer["flags"]:
+            lines.append(f"> {terminal_safe(flag)}")
+        if answer["flags"]:
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def export_path(folder: Path, conversation_id: int, title: str) -> Path:
+    """``conversation-12-what-is-htmlrag.md`` in ``folder``: readable, unique per chat."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-")[:48].strip("-")
+    return folder / f"conversation-{conversation_id}{'-' + slug if slug else ''}.md"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(terminal_safe(text).split())
+
+
+def _link_text(text: str) -> str:
+    return text.replace("[", "\\[").replace("]", "\\]")

@@ -1,0 +1,140 @@
+"""The side panels: the selected answer's numbered sources, and the saved conversations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from htmlrag_chat.reader import Source
+from htmlrag_chat.safety import terminal_safe
+
+
+def domain(url: str) -> str:
+    host = urlsplit(url).hostname or ""
+    return host.removeprefix("www.")
+
+
+def openable(url: str) -> bool:
+    """Only web pages go to the browser: a source URL is data from the web."""
+    return urlsplit(url).scheme in {"http", "https"}
+
+
+class SourcesPanel(OptionList):
+    """The numbered sources of the selected answer: title, domain, URL."""
+
+    BORDER_TITLE = "Sources"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o,enter", "open", "Open in browser"),
+        Binding("c", "copy", "Copy URL"),
+    ]
+
+    class Open(Message):
+        def __init__(self, source: Source) -> None:
+            super().__init__()
+            self.source = source
+
+    class Copy(Message):
+        def __init__(self, source: Source) -> None:
+            super().__init__()
+            self.source = source
+
+    def __init__(self) -> None:
+        super().__init__(markup=False)
+        self.sources: tuple[Source, ...] = ()
+
+    def show(self, sources: Sequence[Source]) -> None:
+        self.sources = tuple(sources)
+        self.set_options(_source_option(source) for source in self.sources)
+        self.border_subtitle = f"{len(self.sources)}" if self.sources else "none"
+
+    def highlight(self, number: int) -> bool:
+        """Highlight source ``number``; False when the answer has no such source."""
+        for index, source in enumerate(self.sources):
+            if source.number == number:
+                self.highlighted = index
+                return True
+        return False
+
+    @property
+    def current(self) -> Source | None:
+        index = self.highlighted
+        return self.sources[index] if index is not None and index < len(self.sources) else None
+
+    def action_open(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Open(self.current))
+
+    def action_copy(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Copy(self.current))
+
+
+def _source_option(source: Source) -> Option:
+    title = _one_line(source.title) or "Untitled"
+    url = terminal_safe(source.url)
+    prompt = Content.assemble(
+        (f"[{source.number}] ", "bold"),
+        title,
+        "\n",
+        (domain(url), "italic"),
+        "\n",
+        (url, "dim"),
+    )
+    return Option(prompt, id=f"source-{source.number}")
+
+
+class HistoryPanel(OptionList):
+    """Saved conversations, most recently active first."""
+
+    BORDER_TITLE = "History"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select", "Open", show=False),
+        Binding("r", "rename", "Rename"),
+        Binding("d,delete", "delete", "Delete"),
+    ]
+
+    class Rename(Message):
+        def __init__(self, conversation_id: int) -> None:
+            super().__init__()
+            self.conversation_id = conversation_id
+
+    class Delete(Message):
+        def __init__(self, conversation_id: int) -> None:
+            super().__init__()
+            self.conversation_id = conversation_id
+
+    def __init__(self) -> None:
+        super().__init__(markup=False)
+
+    def show(self, conversations: Sequence[dict[str, Any]], current: int | None) -> None:
+        self.set_options(
+            Option(Content(_one_line(c["title"]) or "Untitled"), id=str(c["id"]))
+            for c in conversations
+        )
+        ids = [c["id"] for c in conversations]
+        if current in ids:
+            self.highlighted = ids.index(current)
+
+    @property
+    def current(self) -> int | None:
+        option = self.highlighted_option
+        return int(option.id) if option is not None and option.id else None
+
+    def action_rename(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Rename(self.current))
+
+    def action_delete(self) -> None:
+        if self.current is not None:
+            self.post_message(self.Delete(self.current))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(terminal_safe(text).split())

@@ -1,0 +1,80 @@
+"""The conversation side of the chat app: which conversation is open, the turns a follow-up
+builds on, and saving each exchange as it happens.
+
+No widgets here. Every call runs on the event loop's thread, the one the store belongs to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.export import conversation_markdown, export_path
+
+TITLE_CHARS = 80  # a new conversation is titled with the start of its first question
+
+
+@dataclass
+class ChatSession:
+    history: Store  # where conversations are kept (a scratch file in a replay)
+    kept: bool = True  # False: the history store is thrown away at exit
+    conversation: int | None = None  # None: a new chat, created by its first question
+    title: str = ""
+    turns: list[Turn] = field(default_factory=list)
+
+    def conversations(self) -> list[dict[str, Any]]:
+        return self.history.conversations()
+
+    def new(self) -> None:
+        self.conversation, self.title, self.turns = None, "", []
+
+    def open(self, conversation_id: int) -> list[dict[str, Any]]:
+        """Make a stored conversation the current one; returns its messages to show."""
+        messages = self.history.messages(conversation_id)
+        titles = {c["id"]: c["title"] for c in self.conversations()}
+        self.conversation, self.title = conversation_id, titles.get(conversation_id, "")
+        self.turns = turns_from_messages(messages)
+        return messages
+
+    def question_asked(self, question: str) -> int:
+        """Save the question before it is answered, so a stopped one is still in the
+        history; returns the message id its answer is saved under."""
+        if self.conversation is None:
+            self.title = title_for(question)
+            self.conversation = self.history.new_conversation(self.title)
+        return self.history.add_message(self.conversation, "user", question)
+
+    def answered(self, message_id: int, answer: Answer) -> None:
+        self.turns.append(Turn(answer.question, answer.text, tuple(answer.sources)))
+        self.history.add_answer(message_id, **answer.store_record())
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        self.history.rename_conversation(conversation_id, title)
+        if conversation_id == self.conversation:
+            self.title = title
+
+    def delete(self, conversation_id: int) -> None:
+        self.history.delete_conversation(conversation_id)
+        if conversation_id == self.conversation:
+            self.new()
+
+    def export(self, folder: Path) -> Path:
+        """Write the open conversation as Markdown into ``folder``; returns the file."""
+        if self.conversation is None:
+            raise LookupError("nothing to export yet: ask a question first")
+        path = export_path(folder, self.conversation, self.title)
+        text = conversation_markdown(self.title, self.history.messages(self.conversation))
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+def title_for(question: str) -> str:
+    """A new conversation's title: its first question, cut at a word near ``TITLE_CHARS``."""
+    words = " ".join(question.split())
+    if len(words) <= TITLE_CHARS:
+        return words
+    cut = words.rfind(" ", 0, TITLE_CHARS + 1)
+    return words[: cut if cut > 0 else TITLE_CHARS] + "…"

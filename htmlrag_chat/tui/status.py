@@ -1,0 +1,82 @@
+"""The progress line: the agent's events folded into what a person watching wants to know.
+
+Kept free of widgets so that what the line says is tested without a screen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from htmlrag_chat.events import (
+    AnswerDelta,
+    Event,
+    Progress,
+    Searching,
+    StageFinished,
+    StageStarted,
+)
+
+_STAGE_LABELS = {
+    "load": "loading models",
+    "plan": "planning searches",
+    "search": "searching",
+    "fetch": "fetching pages",
+    "clean": "cleaning pages",
+    "check": "checking the sources",
+    "read": "answering",
+    "cite": "checking citations",
+}
+
+
+@dataclass
+class PipelineStatus:
+    """Stage, pages fetched and failed, tokens before and after each pruning stage."""
+
+    stage: str = ""
+    round: int = 0
+    fetched: int = 0
+    failed: int = 0
+    pages: int = 0  # pages to fetch in this round
+    tokens: dict[str, tuple[int, int]] = field(default_factory=dict)  # scorer -> before, after
+    answer_chars: int = 0
+
+    def apply(self, event: Event) -> None:
+        if isinstance(event, Searching):
+            self.round = event.round
+        elif isinstance(event, StageStarted):
+            self.stage = event.stage
+            if event.stage == "fetch":
+                self.fetched = self.failed = 0
+                self.pages = event.items or 0
+        elif isinstance(event, Progress) and event.stage == "fetch":
+            self.fetched, self.failed, self.pages = event.done, event.failed, event.total
+        elif isinstance(event, StageFinished) and event.stage.endswith("/prune"):
+            scorer = event.stage.split("/")[0]
+            self.tokens[scorer] = (
+                event.counts.get("tokens_before", 0),
+                event.counts.get("tokens_after", 0),
+            )
+        elif isinstance(event, AnswerDelta):
+            self.answer_chars += len(event.text)
+
+    def line(self, elapsed: float) -> str:
+        """One line: ``answering · round 1 · pages 9/10, 1 failed · embed 30,512→8,190 tok
+        · 4.2 s``."""
+        parts = [self.stage_label()]
+        if self.round:
+            parts.append(f"round {self.round}")
+        if self.pages:
+            failed = f", {self.failed} failed" if self.failed else ""
+            parts.append(f"pages {self.fetched}/{self.pages}{failed}")
+        for scorer, (before, after) in self.tokens.items():
+            parts.append(f"{scorer} {before:,}→{after:,} tok")
+        if self.answer_chars:
+            parts.append(f"{self.answer_chars:,} chars")
+        parts.append(f"{elapsed:.1f} s")
+        return " · ".join(parts)
+
+    def stage_label(self) -> str:
+        if "/" in self.stage:
+            scorer, step = self.stage.split("/", 1)
+            return f"pruning ({scorer} {step})"
+        return _STAGE_LABELS.get(self.stage, self.stage or "starting")

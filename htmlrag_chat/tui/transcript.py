@@ -1,0 +1,114 @@
+"""The chat transcript: questions, streamed answers, notes and errors.
+
+Text from the web and from models is shown as text: ``Content`` objects and the Markdown
+widget, never a string parsed as console markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from htmlrag_chat.reader import Source
+from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.tui.markdown import link_citations
+
+WELCOME = (
+    "Ask a question. htmlrag-chat searches the web, reads the pages, prunes them to what "
+    "matters and answers with numbered citations [n] to its sources.\n"
+    "Enter sends · Esc stops · F1 lists every key · Ctrl+P opens the command palette"
+)
+
+
+class Transcript(VerticalScroll):
+    """The conversation, scrolled to follow a streaming answer until the user scrolls."""
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+
+class Welcome(Static):
+    def __init__(self, mode: str) -> None:
+        super().__init__(Content(f"{WELCOME}\n{mode}"))
+
+
+class QuestionView(Static):
+    def __init__(self, question: str) -> None:
+        super().__init__(Content(terminal_safe(question)))
+
+
+class NoteView(Static):
+    """A notice from the pipeline (a fallback, a skipped query), in the flow of the chat."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(terminal_safe(text)))
+
+
+class ErrorView(Static):
+    """What went wrong and what to do about it, where the answer would have been."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(terminal_safe(text)))
+
+
+class AnswerView(Vertical, can_focus=True):
+    """One answer: Markdown that grows as it streams, then a line on how it was made.
+
+    Focus it (click, Tab) to list its sources; press a number to highlight that source.
+    """
+
+    class Selected(Message):
+        def __init__(self, view: AnswerView, number: int | None = None) -> None:
+            super().__init__()
+            self.view = view
+            self.number = number  # a source to highlight, if a citation was picked
+
+    def __init__(self, text: str = "", sources: Sequence[Source] = (), meta: str = "") -> None:
+        super().__init__()
+        self.text = text
+        self.sources = tuple(sources)
+        self._meta = meta
+        self._stream: MarkdownStream | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Markdown(link_citations(self.text), open_links=False)
+        yield Static(Content(self._meta), classes="meta")
+
+    async def write(self, text: str) -> None:
+        """Append streamed answer text (whole citations: the agent's filter holds partial
+        ones back)."""
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
+        self.text += text
+        await self._stream.write(link_citations(text))
+
+    async def finish(
+        self, meta: str, sources: Sequence[Source] = (), text: str | None = None
+    ) -> None:
+        """End the stream; ``text`` is the answer as saved (the streamed one, trimmed)."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if text is not None:
+            self.text = text
+        self.sources = tuple(sources)
+        self.set_meta(meta)
+
+    def set_meta(self, meta: str) -> None:
+        self._meta = meta
+        self.query_one(".meta", Static).update(Content(meta))
+
+    def on_focus(self) -> None:
+        self.post_message(self.Selected(self))
+
+    def on_key(self, event: events.Key) -> None:
+        if event.character and event.character.isdigit() and event.character != "0":
+            event.stop()
+            self.post_message(self.Selected(self, int(event.character)))

@@ -1,0 +1,346 @@
+"""The chat app driven by Pilot: ask, stream, stop, follow up, reopen, export, errors."""
+
+from __future__ import annotations
+
+import socket
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Markdown
+
+from htmlrag_chat.cli import main
+from htmlrag_chat.events import AnswerDelta
+from htmlrag_chat.reader.extractive import HEADER
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.app import PipelineEvent, QuestionEnded
+from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
+from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
+from htmlrag_chat.tui.session import title_for
+from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView
+from tests.openai_server import ScriptedLLM, serve_llm
+from tests.tui.conftest import (
+    GOLD,
+    QUESTION,
+    SIZE,
+    answers,
+    ask,
+    make_app,
+    options,
+    run,
+    scripted,
+    wait_until,
+)
+
+
+def gold_number(view: AnswerView) -> int:
+    return next(s.number for s in view.sources if s.url == QUESTION["gold_url"])
+
+
+def test_a_question_is_answered_with_citations_and_its_sources_listed(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        app = make_app(cache, history, options(), tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.sub_title.startswith("REPLAY recording.db (read-only)")
+            await ask(pilot, QUESTION["question"])
+            (view,) = answers(app)
+            assert view.text.startswith(HEADER)
+            number = gold_number(view)
+            assert any(
+                GOLD in line and line.endswith(f"[{number}]") for line in view.text.splitlines()
+            )
+            panel = app.query_one(SourcesPanel)
+            assert panel.sources == view.sources and panel.option_count == len(view.sources)
+            prompt = str(panel.get_option_at_index(number - 1).prompt)
+            assert prompt.startswith(f"[{number}] ") and "theverge.com" in prompt
+            assert QUESTION["gold_url"] in prompt
+            assert "answered in" in str(app.query_one("#status").render())
+            (conversation,) = history.conversations()
+            (message,) = history.messages(conversation["id"])
+            assert message["content"] == QUESTION["question"]
+            assert message["answers"][0]["text"] == view.text
+
+    run(scenario())
+
+
+def test_the_answer_streams_into_the_transcript_as_it_is_generated(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    words = " ".join(f"word{i}" for i in range(40))
+    llm = ScriptedLLM(scripted(answer=f"{words} {GOLD} [1]."), chunk_delay=0.05)
+    seen: list[str] = []
+    handled: list[Any] = []
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=SIZE, message_hook=handled.append) as pilot:
+                await ask(pilot, QUESTION["question"], wait=False)
+                await wait_until(pilot, lambda: bool(app.running and answers(app)[0].text))
+                while app.running:
+                    seen.append(answers(app)[0].text)
+                    await pilot.pause(0.03)
+                final = answers(app)[0]
+                assert final.text == f"{words} {GOLD} [1]."
+                rendered = final.query_one(Markdown).source
+                assert "[\\[1\\]](cite:1)" in rendered
+
+    run(scenario())
+    partial = [text for text in seen if text and text != seen[-1]]
+    assert len(set(partial)) >= 3, "the answer appeared all at once"
+    assert all(seen[-1].startswith(text) for text in partial)
+    deltas = [
+        m for m in handled if isinstance(m, PipelineEvent) and isinstance(m.event, AnswerDelta)
+    ]
+    ended = [m for m in handled if isinstance(m, QuestionEnded)]
+    assert len(deltas) > 10 and len(ended) == 1
+    assert handled.index(ended[0]) > handled.index(deltas[-1])
+
+
+def test_escape_stops_the_running_question(cache: Store, history: Store, tmp_path: Path) -> None:
+    llm = ScriptedLLM(scripted(answer="This answer never ends " * 20), hang_after=3)
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, QUESTION["question"], wait=False)
+                await wait_until(pilot, lambda: bool(answers(app)[0].text), what="first words")
+                await pilot.press("escape")
+                await wait_until(pilot, lambda: not app.running, 5, "the stop")
+                await wait_until(pilot, llm.disconnected.is_set, 5, "the server to see it")
+                (view,) = answers(app)
+                meta = str(view.query_one(".meta").render())
+                assert view.text.startswith("This answer") and "stopped after" in meta
+                assert app.session.turns == []
+                # The question stays in the history, unanswered; the app takes the next one.
+                (conversation,) = history.conversations()
+                (message,) = history.messages(conversation["id"])
+                assert message["answers"] == []
+                assert app.query_one("#prompt").has_focus or True
+                llm.hang_after = None
+                await ask(pilot, "again?")
+                assert len(answers(app)) == 2 and answers(app)[1].text.startswith("This answer")
+
+    run(scenario())
+
+
+def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_path: Path) -> None:
+    llm = ScriptedLLM(scripted())
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, QUESTION["question"])
+                await ask(pilot, "shorter please")
+                first, second = answers(app)
+                assert second.sources == first.sources  # NO SEARCH: the earlier sources
+                meta = str(second.query_one(".meta").render())
+                assert "from the earlier answer's sources" in meta
+
+    run(scenario())
+    read = [b["messages"] for b in llm.requests if b["messages"][0]["role"] == "system"]
+    assert len(read) == 2
+    history_sent = [m["content"] for m in read[1][1:-1]]
+    assert history_sent[0] == QUESTION["question"]
+    assert GOLD in history_sent[1]
+
+
+def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
+    cache: Store, history_path: Path, tmp_path: Path
+) -> None:
+    llm = ScriptedLLM(scripted())
+
+    async def first_session() -> None:
+        with Store.open(history_path) as history:
+            app = make_app(cache, history, options(), tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, QUESTION["question"])
+                await pilot.press("ctrl+n")
+                await ask(pilot, "Who makes ARKit?")
+                assert [c["title"] for c in history.conversations()] == [
+                    "Who makes ARKit?",
+                    title_for(QUESTION["question"]),
+                ]
+
+    async def second_session() -> None:
+        async with serve_llm(llm) as url:
+            with Store.open(history_path) as history:
+                app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+                async with app.run_test(size=SIZE) as pilot:
+                    panel = app.query_one(HistoryPanel)
+                    assert panel.option_count == 2
+                    await pilot.press("ctrl+o", "end", "enter")  # the oldest
+                    await wait_until(pilot, lambda: len(answers(app)) == 1, 5, "reopen")
+                    (question,) = app.query(QuestionView)
+                    assert str(question.render()) == QUESTION["question"]
+                    (view,) = answers(app)
+                    assert view.text.startswith(HEADER) and GOLD in view.text
+                    assert app.query_one(SourcesPanel).sources == view.sources
+                    assert QUESTION["question"][:40] in app.sub_title
+                    # A follow-up in the reopened conversation builds on it.
+                    await ask(pilot, "shorter please")
+                    assert len(answers(app)) == 2
+                    # Rename, then delete, from the history panel.
+                    await pilot.press("ctrl+o", "r")
+                    await wait_until(pilot, lambda: isinstance(app.screen, RenameScreen))
+                    await pilot.press("ctrl+u", *"FaceTime", "enter")
+                    await wait_until(pilot, lambda: not isinstance(app.screen, RenameScreen))
+                    titles = [c["title"] for c in history.conversations()]
+                    assert titles[0] == "FaceTime" and app.sub_title.endswith("FaceTime")
+                    await pilot.press("d")
+                    await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+                    await pilot.press("y")
+                    await wait_until(pilot, lambda: len(history.conversations()) == 1)
+                    assert answers(app) == [] and app.session.conversation is None
+
+    run(first_session())
+    run(second_session())
+    read = [b["messages"] for b in llm.requests if b["messages"][0]["role"] == "system"]
+    assert read[0][1]["content"] == QUESTION["question"]
+
+
+def test_export_copy_and_the_source_actions(
+    cache: Store, history: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda url, new=0: opened.append(url))
+
+    async def scenario() -> None:
+        app = make_app(cache, history, options(), tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await ask(pilot, QUESTION["question"])
+            (view,) = answers(app)
+            await pilot.press("ctrl+y")
+            assert app.clipboard == view.text
+            await pilot.press("ctrl+s")
+            (exported,) = tmp_path.glob("conversation-*.md")
+            text = exported.read_text(encoding="utf-8")
+            assert text.startswith(f"# {app.session.title}\n\n## {QUESTION['question']}\n")
+            assert view.text in text and f"(<{QUESTION['gold_url']}>)" in text
+            # A citation picks its source: by click (the link's message) or by its number.
+            number = gold_number(view)
+            markdown = view.query_one(Markdown)
+            markdown.post_message(Markdown.LinkClicked(markdown, f"cite:{number}"))
+            panel = app.query_one(SourcesPanel)
+            await wait_until(pilot, lambda: panel.highlighted == number - 1, 5, "highlight")
+            view.focus()
+            await pilot.press("1")
+            assert panel.highlighted == 0
+            await pilot.press("ctrl+l", "c")
+            assert app.clipboard == view.sources[0].url
+            await pilot.press("o")
+            assert opened == [view.sources[0].url]
+
+    run(scenario())
+
+
+def test_help_screen_and_command_palette(cache: Store, history: Store, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(cache, history, options(), tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f1")
+            assert isinstance(app.screen, HelpScreen)
+            text = app.screen.query_one(Markdown).source
+            for row in (
+                "| Esc | Stop the running question |",
+                "| Ctrl+N | Start a new conversation |",
+                "| Ctrl+S | Save the conversation as Markdown here |",
+            ):
+                assert row in text
+            await pilot.press("escape")
+            assert not isinstance(app.screen, HelpScreen)
+            await ask(pilot, QUESTION["question"])
+            await pilot.press("ctrl+p", *"export conv")
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: any(tmp_path.glob("conversation-*.md")), 5)
+
+    run(scenario())
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("reader", "expected"),
+    [
+        ({"reader": "openai", "base_url": f"http://127.0.0.1:{closed_port()}/v1"}, "server"),
+        ({"reader": "local", "model": "/no/such/model"}, "/no/such/model"),
+    ],
+    ids=["server-unreachable", "no-model"],
+)
+def test_errors_are_messages_in_the_chat(
+    cache: Store, history: Store, tmp_path: Path, reader: dict[str, str], expected: str
+) -> None:
+    async def scenario() -> None:
+        app = make_app(cache, history, options(**reader), tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await ask(pilot, QUESTION["question"])
+            errors = [str(e.render()) for e in app.query(ErrorView)]
+            # The failed start-up load may have said it first; the question says it again.
+            assert errors[-1].startswith("Could not answer:")
+            assert all(expected in e for e in errors)
+            assert app.is_running and app.query_one("#prompt").has_focus
+
+    run(scenario())
+
+
+def test_an_offline_search_says_what_to_do(history: Store, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from htmlrag_chat.web.search import SearchSettings
+
+    offline = SearchSettings(proxy=f"http://127.0.0.1:{closed_port()}", retries=0, timeout=2)
+
+    async def scenario() -> None:
+        with Store.open(tmp_path / "cache.db") as cache:
+            agent_options = replace(options(replay=False), search=offline)
+            app = make_app(cache, history, agent_options, tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, "what is htmlrag")
+                (error,) = app.query(ErrorView)
+                assert "no network?" in str(error.render()) and "--replay" in str(error.render())
+
+    run(scenario())
+
+
+def test_without_a_terminal_the_bare_command_says_how_to_ask(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "htmlrag-chat ask QUESTION" in err
+
+
+def test_a_tiny_local_model_answers_in_the_app(
+    cache: Store, history: Store, tmp_path: Path, tiny_lm_dir: Path
+) -> None:
+    """The local reader path: model loading and generation in threads, streamed in."""
+    handled: list[Any] = []
+
+    async def scenario() -> None:
+        agent_options = options(reader="local", model=str(tiny_lm_dir), max_tokens=16)
+        app = make_app(cache, history, agent_options, tmp_path)
+        async with app.run_test(size=SIZE, message_hook=handled.append) as pilot:
+            await ask(pilot, QUESTION["question"])
+            (view,) = answers(app)
+            assert not app.query(ErrorView)
+            meta = str(view.query_one(".meta").render())
+            assert meta.startswith(f"local · {tiny_lm_dir}")
+            (conversation,) = history.conversations()
+            (message,) = history.messages(conversation["id"])
+            assert message["answers"][0]["reader"] == f"local:{tiny_lm_dir}"
+
+    run(scenario())
+    stages = [
+        m.event.stage for m in handled if isinstance(m, PipelineEvent) and hasattr(m.event, "stage")
+    ]
+    assert {"plan", "search", "fetch", "clean", "read", "cite"} <= set(stages)

@@ -1,0 +1,40 @@
+"""A conversation exported as Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from htmlrag_chat.tui.export import conversation_markdown, export_path
+
+MESSAGES = [
+    {
+        "role": "user",
+        "content": "Which framework?",
+        "answers": [
+            {
+                "text": "ARKit [1].\n",
+                "sources": [
+                    {"number": 1, "url": "https://a.test/x", "title": "The [Verge]\x1b[2J"},
+                    {"number": 2, "url": "https://b.test/", "title": ""},
+                ],
+                "flags": ['unsupported: "Bananas." cites [2]'],
+            }
+        ],
+    },
+    {"role": "user", "content": "And then?", "answers": []},
+]
+
+
+def test_questions_answers_sources_and_flags_in_order() -> None:
+    assert conversation_markdown("Frameworks", MESSAGES) == (
+        "# Frameworks\n\n## Which framework?\n\nARKit [1].\n\n**Sources**\n\n"
+        "1. [The \\[Verge\\]\\[2J](<https://a.test/x>)\n2. [https://b.test/](<https://b.test/>)\n\n"
+        '> unsupported: "Bananas." cites [2]\n\n## And then?\n\n_No answer (stopped or failed)._\n'
+    )
+
+
+def test_export_names_are_readable_and_safe(tmp_path: Path) -> None:
+    assert export_path(tmp_path, 7, "What is HtmlRAG? / ../etc").name == (
+        "conversation-7-what-is-htmlrag-etc.md"
+    )
+    assert export_path(tmp_path, 8, "???").name == "conversation-8.md"

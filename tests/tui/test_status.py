@@ -1,0 +1,40 @@
+"""What the progress line says for a question's events."""
+
+from __future__ import annotations
+
+from htmlrag_chat.events import (
+    AnswerDelta,
+    Progress,
+    Searching,
+    StageFinished,
+    StageStarted,
+)
+from htmlrag_chat.tui.status import PipelineStatus
+
+
+def test_the_line_follows_stages_pages_and_tokens_of_each_pruning_stage() -> None:
+    status = PipelineStatus()
+    assert status.line(0.0) == "starting · 0.0 s"
+    status.apply(Searching(1, ("q",), "as typed"))
+    status.apply(StageStarted("fetch", 10))
+    status.apply(Progress("fetch", 7, 10, 1))
+    assert status.line(1.25) == "fetching pages · round 1 · pages 7/10, 1 failed · 1.2 s"
+    status.apply(StageStarted("embed/score", 300))
+    assert status.stage_label() == "pruning (embed score)"
+    status.apply(StageFinished("embed/prune", 5.0, {"tokens_before": 30512, "tokens_after": 8190}))
+    status.apply(StageFinished("gen/prune", 5.0, {"tokens_before": 8190, "tokens_after": 4001}))
+    status.apply(StageStarted("read", 4))
+    status.apply(AnswerDelta("ARKit [1]"))
+    assert status.line(4.0) == (
+        "answering · round 1 · pages 7/10, 1 failed · embed 30,512→8,190 tok"
+        " · gen 8,190→4,001 tok · 9 chars · 4.0 s"
+    )
+
+
+def test_a_new_round_counts_its_own_pages() -> None:
+    status = PipelineStatus()
+    status.apply(StageStarted("fetch", 10))
+    status.apply(Progress("fetch", 10, 10, 0))
+    status.apply(Searching(2, ("more",), "missing: x"))
+    status.apply(StageStarted("fetch", 3))
+    assert "round 2 · pages 0/3 ·" in status.line(0)
