@@ -49,6 +49,8 @@ from htmlrag_chat.tui.transcript import (
 )
 from htmlrag_chat.wiring import INSTALL_HINT, AgentOptions, build_agent
 
+READY = "ready: ask a question"
+
 
 class PipelineEvent(Message):
     """An event of the running question (posted from the loop or from a loading thread)."""
@@ -157,12 +159,17 @@ class ChatApp(App[None]):
     async def preload(self) -> None:
         """Load the models as soon as the app is up, so the first answer comes sooner; a
         failure is shown in the chat (unless a question is waiting to show it itself)."""
+        self.set_status("loading the reader and the pruning models…")
         try:
             await self.agent()
         except Exception as error:
             if not self.running:
                 text = describe(error, self.options.reader.model, "load the reader")
                 await self.transcript.mount(ErrorView(text))
+                self.set_status("")
+            return
+        if not self.running and not self.session.turns:
+            self.set_status(READY)
 
     async def agent(self) -> Agent:
         """The agent, loaded in a thread the first time; after a failure, the next call

@@ -1,7 +1,8 @@
 """Snapshots of the main screens at 120x36 (pytest-textual-snapshot; SVGs in __snapshots__).
 
 After a deliberate change of the look, review and accept with ``pytest --snapshot-update``.
-The clock is frozen and the answers extractive over BM25, so every run draws the same.
+The clock is frozen, the answers extractive over BM25 and every screen is taken once the
+start-up model loading is over, so every run draws the same.
 """
 
 from __future__ import annotations
@@ -10,22 +11,35 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Input, Static
 
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.app import ChatApp
-from tests.tui.conftest import QUESTION, SIZE, ask, make_app, options
+from htmlrag_chat.tui.app import READY, ChatApp
+from htmlrag_chat.tui.transcript import ErrorView
+from tests.tui.conftest import QUESTION, SIZE, ask, make_app, options, wait_until
 
 
 def frozen_app(cache: Store, history: Store, tmp_path: Path, **reader: Any) -> ChatApp:
     return make_app(cache, history, options(**reader), tmp_path, clock=lambda: 0.0)
 
 
+async def loaded(pilot: Pilot[None]) -> None:
+    """Models load in a thread at start-up and their notes join the transcript when done:
+    wait for that, so that every run draws the same screen (with a cursor that does not
+    blink, or it would be drawn or not depending on the time taken)."""
+    pilot.app.query_one("#prompt", Input).cursor_blink = False
+    status = pilot.app.query_one("#status", Static)
+    await wait_until(pilot, lambda: str(status.render()) == READY, 30, "the models to load")
+
+
 async def answered(pilot: Pilot[None]) -> None:
+    await loaded(pilot)
     await ask(pilot, QUESTION["question"])
 
 
 def test_welcome(snap_compare: Any, cache: Store, history: Store, tmp_path: Path) -> None:
-    assert snap_compare(frozen_app(cache, history, tmp_path), terminal_size=SIZE)
+    app = frozen_app(cache, history, tmp_path)
+    assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
 
 
 def test_answer_with_sources(
@@ -36,9 +50,17 @@ def test_answer_with_sources(
 
 
 def test_help(snap_compare: Any, cache: Store, history: Store, tmp_path: Path) -> None:
-    assert snap_compare(frozen_app(cache, history, tmp_path), press=["f1"], terminal_size=SIZE)
+    app = frozen_app(cache, history, tmp_path)
+    assert snap_compare(app, press=["f1"], terminal_size=SIZE, run_before=loaded)
 
 
 def test_error_in_the_chat(snap_compare: Any, cache: Store, history: Store, tmp_path: Path) -> None:
+    """The model cannot be loaded: said at start-up, and again when a question needs it."""
     app = frozen_app(cache, history, tmp_path, reader="local", model="/no/such/model")
-    assert snap_compare(app, terminal_size=SIZE, run_before=answered)
+
+    async def load_failed_then_asked(pilot: Pilot[None]) -> None:
+        app.query_one("#prompt", Input).cursor_blink = False
+        await wait_until(pilot, lambda: len(app.query(ErrorView)) == 1, 30, "the load error")
+        await ask(pilot, QUESTION["question"])
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=load_failed_then_asked)
