@@ -1,0 +1,155 @@
+"""``eval``: how much of what a question needs survives each method at each budget."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from htmlrag_chat.commands.common import (
+    add_command,
+    open_store,
+    positive_int,
+    progress_printer,
+    store_options,
+)
+from htmlrag_chat.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.eval.cache import EvalCache
+from htmlrag_chat.eval.datasets import TASKS, load_dataset
+from htmlrag_chat.eval.distractors import MODES
+from htmlrag_chat.eval.methods import METHODS, Env
+from htmlrag_chat.eval.report import dumps, markdown
+from htmlrag_chat.eval.runner import EvalSettings, evaluate
+from htmlrag_chat.events import Notice, stage
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
+from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
+
+DEFAULT_BUDGETS = "512,1024,2048"
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    command = add_command(
+        commands,
+        "eval",
+        "measure what cleaning and pruning keep, against plain-text and chunk baselines",
+        run_eval,
+        [store_options(argparse.SUPPRESS)],
+    )
+    command.description = """\
+retention: lines {url, file, with, without}, the page title as query; scores the share
+  of `with` snippets kept (recall) and of `without` snippets kept (leakage).
+qa: lines {id, question, answers, file}, mixed with --k distractor pages from --pool,
+  or {id, question, answers, pages}; scores the share of questions whose gold answer
+  is in the context.
+Prints a Markdown table (method x budget); --out writes the JSON report. Results are
+kept in the cache file: a rerun resumes where an interrupted one stopped."""
+    command.add_argument("task", choices=TASKS)
+    command.add_argument("dataset", type=Path, metavar="DATASET.jsonl")
+    command.add_argument(
+        "--budget", default=DEFAULT_BUDGETS, metavar="N,N,...",
+        help=f"token budgets (default {DEFAULT_BUDGETS})",
+    )  # fmt: skip
+    command.add_argument(
+        "--methods", default=",".join(METHODS), metavar="M,M,...",
+        help=f"methods to compare (default all: {', '.join(METHODS)})",
+    )  # fmt: skip
+    command.add_argument("--limit", type=positive_int, metavar="N", help="the first N items only")
+    command.add_argument(
+        "--tokenizer",
+        metavar="PATH_OR_ID",
+        help=f"tokenizer path or hub id for every method's budget (default {DEFAULT_TOKENIZER}; "
+        "'approx' for the built-in approximation, also used when it cannot be loaded)",
+    )
+    command.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the JSON report to this file"
+    )
+    command.add_argument(
+        "--pool", type=Path, metavar="DIR",
+        help="qa: folder whose .html files are the distractor pool (default: the dataset's)",
+    )  # fmt: skip
+    command.add_argument(
+        "--distractors", choices=MODES, default="hard",
+        help="qa: the pool pages BM25 ranks highest for the question, or a seeded draw",
+    )  # fmt: skip
+    command.add_argument(
+        "--k", type=int, default=9, help="qa: distractor pages per single-page question"
+    )
+    command.add_argument("--seed", type=int, default=0, help="qa: seed for draws and positions")
+    command.add_argument(
+        "--embed-model", default=DEFAULT_EMBED_MODEL, metavar="ID_OR_PATH",
+        help=f"sentence-transformers id or path (default {DEFAULT_EMBED_MODEL}, bundled)",
+    )  # fmt: skip
+    command.add_argument(
+        "--gen-model", default=DEFAULT_GEN_MODEL, metavar="ID_OR_PATH",
+        help=f"causal LM id or path for htmlrag-two-stage (default {DEFAULT_GEN_MODEL})",
+    )  # fmt: skip
+    command.add_argument(
+        "--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
+    )
+    command.add_argument(
+        "--progress", action="store_true", help="show progress on stderr even when not a terminal"
+    )
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    budgets = parse_budgets(args.budget)
+    methods = parse_methods(args.methods)
+    if args.k < 0:
+        raise UserError(f"--k must be 0 or more: {args.k}")
+    emit = progress_printer(args.progress or sys.stderr.isatty())
+    items = load_dataset(args.task, args.dataset, args.limit)
+    tokenizer = load_token_counter(args.tokenizer)
+    if tokenizer.notice:
+        emit(Notice(tokenizer.notice))
+    settings = EvalSettings(
+        task=args.task,
+        dataset=args.dataset,
+        budgets=budgets,
+        methods=methods,
+        k=args.k,
+        distractors=args.distractors,
+        seed=args.seed,
+        pool=args.pool,
+    )
+    env = Env(tokenizer.counter, args.embed_model, args.gen_model, _device(args, methods))
+    with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:
+        report, done = evaluate(items, settings, env, EvalCache(store), emit)
+        counts.update(computed=done.computed, cached=done.cached)
+    print(markdown(report))
+    if args.out is not None:
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(dumps(report), encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"{args.out}: cannot be written ({error.strerror})") from None
+    return EXIT_OK
+
+
+def parse_budgets(text: str) -> tuple[int, ...]:
+    """``512,1024`` -> (512, 1024): positive, without repeats, in increasing order."""
+    try:
+        budgets = {int(part) for part in text.split(",")}
+    except ValueError:
+        budgets = set()
+    if not budgets or min(budgets) <= 0:
+        raise UserError(f"--budget: not a comma-separated list of positive token counts: {text}")
+    return tuple(sorted(budgets))
+
+
+def parse_methods(text: str) -> tuple[str, ...]:
+    """Method names in the order given, each once; UserError for an unknown one."""
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in METHODS]
+    if unknown or not names:
+        named = ", ".join(unknown) if unknown else repr(text)
+        raise UserError(f"--methods: unknown method {named} (known: {', '.join(METHODS)})")
+    return names
+
+
+def _device(args: argparse.Namespace, methods: tuple[str, ...]) -> str:
+    """The device models run on; torch is imported only when a method uses a model."""
+    if not any(METHODS[name].models for name in methods):
+        return args.device
+    from htmlrag_chat.device import pick_device
+
+    return pick_device(args.device)

@@ -1,0 +1,7 @@
+"""Evaluation: how much of what a question needs survives cleaning and pruning to a budget.
+
+``htmlrag-chat eval`` runs our pruning and the baselines a user would otherwise pick on the
+same pages, with the same tokenizer, and scores every context by its visible text. This
+package sits beside the command line: it uses the pipeline, the HTML core, the scorers and
+the store, and nothing from the reader or the interface.
+"""

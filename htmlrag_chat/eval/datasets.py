@@ -1,0 +1,113 @@
+"""The two evaluation sets, read from JSON lines with every problem named by line.
+
+Retention: ``{"url", "file", "with": [...], "without": [...]}``, snippets of one page's main
+content and of its boilerplate. QA: ``{"id", "question", "answers": [...], "file"}`` for a
+question about one page (mixed with distractors later) or ``"pages": [files]`` for a
+question with its own set of pages. Files are relative to the dataset's folder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.errors import InputError
+
+TASKS = ("retention", "qa")
+
+
+@dataclass(frozen=True)
+class RetentionItem:
+    id: str  # the page's URL
+    file: Path
+    with_snippets: tuple[str, ...]
+    without_snippets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QAItem:
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    files: tuple[Path, ...]
+    distractors: bool  # a single-page question: mix it with distractor pages
+
+
+Item = RetentionItem | QAItem
+
+
+def load_dataset(task: str, path: Path, limit: int | None = None) -> list[Item]:
+    """The first ``limit`` items of a dataset; InputError for a missing file, a line that is
+    not a JSON object of the task's shape, or a page file that does not exist."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such dataset") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot be read ({error})") from None
+    items: list[Item] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{where}: not valid JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: not a JSON object")
+        items.append(_item(task, record, path.parent, where))
+        if limit is not None and len(items) == limit:
+            break
+    if not items:
+        raise InputError(f"{path}: no items")
+    return items
+
+
+def _item(task: str, record: dict[str, Any], folder: Path, where: str) -> Item:
+    if task == "retention":
+        return RetentionItem(
+            id=_text(record, "url", where),
+            file=_page(folder, _text(record, "file", where), where),
+            with_snippets=_texts(record, "with", where),
+            without_snippets=_texts(record, "without", where),
+        )
+    if "pages" in record:
+        pages = record["pages"]
+        if not isinstance(pages, list) or not pages or not all(isinstance(p, str) for p in pages):
+            raise InputError(f'{where}: "pages" must be a non-empty list of file names')
+        files = tuple(_page(folder, page, where) for page in pages)
+    else:
+        files = (_page(folder, _text(record, "file", where), where),)
+    return QAItem(
+        id=str(record.get("id", where)),
+        question=_text(record, "question", where),
+        answers=_texts(record, "answers", where, required=True),
+        files=files,
+        distractors="pages" not in record,
+    )
+
+
+def _text(record: dict[str, Any], key: str, where: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f'{where}: "{key}" must be a non-empty string')
+    return value
+
+
+def _texts(record: dict[str, Any], key: str, where: str, required: bool = False) -> tuple[str, ...]:
+    value = record.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f'{where}: "{key}" must be a list of strings')
+    if required and not any(v.strip() for v in value):
+        raise InputError(f'{where}: "{key}" must hold at least one non-empty string')
+    return tuple(value)
+
+
+def _page(folder: Path, name: str, where: str) -> Path:
+    path = folder / name
+    if not path.is_file():
+        raise InputError(f"{where}: page file {name} not found in {folder}")
+    return path

@@ -1,0 +1,198 @@
+"""The contexts compared: our HTML pruning and the baselines a user would otherwise pick.
+
+Each method prepares once per item (the query-independent and query-dependent work that no
+budget changes) and then fits the result to each budget, so a method's time at a budget is
+its preparation plus that fit. Every method starts from the raw page bytes and does all of
+its own work: no cleaning, tree or embedding is shared between methods, so their times
+compare. All of them count with the same tokenizer.
+
+- ``plain``: trafilatura's main text (tables included) of each page, truncated.
+- ``chunk-bm25``, ``chunk-embed``: the visible text of the cleaned pages in chunks
+  (``chunks.CHUNK_WORDS``), ranked by BM25 or embedding cosine, best first to the budget.
+- ``clean``: the cleaned HTML, truncated.
+- ``htmlrag-bm25``, ``htmlrag-embed``: one pruning stage on 256-word blocks.
+- ``htmlrag-two-stage``: embedding stage to twice the budget, then the generative stage on
+  128-word blocks (``wiring.build_stages``'s two stages, from the same scores at every budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
+from htmlrag_chat.eval.truncate import truncate
+from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, BlockTree, Document, build_block_tree
+from htmlrag_chat.html.decode import decode_html, looks_binary
+from htmlrag_chat.html.prune import prune, token_costs
+from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.scoring.bm25 import BM25Scorer, bm25_scores
+from htmlrag_chat.tokens import TokenCounter
+from htmlrag_chat.wiring import FINE_MAX_WORDS
+
+if TYPE_CHECKING:  # torch loads only when a model method runs
+    from htmlrag_chat.scoring.embed import EmbeddingScorer
+
+COARSE_FACTOR = 2  # two-stage: the embedding stage's budget, as ``build_stages`` sets it
+
+Fit = Callable[[int], str]  # budget -> the context the reader gets
+
+
+@dataclass(frozen=True)
+class Env:
+    """What every method runs with."""
+
+    counter: TokenCounter
+    embed_model: str
+    gen_model: str
+    device: str  # resolved: cpu, cuda or mps
+
+    def embedder(self) -> EmbeddingScorer:
+        """A scorer with an empty in-memory cache: each method pays for its embeddings."""
+        from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
+
+        return EmbeddingScorer(self.embed_model, cache=MemoryEmbeddingCache(), device=self.device)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    html: bool  # whether the context is HTML (scored by its visible text) or plain text
+    models: tuple[str, ...]  # "embed", "gen": models the method needs
+    prepare: Callable[[Env, str, Sequence[PageInput]], Fit]
+    settings: tuple[object, ...] = ()  # what else its results depend on (the cache key)
+
+
+def _plain(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    text = "\n\n".join(filter(None, (main_text(page) for page in pages)))
+    return lambda budget: truncate(text, budget, env.counter)
+
+
+def main_text(page: PageInput) -> str:
+    """trafilatura's main text of a page, tables included, comments not; '' for none."""
+    import trafilatura
+
+    if looks_binary(page.data):
+        return ""
+    html = decode_html(page.data, page.charset).text
+    return trafilatura.extract(html, include_tables=True, include_comments=False) or ""
+
+
+def _clean(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    html = load_pages(pages).document.to_html()
+    return lambda budget: truncate(html, budget, env.counter)
+
+
+def _chunk_bm25(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    chunks = _document_chunks(load_pages(pages).document)
+    return _chunk_fit(env, chunks, bm25_scores(query, chunks))
+
+
+def _chunk_embed(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    from htmlrag_chat.scoring.embed import query_instruction_for
+
+    chunks = _document_chunks(load_pages(pages).document)
+    if not chunks:
+        return _chunk_fit(env, chunks, [])
+    embedder = env.embedder()
+    question = embedder.embed([query_instruction_for(env.embed_model) + query])[0]
+    scores = (embedder.embed(chunks) @ question.astype(np.float32)).tolist()
+    return _chunk_fit(env, chunks, scores)
+
+
+def _document_chunks(document: Document) -> list[str]:
+    return [
+        chunk for page in document.root for chunk in split_chunks(visible_text(page, lines=True))
+    ]
+
+
+def _chunk_fit(env: Env, chunks: list[str], scores: Sequence[float]) -> Fit:
+    costs = env.counter.count_many(chunks)
+    return lambda budget: select_chunks(chunks, scores, costs, budget, env.counter)
+
+
+def _htmlrag_bm25(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    tree = _tree(pages)
+    return _prune_fit(env, tree, BM25Scorer().score(query, tree))
+
+
+def _htmlrag_embed(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    tree = _tree(pages)
+    return _prune_fit(env, tree, env.embedder().score(query, tree))
+
+
+def _tree(pages: Sequence[PageInput]) -> BlockTree:
+    return build_block_tree(load_pages(pages).document, DEFAULT_MAX_WORDS)
+
+
+def _prune_fit(env: Env, tree: BlockTree, scores: Sequence[float]) -> Fit:
+    token_costs(tree, env.counter)  # counted once for all budgets: preparation, not fitting
+    return lambda budget: prune(tree, scores, budget, env.counter).document.to_html()
+
+
+def _htmlrag_two_stage(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
+    tree = _tree(pages)
+    scores = env.embedder().score(query, tree)
+    token_costs(tree, env.counter)
+    fine = GenerativeScorer(env.gen_model, device=env.device)
+
+    def fit(budget: int) -> str:
+        coarse = prune(tree, scores, COARSE_FACTOR * budget, env.counter).document
+        stages = [Stage(fine, budget, FINE_MAX_WORDS)]
+        return prune_document(coarse, query, stages, env.counter)[-1].result.document.to_html()
+
+    return fit
+
+
+METHODS = {
+    method.name: method
+    for method in (
+        Method("plain", False, (), _plain),
+        Method("chunk-bm25", False, (), _chunk_bm25, ("chunk words", CHUNK_WORDS)),
+        Method("chunk-embed", False, ("embed",), _chunk_embed, ("chunk words", CHUNK_WORDS)),
+        Method("clean", True, (), _clean),
+        Method("htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS)),
+        Method("htmlrag-embed", True, ("embed",), _htmlrag_embed, ("max words", DEFAULT_MAX_WORDS)),
+        Method(
+            "htmlrag-two-stage",
+            True,
+            ("embed", "gen"),
+            _htmlrag_two_stage,
+            ("max words", DEFAULT_MAX_WORDS, FINE_MAX_WORDS, "coarse", COARSE_FACTOR),
+        ),
+    )
+}
+
+
+def model_names(method: Method, env: Env) -> dict[str, str]:
+    """The models (and device) a method's results depend on."""
+    names = {"embed": env.embed_model, "gen": env.gen_model}
+    used = {kind: names[kind] for kind in method.models}
+    return {**used, "device": env.device} if used else {}
+
+
+def unavailable_models(kinds: set[str], env: Env) -> dict[str, str]:
+    """Why each model kind that cannot be loaded here is missing (loading the rest now)."""
+    reasons = {}
+    if "embed" in kinds:
+        from htmlrag_chat.scoring.embed import load_embedding_model
+
+        try:
+            load_embedding_model(env.embed_model, env.device)
+        except ModelUnavailable as error:
+            reasons["embed"] = f"embedding model {error}"
+    if "gen" in kinds:
+        from htmlrag_chat.scoring.generative import GenerativeScorer
+
+        try:
+            GenerativeScorer(env.gen_model, device=env.device).context_limit()
+        except ModelUnavailable as error:
+            reasons["gen"] = f"generative pruner {error}"
+    return reasons

@@ -1,0 +1,127 @@
+"""The report: per-item results summed up per method and budget, as JSON and Markdown.
+
+``recall`` is the share of ``with`` snippets kept over all pages (retention) or the share of
+questions whose gold answer is in the context (QA); ``leakage`` the share of ``without``
+snippets kept (retention; null for QA); ``tokens`` the mean tokens of the context handed to
+the reader and ``ms`` the mean time per item to make it from the page bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any
+
+Summary = dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class Report:
+    task: str
+    budgets: tuple[int, ...]
+    methods: tuple[str, ...]  # those that ran
+    items: list[dict[str, Any]]  # per item: what it is, and "results": {method: {budget: ..}}
+    unavailable: dict[str, str]  # method -> why it could not run here
+    settings: dict[str, Any]  # what the figures depend on: tokenizer, models, distractors
+
+    def results(self) -> dict[str, dict[str, Summary]]:
+        return {
+            method: {str(budget): self._summary(method, str(budget)) for budget in self.budgets}
+            for method in self.methods
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": self.results(),
+            "items": self.items,
+            "unavailable": self.unavailable,
+            "settings": self.settings,
+        }
+
+    def _summary(self, method: str, budget: str) -> Summary:
+        rows = [item["results"][method][budget] for item in self.items]
+        if not rows:
+            return {"recall": None, "leakage": None, "tokens": None, "ms": None}
+        if self.task == "retention":
+            recall = _share(sum(r["with_kept"] for r in rows), sum(i["with"] for i in self.items))
+            leakage = _share(
+                sum(r["without_kept"] for r in rows), sum(i["without"] for i in self.items)
+            )
+        else:
+            recall, leakage = round(fmean(r["answer"] for r in rows), 4), None
+        return {
+            "recall": recall,
+            "leakage": leakage,
+            "tokens": round(fmean(r["tokens"] for r in rows), 1),
+            "ms": round(fmean(r["ms"] for r in rows), 1),
+        }
+
+
+def dumps(report: Report) -> str:
+    """The JSON report: the summary indented, then one line per item, so the file stays
+    readable and a diff between two runs shows which items changed."""
+    data = report.to_json()
+    items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in data["items"])
+    parts = [
+        f'"results": {json.dumps(data["results"], indent=1)}',
+        f'"items": [\n{items}\n]',
+        f'"unavailable": {json.dumps(data["unavailable"], ensure_ascii=False)}',
+        f'"settings": {json.dumps(data["settings"], ensure_ascii=False)}',
+    ]
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def markdown(report: Report) -> str:
+    """Two method x budget tables: what was kept, then what it cost."""
+    results = report.results()
+    budgets = [str(budget) for budget in report.budgets]
+    if report.task == "retention":
+        what = "`with` snippets kept / `without` snippets kept (lower is better)"
+    else:
+        what = "questions whose gold answer is in the context"
+    lines = [
+        f"{report.task}: {len(report.items)} items, tokenizer {report.settings['tokenizer']}; "
+        f"cells: {what}",
+        "",
+        _row(["method", *budgets]),
+        _row(["---", *["---:"] * len(budgets)]),
+    ]
+    for method, summaries in results.items():
+        cells = []
+        for budget in budgets:
+            summary = summaries[budget]
+            cell = _number(summary["recall"])
+            if report.task == "retention":
+                cell += f" / {_number(summary['leakage'])}"
+            cells.append(cell)
+        lines.append(_row([method, *cells]))
+    lines += [
+        "",
+        "mean context tokens / mean ms per item",
+        "",
+        _row(["method", *budgets]),
+        _row(["---", *["---:"] * len(budgets)]),
+    ]
+    for method, summaries in results.items():
+        cells = [f"{_whole(s['tokens'])} / {_whole(s['ms'])}" for s in summaries.values()]
+        lines.append(_row([method, *cells]))
+    for method, reason in report.unavailable.items():
+        lines += ["", f"{method}: unavailable ({reason})"]
+    return "\n".join(lines)
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _whole(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"

@@ -1,0 +1,145 @@
+"""The evaluation loop: every item, every method, every budget, results from the cache
+where an earlier run left them.
+
+A method whose model cannot be loaded here is reported as unavailable, with a notice, and
+left out; nothing is silently replaced by another method.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.eval.cache import RESULTS, EvalCache, key_of
+from htmlrag_chat.eval.chunks import CHUNK_WORDS
+from htmlrag_chat.eval.datasets import Item, QAItem, RetentionItem
+from htmlrag_chat.eval.distractors import load_pool
+from htmlrag_chat.eval.items import Distractors, Ready, describe, ready_qa, ready_retention, score
+from htmlrag_chat.eval.methods import METHODS, Env, Method, model_names, unavailable_models
+from htmlrag_chat.eval.metrics import html_text
+from htmlrag_chat.eval.report import Report
+from htmlrag_chat.events import EventSink, Notice, Progress, ignore
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    task: str
+    dataset: Path
+    budgets: tuple[int, ...]
+    methods: tuple[str, ...]
+    k: int = 9
+    distractors: str = "hard"
+    seed: int = 0
+    pool: Path | None = None  # default: the dataset's folder
+
+
+@dataclass
+class Counts:
+    """Results (one per method, item and budget) a run computed and found in the cache."""
+
+    computed: int = 0
+    cached: int = 0
+
+
+def evaluate(
+    items: Sequence[Item],
+    settings: EvalSettings,
+    env: Env,
+    cache: EvalCache,
+    emit: EventSink = ignore,
+) -> tuple[Report, Counts]:
+    """Evaluate every item; the report, and how many results came from the cache."""
+    methods = [METHODS[name] for name in settings.methods]
+    missing = unavailable_models({kind for method in methods for kind in method.models}, env)
+    unavailable: dict[str, str] = {}
+    for method in methods:
+        reasons = [missing[kind] for kind in method.models if kind in missing]
+        if reasons:
+            unavailable[method.name] = "; ".join(reasons)
+            emit(Notice(f"{method.name} is unavailable: {unavailable[method.name]}"))
+    runnable = [method for method in methods if method.name not in unavailable]
+
+    folder = settings.dataset.parent
+    distractors = Distractors(())
+    if any(isinstance(item, QAItem) and item.distractors for item in items):
+        pool = load_pool(settings.pool or folder, cache, emit)
+        distractors = Distractors(pool, settings.k, settings.distractors, settings.seed)
+
+    counts = Counts()
+    rows = []
+    stage = f"eval {settings.task}"
+    for done, item in enumerate(items, 1):
+        if isinstance(item, RetentionItem):
+            ready = ready_retention(item, cache)
+        else:
+            ready = ready_qa(item, distractors, cache)
+        results = {
+            method.name: _run_method(method, ready, settings, env, cache, counts)
+            for method in runnable
+        }
+        rows.append({**describe(settings.task, ready, folder), "results": results})
+        emit(Progress(stage, done, len(items)))
+    report = Report(
+        task=settings.task,
+        budgets=settings.budgets,
+        methods=tuple(method.name for method in runnable),
+        items=rows,
+        unavailable=unavailable,
+        settings=_described(settings, env),
+    )
+    return report, counts
+
+
+def _run_method(
+    method: Method, ready: Ready, settings: EvalSettings, env: Env, cache: EvalCache, counts: Counts
+) -> dict[str, dict[str, Any]]:
+    """One method's results on one item at every budget; only missing budgets are run."""
+    depends = (ready.key, method.name, env.counter.name, model_names(method, env), method.settings)
+    keys = {budget: key_of(*depends, budget) for budget in settings.budgets}
+    found = {budget: cache.get(RESULTS, key) for budget, key in keys.items()}
+    todo = [budget for budget, result in found.items() if result is None]
+    counts.cached += len(settings.budgets) - len(todo)
+    if todo:
+        start = time.perf_counter()
+        fit = method.prepare(env, ready.query, ready.pages)
+        prepare_ms = (time.perf_counter() - start) * 1000
+        for budget in todo:
+            start = time.perf_counter()
+            context = fit(budget)
+            ms = prepare_ms + (time.perf_counter() - start) * 1000
+            text = html_text(context) if method.html else context
+            result = {
+                **score(settings.task, ready.facts, text),
+                "tokens": env.counter.count(context),
+                "ms": round(ms, 1),
+            }
+            cache.put(RESULTS, keys[budget], result)
+            found[budget] = result
+            counts.computed += 1
+    return {str(budget): found[budget] for budget in settings.budgets}
+
+
+def _described(settings: EvalSettings, env: Env) -> dict[str, Any]:
+    """The settings the figures depend on, for the report (no times: a resumed run's
+    report must equal an uninterrupted one's)."""
+    described: dict[str, Any] = {
+        "task": settings.task,
+        "dataset": str(settings.dataset),
+        "tokenizer": env.counter.name,
+        "tokenizer_exact": env.counter.exact,
+        "embed_model": env.embed_model,
+        "gen_model": env.gen_model,
+        "device": env.device,
+        "chunk_words": CHUNK_WORDS,
+    }
+    if settings.task == "qa":
+        described.update(
+            pool=str(settings.pool or settings.dataset.parent),
+            distractors=settings.distractors,
+            k=settings.k,
+            seed=settings.seed,
+        )
+    return described

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
+from htmlrag_chat.eval.distractors import PoolPage, load_pool, mix, pick_distractors
+from htmlrag_chat.scoring.bm25 import bm25_scores
+
+PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
+QUESTION = "Under which license is Docker Engine released?"
+
+
+def pool() -> list[PoolPage]:
+    return load_pool(PAGES, EvalCache())
+
+
+def gold(name: str) -> list[PoolPage]:
+    path = PAGES / name
+    return [PoolPage(path, digest(path.read_bytes()), "")]
+
+
+def test_hard_distractors_are_the_pool_pages_bm25_ranks_highest():
+    pages = pool()
+    chosen = pick_distractors(QUESTION, gold("docker-engine.html"), pages, 3, "hard", "s")
+    others = [page for page in pages if page.path.name != "docker-engine.html"]
+    scores = bm25_scores(QUESTION, [page.text for page in others])
+    best = sorted(range(len(others)), key=lambda i: -scores[i])[:3]
+    assert [page.path for page in chosen] == [others[i].path for i in best]
+    assert chosen[0].path.name == "docker-pipenv.html"  # the other page about Docker
+
+
+def test_the_gold_page_is_never_a_distractor_even_under_another_name(tmp_path):
+    folder = tmp_path / "pool"
+    shutil.copytree(PAGES, folder)
+    shutil.copy(folder / "docker-engine.html", folder / "copy-of-docker.html")
+    pages = load_pool(folder, EvalCache())
+    answer = gold("docker-engine.html")  # the committed file, not the pool's
+    for mode in ("hard", "random"):
+        chosen = pick_distractors(QUESTION, answer, pages, len(pages), mode, "s")
+        assert len(chosen) == len(pages) - 2
+        assert all(page.digest != answer[0].digest for page in chosen)
+
+
+def test_random_distractors_are_seeded_and_reproducible():
+    pages, answer = pool(), gold("docker-engine.html")
+    first = pick_distractors(QUESTION, answer, pages, 4, "random", "0:q1")
+    assert first == pick_distractors(QUESTION, answer, pages, 4, "random", "0:q1")
+    draws = {
+        tuple(p.path.name for p in pick_distractors(QUESTION, answer, pages, 4, "random", f"{s}"))
+        for s in range(8)
+    }
+    assert len(draws) > 1
+
+
+def test_the_gold_page_goes_in_at_a_seeded_position():
+    pages = pool()
+    answer, distractors = pages[:1], pages[1:6]
+    positions = set()
+    for seed in range(20):
+        mixed = mix(answer, distractors, f"{seed}")
+        assert mixed == mix(answer, distractors, f"{seed}")
+        assert mixed.count(answer[0]) == 1 and len(mixed) == 6
+        positions.add(mixed.index(answer[0]))
+    assert len(positions) > 2
+
+
+def test_the_pool_skips_pages_with_no_text_and_keeps_texts_in_the_cache(tmp_path):
+    (tmp_path / "a.html").write_text("<p>some words</p>")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.html").write_text("<script>only()</script>")
+    (tmp_path / "c.html").write_bytes(b"\x00\x01\x02 binary")
+    (tmp_path / "d.txt").write_text("not html")
+    store = FakeStore()
+    pages = load_pool(tmp_path, EvalCache(store))
+    assert [page.path.name for page in pages] == ["a.html"]
+    assert pages[0].text == "some words"
+    assert len(store.values) == 3  # one text per HTML file, empty ones too
+    assert load_pool(tmp_path, EvalCache(store)) == pages
+
+
+class FakeStore:
+    readonly = False
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], bytes] = {}
+
+    def get_derived(self, kind: str, key: str) -> bytes | None:
+        assert kind == TEXTS
+        return self.values.get((kind, key))
+
+    def put_derived(self, kind: str, key: str, value: bytes) -> None:
+        self.values[kind, key] = value
