@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import platform
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-import torch
-
-from benchlib import ROOT, argument_parser, build_model, quantiles
+from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import AnswerDelta, Event
@@ -95,8 +91,7 @@ def main() -> int:
         raise SystemExit("error: the 8B shape needs a CUDA GPU")
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     report: dict[str, object] = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, torch {torch.__version__}, device {device}",
+        "machine": machine(device),
         "question": question,
         "runs": args.runs,
         "max_tokens": args.max_tokens,
@@ -116,9 +111,7 @@ def main() -> int:
             prune = PruneSettings(gen_model=model, device=device)
             report[name] = measure(reader, prune, cache, question, args.runs, args.tokenizer)
             print(name, json.dumps(report[name]["cold"]), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_report(args.out, report)
     return 0
 
 

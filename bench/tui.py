@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import platform
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-import torch
 from textual import events
 
-from benchlib import ROOT, argument_parser, build_model, quantiles
+from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.store.db import Store
@@ -80,8 +77,7 @@ def main() -> int:
     device = pick_device()
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     report: dict[str, object] = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, torch {torch.__version__}, device {device}",
+        "machine": machine(device),
         "question": question,
         "interval_ms": INTERVAL * 1000,
     }
@@ -108,9 +104,7 @@ def main() -> int:
                 app = ChatApp(options, cache, ChatSession(cache), export_dir=folder)
                 report[name] = asyncio.run(measure(app, question))
             print(name, json.dumps(report[name]), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    write_report(args.out, report)
     return 0
 
 
