@@ -15,3 +15,8 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 def terminal_safe(text: str) -> str:
     return _UNSAFE.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """Web text for a one-line place (a title, a list entry): safe, whitespace collapsed."""
+    return " ".join(terminal_safe(text).split())

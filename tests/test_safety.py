@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import one_line, terminal_safe
 
 
 def test_escape_sequences_and_overrides_are_removed() -> None:
@@ -11,3 +11,7 @@ def test_escape_sequences_and_overrides_are_removed() -> None:
 def test_ordinary_text_is_untouched() -> None:
     text = "Grüße, 東京 — tabs\tand\nlines [1]"
     assert terminal_safe(text) == text
+
+
+def test_one_line_is_safe_and_collapses_whitespace() -> None:
+    assert one_line("  Free\n\t[b]prizes[/b] \x1b[2J now ") == "Free [b]prizes[/b] [2J now"

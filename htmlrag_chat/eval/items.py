@@ -65,7 +65,8 @@ def ready_retention(item: RetentionItem, cache: EvalCache) -> Ready:
 
 
 def ready_qa(item: QAItem, distractors: Distractors, cache: EvalCache) -> Ready:
-    gold = [PoolPage(path, digest(path.read_bytes()), "") for path in item.files]
+    read = {path: path.read_bytes() for path in item.files}  # distractors are read below
+    gold = [PoolPage(path, digest(data), "") for path, data in read.items()]
     pages = gold
     if item.distractors:
         seed = f"{distractors.seed}:{item.id}"
@@ -73,7 +74,10 @@ def ready_qa(item: QAItem, distractors: Distractors, cache: EvalCache) -> Ready:
             item.question, gold, distractors.pool, distractors.k, distractors.mode, seed
         )
         pages = mix(gold, chosen, seed)
-    inputs = [PageInput(str(page.path), page.path.read_bytes()) for page in pages]
+    inputs = [
+        PageInput(str(page.path), read[page.path] if page.path in read else page.path.read_bytes())
+        for page in pages
+    ]
     key = key_of("qa", item.question, item.answers, [page.digest for page in pages])
     facts = cache.get(RESULTS, key_of(key, "facts"))
     if facts is None:

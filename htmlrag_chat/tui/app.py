@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import webbrowser
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -454,24 +454,28 @@ class ChatApp(App[None]):
 
 def answer_meta(answer: Answer, elapsed: float) -> str:
     """How the answer was made, under it: reader, sources, what the checks found, time."""
-    parts = [answer.reader]
-    if answer.model != answer.reader:
-        parts.append(terminal_safe(answer.model))
-    parts.append(f"{len(answer.sources)} sources" if answer.sources else "no sources")
+    notes = []
     if answer.rounds == 0 and answer.sources:
-        parts.append("from the earlier answer's sources")
+        notes.append("from the earlier answer's sources")
     if answer.removed_citations:
-        parts.append(f"{answer.removed_citations} invented citation(s) removed")
-    parts.append(f"{elapsed:.1f} s")
-    lines = [" · ".join(parts), *(f"! {terminal_safe(flag)}" for flag in answer.flags)]
-    return "\n".join(lines)
+        notes.append(f"{answer.removed_citations} invented citation(s) removed")
+    notes.append(f"{elapsed:.1f} s")
+    return meta_line(answer.reader, answer.model, len(answer.sources), answer.flags, notes)
 
 
 def stored_meta(stored: dict) -> str:
-    reader, _, model = terminal_safe(stored["reader"]).partition(":")
+    """The same line for an answer reopened from the store (``reader`` is "kind:model")."""
+    reader, _, model = stored["reader"].partition(":")
+    return meta_line(reader, model, len(stored["sources"]), stored["flags"])
+
+
+def meta_line(
+    reader: str, model: str, sources: int, flags: Sequence[str], notes: Sequence[str] = ()
+) -> str:
     parts = [reader] if model in ("", reader) else [reader, model]
-    parts.append(f"{len(stored['sources'])} sources" if stored["sources"] else "no sources")
-    return "\n".join([" · ".join(parts), *(f"! {terminal_safe(f)}" for f in stored["flags"])])
+    parts += [f"{sources} sources" if sources else "no sources", *notes]
+    lines = [" · ".join(parts), *(f"! {flag}" for flag in flags)]
+    return terminal_safe("\n".join(lines))
 
 
 def describe(error: BaseException, model: str | None, doing: str = "answer") -> str:

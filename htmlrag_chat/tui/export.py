@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import one_line, terminal_safe
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
     """Each question as a heading, its latest answer, then that answer's numbered sources
     as links (the citations in the answer refer to them)."""
-    lines = [f"# {_one_line(title) or 'Conversation'}", ""]
+    lines = [f"# {one_line(title) or 'Conversation'}", ""]
     for message in messages:
         if message["role"] != "user":
             continue
-        lines += [f"## {_one_line(message['content'])}", ""]
+        lines += [f"## {one_line(message['content'])}", ""]
         if not message["answers"]:
             lines += ["_No answer (stopped or failed)._", ""]
             continue
@@ -26,7 +26,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
-                label = _one_line(source.get("title") or "") or source["url"]
+                label = one_line(source.get("title") or "") or source["url"]
                 lines.append(f"{source['number']}. [{_link_text(label)}](<{source['url']}>)")
             lines.append("")
         for flag in answer["flags"]:
@@ -40,10 +40,6 @@ def export_path(folder: Path, conversation_id: int, title: str) -> Path:
     """``conversation-12-what-is-htmlrag.md`` in ``folder``: readable, unique per chat."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-")[:48].strip("-")
     return folder / f"conversation-{conversation_id}{'-' + slug if slug else ''}.md"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(terminal_safe(text).split())
 
 
 def _link_text(text: str) -> str:

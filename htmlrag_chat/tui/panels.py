@@ -13,7 +13,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from htmlrag_chat.reader import Source
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import one_line, terminal_safe
 
 
 def domain(url: str) -> str:
@@ -77,7 +77,7 @@ class SourcesPanel(OptionList):
 
 
 def _source_option(source: Source) -> Option:
-    title = _one_line(source.title) or "Untitled"
+    title = one_line(source.title) or "Untitled"
     url = terminal_safe(source.url)
     prompt = Content.assemble(
         (f"[{source.number}] ", "bold"),
@@ -115,7 +115,7 @@ class HistoryPanel(OptionList):
 
     def show(self, conversations: Sequence[dict[str, Any]], current: int | None) -> None:
         self.set_options(
-            Option(Content(_one_line(c["title"]) or "Untitled"), id=str(c["id"]))
+            Option(Content(one_line(c["title"]) or "Untitled"), id=str(c["id"]))
             for c in conversations
         )
         ids = [c["id"] for c in conversations]
@@ -134,7 +134,3 @@ class HistoryPanel(OptionList):
     def action_delete(self) -> None:
         if self.current is not None:
             self.post_message(self.Delete(self.current))
-
-
-def _one_line(text: str) -> str:
-    return " ".join(terminal_safe(text).split())

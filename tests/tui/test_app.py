@@ -120,7 +120,6 @@ def test_escape_stops_the_running_question(cache: Store, history: Store, tmp_pat
                 (conversation,) = history.conversations()
                 (message,) = history.messages(conversation["id"])
                 assert message["answers"] == []
-                assert app.query_one("#prompt").has_focus or True
                 llm.hang_after = None
                 await ask(pilot, "again?")
                 assert len(answers(app)) == 2 and answers(app)[1].text.startswith("This answer")
