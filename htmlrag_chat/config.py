@@ -17,6 +17,7 @@ import platformdirs
 from htmlrag_chat.errors import UserError
 
 READERS = ("local", "openai", "extractive", "auto")
+DEFAULT_DEADLINE = 3.0  # seconds after a question's first page arrives that it waits for more
 _ENV_KEYS = ("HTMLRAG_CHAT_API_KEY", "OPENAI_API_KEY")
 
 

@@ -23,6 +23,7 @@ from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element
 from htmlrag_chat.html.prune import PruneResult, prune, token_costs
+from htmlrag_chat.html.split import split_long_text
 from htmlrag_chat.scoring import BlockScorer, ContextTooLong
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.tokens import TokenCounter
@@ -93,13 +94,16 @@ def prune_document(
     """Run pruning stages in order, each on the previous one's output.
 
     Each stage builds its block tree on the pruned document in memory (no re-parsing), so
-    the two-stage HtmlRAG pipeline is ``[Stage(embed, 8192, 256), Stage(gen, 4096, 128)]``.
+    the two-stage HtmlRAG pipeline is ``[Stage(embed, 8192, 256), Stage(gen, 4096, 128)]``
+    (``recipe.Recipe.stages`` says which stages users run). Text runs longer than a block
+    are cut first (``html.split``), so no paragraph is too long to be pruned in parts.
+    The input document is never changed.
     """
     results = []
     for spec in stages:
         name = spec.scorer.name
         with stage(emit, f"{name}/blocks") as counts:
-            tree = build_block_tree(document, spec.max_words)
+            tree = build_block_tree(split_long_text(document, spec.max_words), spec.max_words)
             counts["blocks"] = len(tree.blocks)
         with stage(emit, f"{name}/score", len(tree.blocks)) as counts:
             tree, scores = _score(spec, query, tree, counter, emit)

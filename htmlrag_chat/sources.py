@@ -3,10 +3,16 @@
 Record is the default: a search or page found in the cache is reused (unless older than the
 ``--refresh`` age), anything else is fetched live and stored. Replay reads only the cache and
 never creates a network client, so it opens no socket; what is missing is reported by name.
+
+A question never waits for its slowest page: ``deadline`` seconds after the first page has
+arrived, ``fetch_many`` returns with what is there and reports the rest as left out. Those
+downloads go on in the background and land in the cache as they finish, ready for the next
+question; ``settle`` gives them a last moment before the program exits.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -17,6 +23,7 @@ from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchSettings, WebSearcher
 
 NOT_RECORDED = "not in the recording"
+LEFT_OUT = "left out: still downloading"
 
 
 class MissingFromRecording(UserError):
@@ -30,6 +37,8 @@ class Sources:
     max_age: float | None = None  # --refresh: cached entries older than this are redone
     search_settings: SearchSettings = field(default_factory=SearchSettings)
     fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)
+    # Downloads a deadline left behind, with the URLs each one still waits for.
+    _late: dict[asyncio.Task[None], set[str]] = field(default_factory=dict, init=False)
 
     async def search(self, query: str) -> list[SearchResult]:
         settings = self.search_settings
@@ -55,10 +64,15 @@ class Sources:
         return results
 
     async def fetch_many(
-        self, urls: Sequence[str], on_result: Callable[[FetchResult], None] | None = None
+        self,
+        urls: Sequence[str],
+        on_result: Callable[[FetchResult], None] | None = None,
+        deadline: float | None = None,
     ) -> list[FetchResult]:
         """One result per URL, in order: cached ones first, the rest live (or, in replay,
-        FAILED with "not in the recording")."""
+        FAILED with "not in the recording"). With a ``deadline``, a page still downloading
+        that many seconds after the first one arrived comes back FAILED as left out, and is
+        cached when it does arrive."""
         found: dict[str, FetchResult] = {}
         for url in dict.fromkeys(urls):
             cached = self.store.get_page(url, max_age=None if self.replay else self.max_age)
@@ -70,17 +84,68 @@ class Sources:
                 on_result(found[url])
         missing = [url for url in dict.fromkeys(urls) if url not in found]
         if missing:
-            for result in await self._download(missing, on_result):
-                found[result.url] = result
+            started = any(result.outcome is Outcome.OK for result in found.values())
+            found.update(await self._download(missing, on_result, deadline, started))
         return [found[url] for url in urls]
 
+    async def settle(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for downloads a deadline left behind, then cancel
+        the rest; returns how many pages were still missing then."""
+        if not self._late:
+            return 0
+        _, unfinished = await asyncio.wait(list(self._late), timeout=timeout)
+        left = sum(len(self._late.get(task, ())) for task in unfinished)
+        for task in unfinished:
+            task.cancel()
+        await asyncio.gather(*unfinished, return_exceptions=True)
+        return left
+
     async def _download(
-        self, urls: list[str], on_result: Callable[[FetchResult], None] | None
-    ) -> list[FetchResult]:
+        self,
+        urls: list[str],
+        on_result: Callable[[FetchResult], None] | None,
+        deadline: float | None,
+        started: bool,
+    ) -> dict[str, FetchResult]:
+        arrived: dict[str, FetchResult] = {}
+        first_page = asyncio.Event()
+        if started:
+            first_page.set()
+        waiting = set(urls)
+
         def record(result: FetchResult) -> None:
             self.store.put_page(result)
+            waiting.discard(result.url)
+            if task in self._late:  # the question went on without it
+                return
+            arrived[result.url] = result
+            if result.outcome is Outcome.OK:
+                first_page.set()
             if on_result:
                 on_result(result)
 
+        task = asyncio.create_task(self._fetch_all(urls, record))
+        if deadline is None:
+            await task
+            return arrived
+        clock = asyncio.create_task(first_page.wait())
+        try:
+            await asyncio.wait({task, clock}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():
+                await asyncio.wait({task}, timeout=deadline)
+        except asyncio.CancelledError:
+            task.cancel()  # the question was stopped: so are its downloads
+            raise
+        finally:
+            clock.cancel()
+        if not task.done():
+            self._late[task] = waiting
+            task.add_done_callback(lambda done: self._late.pop(done, None))
+        reason = f"{LEFT_OUT} {deadline:g} s after the first page"
+        for url in waiting:
+            arrived[url] = FetchResult(url, Outcome.FAILED, reason)
+        return arrived
+
+    async def _fetch_all(self, urls: list[str], record: Callable[[FetchResult], None]) -> None:
         async with Fetcher(self.fetch_policy) as fetcher:
-            return await fetcher.fetch_many(urls, record)
+            await fetcher.fetch_many(urls, record)

@@ -10,25 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
 from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS
 from htmlrag_chat.hub import ModelUnavailable
-from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
 from htmlrag_chat.web.search import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.scoring.embed import EmbeddingCache
+    from htmlrag_chat.scoring.embed import EmbeddingCache, EmbeddingScorer
     from htmlrag_chat.store.db import Store
 
-FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
-PRUNERS = ("two-stage", "embed", "bm25")
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
 INSTALL_HINT = (
     "for LLM answers, download a model (huggingface-cli download {model}; Llama needs its "
@@ -88,9 +85,11 @@ def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) 
 
 @dataclass(frozen=True)
 class PruneSettings:
-    pruner: str = "two-stage"
+    pruner: str = DEFAULT_PRUNER  # one of ``recipe.PRUNERS``
     budget: int = 4096  # tokens of pruned HTML the reader gets (the paper's final budget)
-    coarse_budget: int | None = None  # two-stage: the embedding stage's (default 2x budget)
+    coarse_budget: int | None = None  # two-stage: the first stage's (default 2x budget)
+    max_words: int | None = None  # block size of the last stage (default: from the budget)
+    coarse_max_words: int | None = None  # two-stage: block size of the first stage
     embed_model: str = DEFAULT_EMBED_MODEL
     gen_model: str = DEFAULT_GEN_MODEL
     device: str = "auto"
@@ -107,35 +106,49 @@ def fit_budget(
     return replace(settings, budget=budget, coarse_budget=None)
 
 
-def build_stages(
+def build_recipe(
     settings: PruneSettings, emit: EventSink, cache: EmbeddingCache | None = None
-) -> list[Stage]:
-    """The pruning stages; ``two-stage`` falls back to the embedding stage alone, with a
-    notice, when the generative pruner cannot be loaded."""
-    if settings.pruner == "bm25":
-        from htmlrag_chat.scoring.bm25 import BM25Scorer
+) -> Recipe:
+    """The scorers ``settings.pruner`` names, loaded; ``two-stage`` falls back to the fused
+    first stage alone, with a notice, when the generative pruner cannot be loaded."""
+    from htmlrag_chat.scoring.bm25 import BM25Scorer
 
-        return [Stage(BM25Scorer(), settings.budget)]
+    sizes = {
+        "coarse_budget": settings.coarse_budget,
+        "max_words": settings.max_words,
+        "coarse_max_words": settings.coarse_max_words,
+    }
+    if settings.pruner == "bm25":
+        return Recipe(BM25Scorer(), **sizes)
+    if settings.pruner == "gen":
+        return Recipe(generative_scorer(settings), **sizes)
     embed = embedding_scorer(settings.embed_model, settings.device, cache)
     if settings.pruner == "embed":
-        return [Stage(embed, settings.budget, DEFAULT_MAX_WORDS)]
+        return Recipe(embed, **sizes)
+    from htmlrag_chat.scoring.fused import FusedScorer
+
+    fused = FusedScorer(embed)
+    if settings.pruner == "fused":
+        return Recipe(fused, **sizes)
+    try:
+        gen = generative_scorer(settings)
+    except ModelUnavailable as error:
+        emit(Notice(f"generative pruner {error}: pruning with the first stage only"))
+        return Recipe(fused, max_words=settings.max_words)
+    return Recipe(fused, gen, **sizes)
+
+
+def generative_scorer(settings: PruneSettings) -> BlockScorer:
+    """Stage 2's scorer, its model loaded now (ModelUnavailable when it cannot be)."""
     from htmlrag_chat.scoring.generative import GenerativeScorer
 
     gen = GenerativeScorer(settings.gen_model, device=settings.device)
-    try:
-        gen.context_limit()  # loads the model
-    except ModelUnavailable as error:
-        emit(Notice(f"generative pruner {error}: pruning with the embedding stage only"))
-        return [Stage(embed, settings.budget, DEFAULT_MAX_WORDS)]
-    coarse = settings.coarse_budget or 2 * settings.budget
-    return [
-        Stage(embed, coarse, DEFAULT_MAX_WORDS),
-        Stage(gen, settings.budget, FINE_MAX_WORDS),
-    ]
+    gen.context_limit()  # loads the model
+    return gen
 
 
-def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> BlockScorer:
-    """Stage 1's scorer, its block embeddings kept in ``cache`` (else in memory)."""
+def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> EmbeddingScorer:
+    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory)."""
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
     scorer = EmbeddingScorer(model, device=device)
@@ -155,6 +168,7 @@ class AgentOptions:
     pages: int = 10
     replay: bool = False
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
+    deadline: float | None = DEFAULT_DEADLINE  # seconds after the first page to wait for more
     search: SearchSettings = field(default_factory=SearchSettings)
 
 
@@ -163,7 +177,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     the chat app calls this in a thread) and put the agent together on ``store``."""
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.sources import Sources
-    from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
+    from htmlrag_chat.store.embeddings import embeddings_for
 
     reader = build_reader(options.reader, emit)
     counter = reader_counter(reader, options.tokenizer)
@@ -172,15 +186,16 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     prune = options.prune
     if reader.chat is not None:
         prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
-    cache = None if store.readonly else ThreadLocalEmbeddings(store.path)
+    cache = embeddings_for(store)
     return Agent(
         web=Sources(
             store, replay=options.replay, max_age=options.refresh, search_settings=options.search
         ),
         reader=reader,
-        stages=build_stages(prune, emit, cache),
+        stages=build_recipe(prune, emit, cache).stages(prune.budget),
         counter=counter.counter,
         emit=emit,
         rounds=options.rounds,
         max_pages=options.pages,
+        deadline=options.deadline,
     )

@@ -24,6 +24,7 @@ from htmlrag_chat.agent.plan import (
     rewrite_messages,
     sufficiency_messages,
 )
+from htmlrag_chat.config import DEFAULT_DEADLINE
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -79,6 +80,7 @@ class Agent:
     rounds: int = 2  # search rounds at most; a second one only when sources are missing
     max_queries: int = 3  # searches per round, sub-queries included
     max_pages: int = 10  # pages per round
+    deadline: float | None = DEFAULT_DEADLINE  # seconds after the first page to wait for more
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
         start = time.perf_counter()
@@ -207,9 +209,11 @@ class Agent:
 
     async def _fetch(self, urls: list[str], emit: EventSink) -> list[FetchResult]:
         done = failed = 0
+        seen: set[str] = set()
 
         def progress(result: FetchResult) -> None:
             nonlocal done, failed
+            seen.add(result.url)
             done += 1
             if result.outcome is not Outcome.OK:
                 failed += 1
@@ -217,8 +221,11 @@ class Agent:
             emit(Progress("fetch", done, len(urls), failed))
 
         with stage(emit, "fetch", len(urls)) as counts:
-            results = await self.web.fetch_many(urls, progress) if urls else []
-            counts.update(pages=done - failed, failed=failed)
+            results = await self.web.fetch_many(urls, progress, self.deadline) if urls else []
+            late = [result for result in results if result.url not in seen]
+            for result in late:
+                emit(Skipped(result.url, result.reason or result.outcome.value))
+            counts.update(pages=done - failed, failed=failed, left_out=len(late))
         return [result for result in results if result.outcome is Outcome.OK]
 
     def _prune(

@@ -19,16 +19,20 @@ from htmlrag_chat.commands.common import (
     add_command,
     error,
     open_store,
+    positive_float,
     positive_int,
     progress_printer,
     store_options,
 )
-from htmlrag_chat.config import READERS, load_reader_settings
+from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_reader_settings
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink
+from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
-from htmlrag_chat.wiring import PRUNERS, AgentOptions, PruneSettings
+from htmlrag_chat.wiring import AgentOptions, PruneSettings
+
+LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
 if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
@@ -85,8 +89,14 @@ def reader_options(default: object = None) -> argparse.ArgumentParser:
         "--pages", type=positive_int, default=pick(10), help="pages read per round (default 10)"
     )
     research.add_argument(
-        "--pruner", choices=PRUNERS, default=pick("two-stage"),
-        help="two-stage (embedding, then the generative pruner when installed), embed, bm25",
+        "--deadline", type=positive_float, default=pick(DEFAULT_DEADLINE), metavar="SECONDS",
+        help="go on without pages still downloading this long after the first one arrived "
+        f"(they are cached for the next question; default {DEFAULT_DEADLINE:g})",
+    )  # fmt: skip
+    research.add_argument(
+        "--pruner", choices=PRUNERS, default=pick(DEFAULT_PRUNER),
+        help="two-stage (the fused stage, then the generative pruner when installed), or one "
+        "stage of: fused (BM25 + embeddings), embed, bm25, gen",
     )  # fmt: skip
     research.add_argument(
         "--budget", type=positive_int, default=pick(4096),
@@ -128,6 +138,7 @@ def agent_options(args: argparse.Namespace) -> AgentOptions:
         pages=args.pages,
         replay=bool(getattr(args, "replay", None)),
         refresh=getattr(args, "refresh", None),
+        deadline=args.deadline,
     )
 
 
@@ -164,7 +175,11 @@ async def _answer(args: argparse.Namespace, store: Store, emit: EventSink) -> An
     from htmlrag_chat.wiring import build_agent
 
     agent = build_agent(agent_options(args), store, emit)
-    return await agent.ask(args.question)
+    try:
+        return await agent.ask(args.question)
+    finally:
+        # Pages the deadline left behind get a moment to land in the cache.
+        await agent.web.settle(LATE_PAGE_GRACE)
 
 
 def print_after_answer(answer: Answer) -> None:

@@ -18,13 +18,13 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
-from htmlrag_chat.events import Event, Notice, StageFinished
-from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, serialize
+from htmlrag_chat.events import Event, EventSink, Notice, StageFinished
+from htmlrag_chat.html.blocks import serialize
+from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
-from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
-from htmlrag_chat.wiring import FINE_MAX_WORDS, embedding_scorer
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -44,24 +44,22 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     prune.add_argument("--query", "-q", required=True, help="the question the pages must answer")
     prune.add_argument("--budget", type=positive_int, required=True, help="token budget")
     prune.add_argument(
-        "--scorer",
-        choices=["bm25", "embed", "gen", "two-stage"],
-        default="bm25",
-        help="block scorer: BM25, embedding similarity, generative path probability, or "
-        "HtmlRAG's two stages (embed to --coarse-budget, then gen to --budget)",
-    )
+        "--pruner", "--scorer", dest="pruner", choices=PRUNERS, default=DEFAULT_PRUNER,
+        help="two-stage (what ask runs: the fused stage to --coarse-budget, then the "
+        "generative pruner to --budget; the fused stage alone when the pruner is not "
+        "installed), or one stage of: fused (BM25 + embeddings), embed, bm25, gen",
+    )  # fmt: skip
     prune.add_argument(
-        "--max-words",
-        type=positive_int,
-        help="words per block of the (last) stage (default 256, two-stage: 128)",
-    )
+        "--max-words", type=positive_int,
+        help="words per block of the (last) stage (default: an eighth of its budget, 32-256)",
+    )  # fmt: skip
     prune.add_argument(
-        "--coarse-budget", type=positive_int, help="two-stage: budget of the embedding stage "
+        "--coarse-budget", type=positive_int, help="two-stage: budget of the first stage "
         "(default twice --budget)",
     )  # fmt: skip
     prune.add_argument(
-        "--coarse-max-words", type=positive_int, default=DEFAULT_MAX_WORDS,
-        help=f"two-stage: words per block of the embedding stage (default {DEFAULT_MAX_WORDS})",
+        "--coarse-max-words", type=positive_int,
+        help="two-stage: words per block of the first stage (default: from its budget)",
     )  # fmt: skip
     prune.add_argument(
         "--embed-model", default=DEFAULT_EMBED_MODEL,
@@ -133,11 +131,13 @@ def run_prune(args: argparse.Namespace) -> int:
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
     with ExitStack() as resources:
-        stages = prune_stages(args, resources)
+        stages = prune_stages(args, resources, emit)
         results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
     html = results[-1].result.document.to_html()
     if html:
         sys.stdout.write(html + "\n")
+    elif visible_text(loaded.document.root):
+        emit(Notice(f"no block fits in {args.budget} tokens: the result is empty"))
     elif inputs and len(failures) < len(args.files):
         emit(Notice("no visible text in the input: the result is empty"))
     if args.stats:
@@ -174,31 +174,24 @@ def run_prune(args: argparse.Namespace) -> int:
     return EXIT_INPUT if failures else EXIT_OK
 
 
-def prune_stages(args: argparse.Namespace, resources: ExitStack) -> list[Stage]:
-    """The pruning stages the options ask for; model scorers are imported only when used,
-    and the embedding stage keeps its block embeddings in the cache file."""
-    if args.scorer == "two-stage":
-        coarse = args.coarse_budget or 2 * args.budget
-        return [
-            Stage(_embedder(args, resources), coarse, args.coarse_max_words),
-            Stage(_generator(args), args.budget, args.max_words or FINE_MAX_WORDS),
-        ]
-    if args.scorer == "embed":
-        scorer = _embedder(args, resources)
-    elif args.scorer == "gen":
-        scorer = _generator(args)
-    else:
-        scorer = BM25Scorer()
-    return [Stage(scorer, args.budget, args.max_words or DEFAULT_MAX_WORDS)]
+def prune_stages(args: argparse.Namespace, resources: ExitStack, emit: EventSink) -> list[Stage]:
+    """The stages of the recipe the options name (``wiring.build_recipe``, as ``ask``);
+    the embedding stage keeps its block embeddings in the cache file."""
+    from htmlrag_chat.wiring import PruneSettings, build_recipe
 
+    settings = PruneSettings(
+        pruner=args.pruner,
+        budget=args.budget,
+        coarse_budget=args.coarse_budget,
+        max_words=args.max_words,
+        coarse_max_words=args.coarse_max_words,
+        embed_model=args.embed_model,
+        gen_model=args.gen_model,
+        device=args.device,
+    )
+    cache = None
+    if settings.pruner != "bm25":
+        from htmlrag_chat.store.embeddings import embeddings_for
 
-def _embedder(args: argparse.Namespace, resources: ExitStack) -> BlockScorer:
-    # A replay's cache is read-only: its embeddings stay in memory.
-    cache = None if getattr(args, "replay", None) else resources.enter_context(open_store(args))
-    return embedding_scorer(args.embed_model, args.device, cache)
-
-
-def _generator(args: argparse.Namespace) -> BlockScorer:
-    from htmlrag_chat.scoring.generative import GenerativeScorer
-
-    return GenerativeScorer(args.gen_model, device=args.device)
+        cache = embeddings_for(resources.enter_context(open_store(args)))
+    return build_recipe(settings, emit, cache).stages(args.budget)

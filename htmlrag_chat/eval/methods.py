@@ -11,13 +11,18 @@ compare. All of them count with the same tokenizer.
   (``chunks.CHUNK_WORDS``), ranked by BM25 or embedding cosine, best first to the budget.
 - ``clean``: the cleaned HTML, truncated.
 - ``htmlrag-bm25``, ``htmlrag-embed``: one pruning stage on 256-word blocks.
-- ``htmlrag-two-stage``: embedding stage to twice the budget, then the generative stage on
-  128-word blocks (``wiring.build_stages``'s two stages, from the same scores at every budget).
+- ``htmlrag-two-stage``: embedding stage to twice the budget on 256-word blocks, then the
+  generative stage on 128-word blocks, as in the paper.
+- ``htmlrag-fused``: one stage of the fused scorer (``scoring.fused``) on blocks sized for
+  the budget (``recipe.block_words``).
+- ``default``: what ``ask`` and the chat app run with the same models (``recipe.Recipe``
+  built by ``wiring.build_recipe`` from the default settings): today, without the generative
+  pruner installed, the fused stage alone; with it, both stages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,22 +30,24 @@ import numpy as np
 
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
 from htmlrag_chat.eval.truncate import truncate
+from htmlrag_chat.events import ignore
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, BlockTree, Document, build_block_tree
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.prune import prune, token_costs
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
 from htmlrag_chat.scoring.bm25 import BM25Scorer, bm25_scores
 from htmlrag_chat.tokens import TokenCounter
-from htmlrag_chat.wiring import FINE_MAX_WORDS
 
 if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
-COARSE_FACTOR = 2  # two-stage: the embedding stage's budget, as ``build_stages`` sets it
-
 Fit = Callable[[int], str]  # budget -> the context the reader gets
+# Cached results of the recipe's methods are valid for one version of the recipe: bump when
+# its scorers, granularity or budgets change.
+_RECIPE_VERSION = ("recipe", 1)
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class Method:
     models: tuple[str, ...]  # "embed", "gen": models the method needs
     prepare: Callable[[Env, str, Sequence[PageInput]], Fit]
     settings: tuple[object, ...] = ()  # what else its results depend on (the cache key)
+    optional: tuple[str, ...] = ()  # models it uses when they load, and does without
 
 
 def _plain(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
@@ -151,6 +159,41 @@ def _htmlrag_two_stage(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     return fit
 
 
+def _htmlrag_fused(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    from htmlrag_chat.scoring.fused import FusedScorer
+
+    document = load_pages(pages).document
+
+    def fit(budget: int) -> str:
+        stage = Stage(FusedScorer(env.embedder()), budget, block_words(budget))
+        return _run_stages(env, document, query, [stage])
+
+    return fit
+
+
+def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
+    """The recipe ``ask`` builds from its default settings, with this run's models. Block
+    sizes, and so every score, depend on the budget: each budget is a cold question of its
+    own (an empty embedding cache), as a user's first question would be."""
+    from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
+    from htmlrag_chat.wiring import PruneSettings, build_recipe
+
+    document = load_pages(pages).document
+    settings = PruneSettings(
+        embed_model=env.embed_model, gen_model=env.gen_model, device=env.device
+    )
+
+    def fit(budget: int) -> str:
+        recipe = build_recipe(settings, ignore, MemoryEmbeddingCache())
+        return _run_stages(env, document, query, recipe.stages(budget))
+
+    return fit
+
+
+def _run_stages(env: Env, document: Document, query: str, stages: Sequence[Stage]) -> str:
+    return prune_document(document, query, stages, env.counter)[-1].result.document.to_html()
+
+
 METHODS = {
     method.name: method
     for method in (
@@ -167,14 +210,19 @@ METHODS = {
             _htmlrag_two_stage,
             ("max words", DEFAULT_MAX_WORDS, FINE_MAX_WORDS, "coarse", COARSE_FACTOR),
         ),
+        Method("htmlrag-fused", True, ("embed",), _htmlrag_fused, _RECIPE_VERSION),
+        # "gen" is not required: without the pruner, ``default`` is the first stage alone.
+        Method("default", True, ("embed",), _default, _RECIPE_VERSION, optional=("gen",)),
     )
 }
 
 
-def model_names(method: Method, env: Env) -> dict[str, str]:
-    """The models (and device) a method's results depend on."""
+def model_names(method: Method, env: Env, missing: Collection[str] = ()) -> dict[str, str]:
+    """The models (and device) a method's results depend on; an optional model that is
+    ``missing`` here is named as missing, so results made with and without it differ."""
     names = {"embed": env.embed_model, "gen": env.gen_model}
     used = {kind: names[kind] for kind in method.models}
+    used.update({kind: "missing" if kind in missing else names[kind] for kind in method.optional})
     return {**used, "device": env.device} if used else {}
 
 

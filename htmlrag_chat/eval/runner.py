@@ -53,7 +53,8 @@ def evaluate(
 ) -> tuple[Report, Counts]:
     """Evaluate every item; the report, and how many results came from the cache."""
     methods = [METHODS[name] for name in settings.methods]
-    missing = unavailable_models({kind for method in methods for kind in method.models}, env)
+    kinds = {kind for method in methods for kind in (*method.models, *method.optional)}
+    missing = unavailable_models(kinds, env)
     unavailable: dict[str, str] = {}
     for method in methods:
         reasons = [missing[kind] for kind in method.models if kind in missing]
@@ -77,7 +78,7 @@ def evaluate(
         else:
             ready = ready_qa(item, distractors, cache)
         results = {
-            method.name: _run_method(method, ready, settings, env, cache, counts)
+            method.name: _run_method(method, ready, settings, env, cache, counts, set(missing))
             for method in runnable
         }
         rows.append({**describe(settings.task, ready, folder), "results": results})
@@ -94,10 +95,17 @@ def evaluate(
 
 
 def _run_method(
-    method: Method, ready: Ready, settings: EvalSettings, env: Env, cache: EvalCache, counts: Counts
+    method: Method,
+    ready: Ready,
+    settings: EvalSettings,
+    env: Env,
+    cache: EvalCache,
+    counts: Counts,
+    missing: set[str],
 ) -> dict[str, dict[str, Any]]:
     """One method's results on one item at every budget; only missing budgets are run."""
-    depends = (ready.key, method.name, env.counter.name, model_names(method, env), method.settings)
+    models = model_names(method, env, missing)
+    depends = (ready.key, method.name, env.counter.name, models, method.settings)
     keys = {budget: key_of(*depends, budget) for budget in settings.budgets}
     found = {budget: cache.get(RESULTS, key) for budget, key in keys.items()}
     todo = [budget for budget, result in found.items() if result is None]

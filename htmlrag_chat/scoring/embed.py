@@ -100,16 +100,18 @@ class EmbeddingScorer:
     encoded: int = 0  # texts the model has embedded (cache misses), over the scorer's life
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
-        if not tree.blocks:
+        return self.similarities(query, [block.text for block in tree.blocks])
+
+    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Cosine similarity of each text to the query (texts from the cache where seen)."""
+        if not texts:
             return []
-        blocks = self.embed([block.text for block in tree.blocks])
         instruction = self.query_instruction
         if instruction is None:
             instruction = query_instruction_for(self.model_name)
-        question = self._model().encode(
-            [instruction + query], normalize_embeddings=True, convert_to_numpy=True
-        )[0]
-        return (blocks @ question.astype(np.float32)).tolist()
+        # The question goes through the cache too: a question asked again costs no model call.
+        *vectors, question = self.embed([*texts, instruction + query])
+        return (np.stack(vectors) @ question).tolist()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length embeddings of ``texts``, from the cache where possible."""

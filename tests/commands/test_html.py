@@ -34,7 +34,7 @@ def test_clean_many_files_into_a_folder(capsys, tmp_path):
     )
 
 
-def test_prune_stays_in_budget_and_reports_stats(capsys):
+def test_prune_runs_what_ask_runs_stays_in_budget_and_reports_stats(capsys):
     code, out, err = run(
         capsys, "prune", "--stats", "--budget", "300", "--tokenizer", "approx",
         "--query", "Under which license is Docker Engine released?", DOCKER,
@@ -43,7 +43,10 @@ def test_prune_stays_in_budget_and_reports_stats(capsys):
     stats = json.loads(err.strip().splitlines()[-1])
     assert stats["tokens_after"] <= 300 < stats["tokens_before"]
     assert stats["tokenizer"] == "approx" and stats["tokenizer_exact"] is False
-    assert set(stats["ms"]) == {"clean", "bm25/blocks", "bm25/score", "bm25/prune"}
+    # The default recipe, without the generative pruner here: the fused stage alone.
+    assert set(stats["ms"]) == {"clean", "fused/blocks", "fused/score", "fused/prune"}
+    assert "generative pruner" in err and "first stage only" in err
+    assert stats["stages"][0]["max_words"] == 37  # an eighth of the budget, at least 32
     assert "Apache License" in out
 
 
@@ -57,10 +60,10 @@ def test_two_stage_pruning_reports_model_costs(capsys, tiny_lm_dir, tiny_tokeniz
     stats = json.loads(err.strip().splitlines()[-1])
     for key in ("prompt_tokens", "forward_calls", "prefill_tokens", "trie_nodes", "skipped_nodes"):
         assert stats[key] > 0
-    assert [s["scorer"] for s in stats["stages"]] == ["embed", "gen"]
-    assert [s["max_words"] for s in stats["stages"]] == [256, 128]
+    assert [s["scorer"] for s in stats["stages"]] == ["fused", "gen"]
+    assert [s["max_words"] for s in stats["stages"]] == [900 // 8, 300 // 8]
     assert stats["stages"][0]["tokens_after"] <= 900 and stats["tokens_after"] <= 300
-    assert {"embed/score", "gen/score", "gen/prune"} <= set(stats["ms"])
+    assert {"fused/score", "gen/score", "gen/prune"} <= set(stats["ms"])
 
 
 def test_block_embeddings_are_kept_in_the_cache_file(capsys, tmp_path):
@@ -131,8 +134,9 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], int, str]]:
 def test_bad_input_is_one_line_or_empty_never_a_traceback(capsys, tmp_path, case):
     files, expected_code, message = bad_inputs(tmp_path)[case]
     code, _out, err = run(
-        capsys, "prune", "--budget", "100", "--tokenizer", "approx", "-q", "x", *files
-    )
+        capsys, "prune", "--pruner", "bm25", "--budget", "100", "--tokenizer", "approx",
+        "-q", "x", *files,
+    )  # fmt: skip
     assert code == expected_code
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) <= 1

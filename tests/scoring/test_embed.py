@@ -38,7 +38,7 @@ def test_a_page_seen_again_costs_no_model_call():
     cache = MemoryEmbeddingCache()
     first = EmbeddingScorer(device="cpu", cache=cache)
     scores = first.score("license", tree_of(*PARAGRAPHS))
-    assert first.encoded == 3
+    assert first.encoded == 4  # three paragraphs and the question
     again = EmbeddingScorer(device="cpu", cache=cache)
     assert again.score("license", tree_of(*PARAGRAPHS)) == pytest.approx(scores, abs=1e-6)
     assert again.encoded == 0

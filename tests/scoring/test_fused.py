@@ -1,0 +1,53 @@
+"""The fused first stage: BM25 over every block, the embedding model over the best of them,
+ranks fused; with the real bundled all-MiniLM-L6-v2."""
+
+from __future__ import annotations
+
+from htmlrag_chat.html.blocks import Document, Page, build_block_tree
+from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
+from htmlrag_chat.scoring.fused import FusedScorer, fuse, ranking
+
+
+def test_ranking_puts_ties_in_document_order():
+    assert ranking([1.0, 3.0, 3.0, 0.5]) == [1, 2, 0, 3]
+
+
+def test_candidates_come_first_in_fused_order_and_the_rest_keep_bm25_order():
+    lexical = [5.0, 4.0, 3.0, 2.0, 1.0]
+    chosen = [0, 1, 2]  # the three best by BM25
+    semantic = [0.1, 0.2, 0.9]  # the embedding prefers the third
+    scores = fuse(lexical, chosen, semantic)
+    order = ranking(scores)
+    assert set(order[:3]) == {0, 1, 2} and order[3:] == [3, 4]
+    # Block 2: ranks 3 and 1; block 0: ranks 1 and 3 -> a tie, broken by document order.
+    assert order[:3] == [0, 2, 1]
+
+
+def tree():
+    paragraphs = [
+        "The committee approved the annual budget after a long debate.",
+        "Our feline companion sleeps on the sofa all afternoon.",  # a cat, in other words
+        "Cat food prices rose in the spring.",
+        *[f"Unrelated filler paragraph number {n} about trains and stations." for n in range(40)],
+    ]
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    html = clean_html(f"<html><head><title>Notes</title></head><body>{body}</body></html>")
+    return build_block_tree(Document.from_pages([(Page("p", "Notes"), html)]), 16)
+
+
+def test_the_embedding_reads_only_the_candidates_and_the_scores_repeat():
+    blocks = tree()
+    embedder = EmbeddingScorer(cache=MemoryEmbeddingCache())
+    scorer = FusedScorer(embedder, candidates=8)
+    first = scorer.score("where does the cat sleep", blocks)
+    stats = scorer.last_stats
+    assert stats is not None
+    assert (stats.blocks, stats.candidates) == (len(blocks.blocks), 8)
+    assert stats.encoded == 9  # the candidates and the question
+    again = scorer.score("where does the cat sleep", blocks)
+    assert again == first  # deterministic, and now entirely from the cache
+    assert scorer.last_stats.encoded == 0
+    # The paragraph that says "cat" in other words ranks with the one that says "cat".
+    top = {blocks.blocks[index].text.split()[1] for index in ranking(first)[:2]}
+    assert top == {"feline", "food"}
