@@ -34,6 +34,8 @@ class ScriptedLLM:
 
     reply: Callable[[list[dict[str, Any]]], str]
     model: str = "scripted-llm"  # what GET /v1/models lists
+    also_listed: Sequence[str] = ()  # more models it lists (Ollama lists every one pulled)
+    owned_by: str = "tests"  # what the listing says (vLLM says "vllm", llama.cpp "llamacpp")
     chunk_delay: float = 0.0  # seconds before each write
     hang_after: int | None = None  # stall forever after this many content chunks
     status: int = 200  # >= 400: answer with this error instead
@@ -75,10 +77,12 @@ async def serve_llm(llm: ScriptedLLM) -> AsyncIterator[str]:
 
 
 async def _models(request: web.Request) -> web.Response:
-    model = request.app[LLM].model
-    return web.json_response(
-        {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "tests"}]}
-    )
+    llm = request.app[LLM]
+    data = [
+        {"id": model, "object": "model", "owned_by": llm.owned_by}
+        for model in (llm.model, *llm.also_listed)
+    ]
+    return web.json_response({"object": "list", "data": data})
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:

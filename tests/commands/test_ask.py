@@ -83,7 +83,8 @@ def test_auto_without_a_model_says_it_answers_extractively(
     argv = ["--replay", str(recording), *ask("--reader", "auto", "--model", "no/such-model")]
     assert main([*argv, "--pruner", "bm25"]) == 0
     captured = capsys.readouterr()
-    assert "answering extractively" in captured.err and "--reader openai" in captured.err
+    assert "answering extractively" in captured.err and "Ollama" in captured.err
+    assert "htmlrag-chat models pull no/such-model" in captured.err
     assert captured.out.startswith(HEADER)
 
 
@@ -164,6 +165,24 @@ def test_server_reader_streams_an_answer_with_checked_citations(
     assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1]' in out
     assert "depth map of your face [3]" in out
     assert llm.requests[-1]["model"] == "m" and llm.requests[-1]["stream"] is True
+
+
+def test_the_default_reader_answers_from_a_server_found_on_loopback(
+    recording: Path,
+    server: tuple[str, ScriptedLLM],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No --reader, no --base-url: the server on a probed port answers, and a line says so."""
+    url, llm = server
+    port = url.split(":")[-1].removesuffix("/v1")
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", port)
+    assert main(["--replay", str(recording), *ask("--pruner", "bm25")]) == 0
+    captured = capsys.readouterr()
+    line = f"reader: scripted-llm on the server at 127.0.0.1:{port} (found on this machine)"
+    assert f"htmlrag-chat: note: {line}" in captured.err.splitlines()
+    assert "depth map of your face [3]" in captured.out
+    assert llm.requests[-1]["model"] == "scripted-llm"
 
 
 def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
