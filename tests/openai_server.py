@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -74,6 +75,28 @@ async def serve_llm(llm: ScriptedLLM) -> AsyncIterator[str]:
     finally:
         llm._stopping = True
         await runner.cleanup()
+
+
+class ThreadedLLM:
+    """``serve_llm`` on its own loop in a thread: for callers that block or run their own
+    loop (the CLI's ``main``), and for an app under Pilot whose busy loop must not slow
+    the server down (the reader probe waits a fraction of a second)."""
+
+    def __init__(self, llm: ScriptedLLM) -> None:
+        self.llm = llm
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def __enter__(self) -> str:
+        context = serve_llm(self.llm)
+        self.context = context
+        return asyncio.run_coroutine_threadsafe(context.__aenter__(), self.loop).result(5)
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(
+            self.context.__aexit__(None, None, None), self.loop
+        ).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
 
 
 async def _models(request: web.Request) -> web.Response:

@@ -111,8 +111,12 @@ def best_model(models: Sequence[str], wanted: str | None = None) -> str | None:
     """
     if wanted:
         return next((m for m in models if wanted in (m, m.removesuffix(":latest"))), None)
-    chat = [m for m in models if not _NOT_CHAT.search(m)]
-    return max(chat, key=_rank, default=None)
+    return max(chat_models(models), key=_rank, default=None)
+
+
+def chat_models(models: Sequence[str]) -> list[str]:
+    """The models that can read: all but the embedding and reranking ones."""
+    return [model for model in models if not _NOT_CHAT.search(model)]
 
 
 def choose_server(servers: Sequence[Server], wanted: str | None = None) -> ServerChoice | None:

@@ -3,10 +3,8 @@ a scripted OpenAI-compatible server over loopback where an LLM server is needed.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +14,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.search import SearchSettings
-from tests.openai_server import ScriptedLLM, serve_llm
+from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -106,26 +104,6 @@ def test_the_exchange_is_kept_as_a_conversation(
     assert message["content"] == QUESTION["question"]
     (answer,) = message["answers"]
     assert answer["reader"] == "extractive:extractive" and GOLD in answer["text"]
-
-
-class ThreadedLLM:
-    """The scripted server on its own loop in a thread, since ``main`` runs its own loop."""
-
-    def __init__(self, llm: ScriptedLLM) -> None:
-        self.llm, self.ready = llm, threading.Event()
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
-
-    def __enter__(self) -> str:
-        context = serve_llm(self.llm)
-        self.context = context
-        return asyncio.run_coroutine_threadsafe(context.__aenter__(), self.loop).result(5)
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(
-            self.context.__aexit__(None, None, None), self.loop
-        ).result(5)
-        self.loop.call_soon_threadsafe(self.loop.stop)
 
 
 def scripted(messages: list[dict]) -> str:
