@@ -63,7 +63,7 @@ def render(inventory: Inventory) -> str:
     table = [header] + [
         (
             row.role,
-            one_line(row.model),
+            one_line(row.model) or "-",
             where(row),
             "present" if row.present else "missing",
             human_size(row.size_bytes),
