@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
-from htmlrag_chat.commands import ask, cache, chat, html, web
+from htmlrag_chat.commands import ask, cache, chat, html, models, web
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
 from htmlrag_chat.commands.common import EPILOG, PROG, error, store_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
@@ -55,6 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
-    for module in (ask, html, web, cache, evaluation):
+    for module in (ask, models, html, web, cache, evaluation):
         module.add_commands(commands)
     return parser

@@ -2,6 +2,7 @@
 
 transformers retries an unreachable hub for about 45 seconds before failing, so we look in
 the local cache first and only go online after a quick check that the hub answers at all.
+``download`` (``htmlrag-chat models pull``) makes the same check before it starts.
 """
 
 from __future__ import annotations
@@ -13,23 +14,40 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.errors import EXIT_NETWORK, UserError
 
 T = TypeVar("T")
 
 _DEFAULT_ENDPOINT = "https://huggingface.co"
 _OFFLINE_VALUES = {"1", "true", "yes", "on"}
+# What a reader or pruner needs of a repo; the rest are other formats of the same weights
+# (Llama's original/ folder alone is 16 GB).
+_NOT_NEEDED = [
+    "original/*", "*.pth", "*.gguf", "*.onnx", "onnx/*", "openvino/*", "coreml/*",
+    "*.msgpack", "*.h5", "*.ot", "flax_model*", "tf_model*", "rust_model*",
+]  # fmt: skip
+_TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model"]
 
 
 class ModelUnavailable(UserError):
     """A model or tokenizer that cannot be loaded here (not cached, offline, gated)."""
 
 
+class HubUnreachable(UserError):
+    """The hub cannot be reached for a download (offline, HF_HUB_OFFLINE, a dropped link)."""
+
+    exit_code = EXIT_NETWORK
+
+
+def hub_endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", _DEFAULT_ENDPOINT).rstrip("/")
+
+
 def hub_reachable(timeout: float = 2.0) -> bool:
     """Whether the Hugging Face hub accepts a TCP connection (False when HF_HUB_OFFLINE)."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in _OFFLINE_VALUES:
         return False
-    endpoint = urlsplit(os.environ.get("HF_ENDPOINT", _DEFAULT_ENDPOINT))
+    endpoint = urlsplit(hub_endpoint())
     port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
     try:
         socket.create_connection((endpoint.hostname or "", port), timeout=timeout).close()
@@ -62,3 +80,75 @@ def load_pretrained(
         lines = str(error).strip().splitlines()
         reason = lines[0] if lines else type(error).__name__
         raise ModelUnavailable(f"{name}: cannot be loaded ({reason})") from error
+
+
+def require_hub() -> None:
+    """Fail in one line, before any download starts, when the hub cannot be reached."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in _OFFLINE_VALUES:
+        raise HubUnreachable("HF_HUB_OFFLINE is set, so nothing can be downloaded")
+    if not hub_reachable():
+        raise HubUnreachable(f"cannot reach the Hugging Face hub at {hub_endpoint()} (offline?)")
+
+
+def download(repo_id: str, tokenizer_only: bool = False) -> Path:
+    """Download ``repo_id`` into the Hugging Face cache with a progress bar on stderr, and
+    return its folder: the weights in one format (safetensors when there are any) and the
+    configuration, or only the tokenizer's files. Every failure is one line: gated and
+    unknown repos say what to do, network failures raise ``HubUnreachable`` (exit 5)."""
+    from huggingface_hub import HfApi, snapshot_download
+
+    require_hub()
+    kwargs: dict = {"endpoint": hub_endpoint()}
+    if tokenizer_only:
+        kwargs["allow_patterns"] = _TOKENIZER_FILES
+    else:
+        info = _call(repo_id, lambda: HfApi(endpoint=hub_endpoint()).model_info(repo_id))
+        names = [sibling.rfilename for sibling in info.siblings or ()]
+        safetensors = any(name.endswith(".safetensors") for name in names)
+        kwargs["ignore_patterns"] = _NOT_NEEDED + (["*.bin", "*.pt"] if safetensors else [])
+    return Path(_call(repo_id, lambda: snapshot_download(repo_id, **kwargs)))
+
+
+def _call(repo_id: str, run: Callable[[], T]) -> T:
+    """``run`` with the hub's exceptions turned into one-line errors."""
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
+
+    page = f"{hub_endpoint()}/{repo_id}"
+    try:
+        return run()
+    except GatedRepoError:
+        raise ModelUnavailable(
+            f"{repo_id} is gated: accept its licence at {page} (logged in), then run "
+            "`hf auth login` here (or set HF_TOKEN) and pull again"
+        ) from None
+    except RepositoryNotFoundError:
+        raise ModelUnavailable(
+            f"{repo_id}: no such model on the hub (a private one needs `hf auth login`)"
+        ) from None
+    except HfHubHTTPError as error:
+        status = error.response.status_code if error.response is not None else "?"
+        if status == 401:
+            raise ModelUnavailable(
+                f"{repo_id}: the hub refused the login token (`hf auth login` again)"
+            ) from None
+        raise HubUnreachable(f"{repo_id}: the hub answered HTTP {status}") from None
+    except (LocalEntryNotFoundError, OSError) as error:
+        raise HubUnreachable(f"{repo_id}: the download failed: {_first_line(error)}") from None
+    except ValueError as error:  # an id that is not owner/name
+        raise ModelUnavailable(f"{repo_id}: {_first_line(error)}") from None
+    except Exception as error:
+        # A connection lost mid-download surfaces as the hub client's own HTTP library's
+        # error (httpx, or httpx2 in huggingface_hub 2), which is no OSError.
+        if type(error).__module__.partition(".")[0] not in ("httpx", "httpx2"):
+            raise
+        raise HubUnreachable(f"{repo_id}: the download failed: {_first_line(error)}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__

@@ -28,47 +28,53 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
 
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
 INSTALL_HINT = (
-    "for LLM answers, download a model (huggingface-cli download {model}; Llama needs its "
-    "license accepted on the hub), pass --model PATH, or use a server: --reader openai "
-    "--base-url http://localhost:11434/v1 --model llama3.1:8b (Ollama)"
+    "for LLM answers, start Ollama, LM Studio, llama.cpp's server or vLLM (found on their "
+    "default ports), or download the model: htmlrag-chat models pull {model} (Llama needs "
+    "its licence accepted on the hub)"
 )
 
 
 def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
-    """The reader the settings name; ``auto`` takes a configured server, else a local model
-    already on disk, else the extractive reader with a notice saying how to get an LLM."""
-    from htmlrag_chat.reader.local import LocalChat
-    from htmlrag_chat.reader.openai import OpenAIChat
+    """The reader the settings name; ``auto`` takes a configured server, else a server found
+    on this machine's loopback ports (saying which), else a local model already on disk,
+    else the extractive reader with a notice saying how to get an LLM."""
+    from htmlrag_chat.reader.discover import answering_server
 
     kind = settings.reader
-    if kind == "auto":
-        kind = "openai" if settings.base_url else "local"
-        if kind == "local":
-            chat = LocalChat(settings.model or DEFAULT_READER_MODEL, settings.device, True)
-            try:
-                chat.load()
-            except ModelUnavailable as error:
-                hint = INSTALL_HINT.format(model=chat.model_name)
-                emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
-                return ExtractiveReader()
-            return LLMReader(chat, "local", settings.max_tokens)
     if kind == "extractive":
         return ExtractiveReader()
-    if kind == "openai":
-        if not settings.base_url:
-            raise ModelUnavailable(
-                "--reader openai needs the server's URL: --base-url or base_url in the "
-                "[reader] table of the config file"
-            )
-        chat = OpenAIChat(
-            base_url=settings.base_url,
-            model=settings.model or DEFAULT_READER_MODEL,
-            api_key=settings.api_key,
-            context_tokens=settings.context_tokens,
+    if kind == "openai" and not settings.base_url:
+        raise ModelUnavailable(
+            "--reader openai needs the server's URL: --base-url or base_url in the "
+            "[reader] table of the config file"
         )
-        return LLMReader(chat, "openai", settings.max_tokens)
-    chat = LocalChat(settings.model or DEFAULT_READER_MODEL, settings.device)
-    chat.load()
+    if kind in ("auto", "openai"):
+        ports = settings.probe_ports if kind == "auto" else ()
+        choice = answering_server(settings.base_url, settings.model, settings.api_key, ports)
+        if choice is not None:
+            from htmlrag_chat.reader.openai import OpenAIChat
+
+            if kind == "auto":
+                emit(Notice(choice.line()))
+            chat = OpenAIChat(
+                base_url=choice.server.base_url,
+                model=choice.model,
+                api_key=settings.api_key if choice.configured else None,
+                context_tokens=settings.context_tokens,
+            )
+            return LLMReader(chat, "openai", settings.max_tokens)
+    from htmlrag_chat.reader.local import LocalChat  # torch: only for a local model
+
+    local_only = kind == "auto"
+    chat = LocalChat(settings.model or DEFAULT_READER_MODEL, settings.device, local_only)
+    try:
+        chat.load()
+    except ModelUnavailable as error:
+        if not local_only:
+            raise
+        hint = INSTALL_HINT.format(model=chat.model_name)
+        emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
+        return ExtractiveReader()
     return LLMReader(chat, "local", settings.max_tokens)
 
 

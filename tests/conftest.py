@@ -17,6 +17,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # Tests never reach the network: a model id that is not a local path fails fast.
 os.environ["HF_HUB_OFFLINE"] = "1"
+# ...and ``--reader auto`` probes no port of the machine unless a test names one (a server
+# another program runs there must not answer the tests' questions)...
+os.environ["HTMLRAG_CHAT_PROBE_PORTS"] = ""
 # ...and never touch the user's cache: commands without --cache use a throwaway file.
 os.environ["HTMLRAG_CHAT_CACHE"] = str(Path(tempfile.mkdtemp()) / "cache.sqlite3")
 

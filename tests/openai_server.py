@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -34,6 +35,8 @@ class ScriptedLLM:
 
     reply: Callable[[list[dict[str, Any]]], str]
     model: str = "scripted-llm"  # what GET /v1/models lists
+    also_listed: Sequence[str] = ()  # more models it lists (Ollama lists every one pulled)
+    owned_by: str = "tests"  # what the listing says (vLLM says "vllm", llama.cpp "llamacpp")
     chunk_delay: float = 0.0  # seconds before each write
     hang_after: int | None = None  # stall forever after this many content chunks
     status: int = 200  # >= 400: answer with this error instead
@@ -74,11 +77,35 @@ async def serve_llm(llm: ScriptedLLM) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+class ThreadedLLM:
+    """``serve_llm`` on its own loop in a thread: for callers that block or run their own
+    loop (the CLI's ``main``), and for an app under Pilot whose busy loop must not slow
+    the server down (the reader probe waits a fraction of a second)."""
+
+    def __init__(self, llm: ScriptedLLM) -> None:
+        self.llm = llm
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def __enter__(self) -> str:
+        context = serve_llm(self.llm)
+        self.context = context
+        return asyncio.run_coroutine_threadsafe(context.__aenter__(), self.loop).result(5)
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(
+            self.context.__aexit__(None, None, None), self.loop
+        ).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
 async def _models(request: web.Request) -> web.Response:
-    model = request.app[LLM].model
-    return web.json_response(
-        {"object": "list", "data": [{"id": model, "object": "model", "owned_by": "tests"}]}
-    )
+    llm = request.app[LLM]
+    data = [
+        {"id": model, "object": "model", "owned_by": llm.owned_by}
+        for model in (llm.model, *llm.also_listed)
+    ]
+    return web.json_response({"object": "list", "data": data})
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:

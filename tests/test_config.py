@@ -14,6 +14,7 @@ ENVIRONMENT = (
     "HTMLRAG_CHAT_API_KEY",
     "OPENAI_API_KEY",
     "HTMLRAG_CHAT_BASE_URL",
+    "HTMLRAG_CHAT_PROBE_PORTS",
 )
 FILE = """\
 [reader]
@@ -24,6 +25,7 @@ api_key = "key-from-file"
 max_tokens = 256
 context_tokens = 8192
 device = "cpu"
+probe_ports = [11434, 8081]
 """
 
 
@@ -53,7 +55,8 @@ def failure(path: Path, **overrides: object) -> str:
 def test_without_a_file_the_defaults_apply(tmp_path: Path) -> None:
     settings = load_reader_settings(tmp_path / "missing.toml")
     assert settings == ReaderSettings()
-    assert settings.reader == "local"
+    assert settings.reader == "auto"
+    assert settings.probe_ports == (11434, 1234, 8080, 8000)  # Ollama, LM Studio, llama.cpp, vLLM
     assert settings.model is None
     assert settings.base_url is None
     assert settings.api_key is None
@@ -75,7 +78,22 @@ def test_the_file_sets_every_value(tmp_path: Path) -> None:
         max_tokens=256,
         context_tokens=8192,
         device="cpu",
+        probe_ports=(11434, 8081),
     )
+
+
+def test_the_probe_ports_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", " 11434, 9000 ")
+    assert load_reader_settings(write(tmp_path, FILE)).probe_ports == (11434, 9000)
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "")  # no probing at all
+    assert load_reader_settings(write(tmp_path, FILE)).probe_ports == ()
+    for bad in ("ollama", "11434;1234", "70000"):
+        monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", bad)
+        assert failure(tmp_path / "missing.toml") == (
+            f"HTMLRAG_CHAT_PROBE_PORTS must be comma-separated port numbers, not {bad!r}"
+        )
 
 
 def test_the_file_is_found_through_the_environment(
@@ -183,6 +201,9 @@ def test_an_unknown_setting_is_named_with_the_file(tmp_path: Path) -> None:
         ("context_tokens = 4096.0", "context_tokens must be a whole number"),
         ("model = 7", "model must be a string"),
         ('base_url = ["http://a/v1"]', "base_url must be a string"),
+        ("probe_ports = 11434", "probe_ports must be a list of port numbers"),
+        ('probe_ports = ["11434"]', "probe_ports must be a list of port numbers"),
+        ("probe_ports = [0]", "probe_ports must be a list of port numbers"),
     ],
 )
 def test_a_value_of_the_wrong_type_is_named_with_the_file(

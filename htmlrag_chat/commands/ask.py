@@ -65,8 +65,9 @@ def reader_options(default: object = None) -> argparse.ArgumentParser:
     reader = parser.add_argument_group("reader")
     reader.add_argument(
         "--reader", choices=READERS, default=pick(None),
-        help="local transformers model (default), an OpenAI-compatible server, extractive "
-        "(no LLM), or auto (server if configured, else a local model on disk, else extractive)",
+        help="auto (default: the configured server, else Ollama, LM Studio, llama.cpp or vLLM "
+        "found on 127.0.0.1, else a local model on disk, else extractive), local (transformers), "
+        "openai (the server at --base-url), extractive (no LLM)",
     )  # fmt: skip
     reader.add_argument(
         "--model", default=pick(None), help="reader model: hub id, local path, or the server's name"

@@ -12,7 +12,7 @@ import asyncio
 import time
 import webbrowser
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -28,6 +28,7 @@ from textual.worker import Worker
 
 from htmlrag_chat.agent.answer import Answer, stored_source
 from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped
 from htmlrag_chat.hub import ModelUnavailable
@@ -36,6 +37,7 @@ from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.markdown import cited_numbers
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel, openable
+from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
 from htmlrag_chat.tui.session import ChatSession
 from htmlrag_chat.tui.status import PipelineStatus
@@ -83,6 +85,7 @@ class PromptInput(Input):
 class ChatApp(App[None]):
     TITLE = "htmlrag-chat"
     CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {ReaderCommands}
     AUTO_FOCUS = "#prompt"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (conversations are saved)"),
@@ -156,19 +159,24 @@ class ChatApp(App[None]):
 
     # -- the agent
 
-    async def preload(self) -> None:
-        """Load the models as soon as the app is up, so the first answer comes sooner; a
-        failure is shown in the chat (unless a question is waiting to show it itself)."""
+    async def preload(self, switched: bool = False) -> None:
+        """Load the models as soon as the app is up (or the reader is switched), so the
+        first answer comes sooner; a failure is shown in the chat (unless a question is
+        waiting to show it itself)."""
         self.set_status("loading the reader and the pruning models…")
         try:
-            await self.agent()
+            agent = await self.agent()
         except Exception as error:
             if not self.running:
                 text = describe(error, self.options.reader.model, "load the reader")
                 await self.transcript.mount(ErrorView(text))
                 self.set_status("")
             return
-        if not self.running and not self.session.turns:
+        if self.running:
+            return
+        if switched:
+            self.set_status(f"ready: {reader_label(agent.reader)} answers from now on")
+        elif not self.session.turns:
             self.set_status(READY)
 
     async def agent(self) -> Agent:
@@ -180,11 +188,25 @@ class ChatApp(App[None]):
             )
         future = self._agent
         try:
-            return await asyncio.shield(future)
+            agent = await asyncio.shield(future)
         except Exception:
             if self._agent is future:
                 self._agent = None
             raise
+        if self._agent is future:  # not replaced by a switch meanwhile
+            self.title = f"{self.TITLE} · {reader_label(agent.reader)}"
+        return agent
+
+    def switch_reader(self, reader: ReaderSettings) -> None:
+        """Answer from now on with ``reader`` (a command palette choice): the agent is
+        rebuilt with it, and the header names it once it is ready."""
+        if self.running:
+            self.notify("A question is running: Esc stops it first.", severity="warning")
+            return
+        self.options = replace(self.options, reader=reader)
+        self._agent = None
+        self.title = self.TITLE
+        self.run_worker(self.preload(switched=True), group="load", exit_on_error=False)
 
     def post_event(self, event: Event) -> None:
         """The agent's event sink: thread-safe, delivered to the app in order."""

@@ -3,10 +3,8 @@ a scripted OpenAI-compatible server over loopback where an LLM server is needed.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +14,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.search import SearchSettings
-from tests.openai_server import ScriptedLLM, serve_llm
+from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -83,7 +81,8 @@ def test_auto_without_a_model_says_it_answers_extractively(
     argv = ["--replay", str(recording), *ask("--reader", "auto", "--model", "no/such-model")]
     assert main([*argv, "--pruner", "bm25"]) == 0
     captured = capsys.readouterr()
-    assert "answering extractively" in captured.err and "--reader openai" in captured.err
+    assert "answering extractively" in captured.err and "Ollama" in captured.err
+    assert "htmlrag-chat models pull no/such-model" in captured.err
     assert captured.out.startswith(HEADER)
 
 
@@ -105,26 +104,6 @@ def test_the_exchange_is_kept_as_a_conversation(
     assert message["content"] == QUESTION["question"]
     (answer,) = message["answers"]
     assert answer["reader"] == "extractive:extractive" and GOLD in answer["text"]
-
-
-class ThreadedLLM:
-    """The scripted server on its own loop in a thread, since ``main`` runs its own loop."""
-
-    def __init__(self, llm: ScriptedLLM) -> None:
-        self.llm, self.ready = llm, threading.Event()
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
-
-    def __enter__(self) -> str:
-        context = serve_llm(self.llm)
-        self.context = context
-        return asyncio.run_coroutine_threadsafe(context.__aenter__(), self.loop).result(5)
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(
-            self.context.__aexit__(None, None, None), self.loop
-        ).result(5)
-        self.loop.call_soon_threadsafe(self.loop.stop)
 
 
 def scripted(messages: list[dict]) -> str:
@@ -164,6 +143,24 @@ def test_server_reader_streams_an_answer_with_checked_citations(
     assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1]' in out
     assert "depth map of your face [3]" in out
     assert llm.requests[-1]["model"] == "m" and llm.requests[-1]["stream"] is True
+
+
+def test_the_default_reader_answers_from_a_server_found_on_loopback(
+    recording: Path,
+    server: tuple[str, ScriptedLLM],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No --reader, no --base-url: the server on a probed port answers, and a line says so."""
+    url, llm = server
+    port = url.split(":")[-1].removesuffix("/v1")
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", port)
+    assert main(["--replay", str(recording), *ask("--pruner", "bm25")]) == 0
+    captured = capsys.readouterr()
+    line = f"reader: scripted-llm on the server at 127.0.0.1:{port} (found on this machine)"
+    assert f"htmlrag-chat: note: {line}" in captured.err.splitlines()
+    assert "depth map of your face [3]" in captured.out
+    assert llm.requests[-1]["model"] == "scripted-llm"
 
 
 def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:

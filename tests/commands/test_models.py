@@ -1,0 +1,225 @@
+"""``models`` and ``models pull`` through the real CLI: an empty Hugging Face cache in a
+temporary folder, the bundled embedding model, and a hub on loopback (tests/hub_server.py)
+or no hub at all; nothing leaves the machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import huggingface_hub.constants
+import pytest
+
+from htmlrag_chat.cli import main
+from htmlrag_chat.commands.models import human_size
+from htmlrag_chat.inventory import ROLES
+from tests.hub_server import Hub, serve_hub
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Hugging Face cache, where the listing looks and pulls download to."""
+    folder = tmp_path / "hf-cache"
+    folder.mkdir()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(folder))
+    return folder
+
+
+@pytest.fixture
+def online(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo the suite's HF_HUB_OFFLINE: these tests point the hub client at loopback."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def model_files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def listing(capsys: pytest.CaptureFixture[str], *options: str) -> dict:
+    assert main(["models", "--json", *options]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_without_a_hub_every_role_is_listed_present_or_missing(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = {row["role"]: row for row in listing(capsys)["models"]}
+    assert tuple(rows) == ROLES
+    assert rows["embedding"]["where"] == "bundled" and rows["embedding"]["present"]
+    assert rows["embedding"]["size_bytes"] > 10_000_000  # all-MiniLM-L6-v2's weights
+    for role in ("reader", "pruner", "tokenizer"):
+        assert rows[role]["where"] == "hub" and not rows[role]["present"], role
+        assert rows[role]["size_bytes"] is None and rows[role]["note"]
+    assert rows["reader"]["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert rows["pruner"]["model"] == "zstanjj/HTML-Pruner-Llama-1B"
+    assert rows["reader"]["note"] == "answers are extractive until it is here"
+
+
+def test_the_table_has_a_row_per_role_and_says_how_to_download(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "--pruner", "bm25"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = [re.split(r"\s{2,}", line) for line in lines[:5]]
+    assert table[0] == ["ROLE", "MODEL", "WHERE", "STATUS", "SIZE", "DEVICE"]
+    assert [row[0] for row in table[1:]] == list(ROLES)
+    embedding = table[3]
+    assert embedding[1:4] == [
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "bundled package",
+        "present",
+    ]
+    assert embedding[4].endswith(" MB")
+    assert table[2][2:5] == ["hub (not downloaded)", "missing", "-"]
+    assert "pruner: not used by --pruner bm25" in lines
+    assert "embedding: not used by --pruner bm25" in lines
+    assert lines[-1] == "download: htmlrag-chat models pull [reader|tokenizer]"  # no pruner
+
+
+def test_pull_with_the_hub_unreachable_fails_in_one_line_with_exit_5(
+    hf_cache: Path,
+    online: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    assert main(["models", "pull", "pruner"]) == 5
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"htmlrag-chat: cannot reach the Hugging Face hub at {endpoint} (offline?)\n"
+    )
+    assert not any(hf_cache.iterdir())
+
+
+def test_pull_with_downloads_turned_off_says_so(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert os.environ["HF_HUB_OFFLINE"] == "1"  # the suite's setting
+    assert main(["models", "pull", "org/any"]) == 5
+    assert capsys.readouterr().err == (
+        "htmlrag-chat: HF_HUB_OFFLINE is set, so nothing can be downloaded\n"
+    )
+
+
+def test_pull_downloads_a_role_s_model_and_the_listing_then_finds_it(
+    hf_cache: Path,
+    online: None,
+    tiny_lm_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    files = model_files(tiny_lm_dir)
+    junk = {"original/consolidated.00.pth": b"p" * 64, "pytorch_model.bin": b"b" * 64}
+    hub = Hub({"org/tiny-pruner": files | junk})
+    with serve_hub(hub) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        assert main(["models", "pull", "--gen-model", "org/tiny-pruner", "pruner"]) == 0
+    captured = capsys.readouterr()
+    # One format of the weights and the configuration; not Meta's originals, not the .bin.
+    assert hub.downloaded("org/tiny-pruner") == sorted(files)
+    row = listing(capsys, "--gen-model", "org/tiny-pruner")["models"][1]
+    assert row["role"] == "pruner" and row["where"] == "hf-cache" and row["present"]
+    assert row["size_bytes"] == sum(len(data) for data in files.values())
+    assert captured.out.startswith(f"org/tiny-pruner: {human_size(row['size_bytes'])} in ")
+    assert captured.out.strip().endswith(row["location"])
+    assert "downloading org/tiny-pruner (pruner)" in captured.err
+
+
+def test_pull_without_a_target_gets_every_missing_model_once(
+    hf_cache: Path,
+    online: None,
+    tiny_lm_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    files = model_files(tiny_lm_dir)
+    hub = Hub({"org/reader": files, "org/pruner": files})
+    options = ["--model", "org/reader", "--tokenizer", "org/reader", "--gen-model", "org/pruner"]
+    with serve_hub(hub) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        assert main(["models", "pull", *options]) == 0
+        capsys.readouterr()
+        assert main(["models", "pull", *options]) == 0  # nothing left to get
+    assert "every model is here" in capsys.readouterr().out
+    # The tokenizer is the reader's repo: downloaded once, with the reader.
+    assert hub.downloaded("org/reader") == hub.downloaded("org/pruner") == sorted(files)
+    rows = {row["role"]: row for row in listing(capsys, *options)["models"]}
+    assert all(row["present"] for row in rows.values())
+    assert rows["tokenizer"]["location"] == rows["reader"]["location"]
+
+
+def test_pull_of_a_gated_model_says_how_to_get_access(
+    hf_cache: Path,
+    online: None,
+    tiny_lm_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    hub = Hub({"meta-llama/Llama-3.1-8B-Instruct": model_files(tiny_lm_dir)})
+    hub.gated.add("meta-llama/Llama-3.1-8B-Instruct")
+    with serve_hub(hub) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        assert main(["models", "pull", "reader"]) == 2
+        err = capsys.readouterr().err
+        assert main(["models", "pull", "nobody/nothing"]) == 2
+        unknown = capsys.readouterr().err
+    assert err.splitlines()[0] == "downloading meta-llama/Llama-3.1-8B-Instruct (reader)"
+    assert err.endswith(
+        "\nhtmlrag-chat: meta-llama/Llama-3.1-8B-Instruct is gated: accept its licence at "
+        f"{endpoint}/meta-llama/Llama-3.1-8B-Instruct (logged in), then run `hf auth login` "
+        "here (or set HF_TOKEN) and pull again\n"
+    )
+    assert unknown == (
+        "downloading nobody/nothing (model)\n"
+        "htmlrag-chat: nobody/nothing: no such model on the hub (a private one needs "
+        "`hf auth login`)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["embedding"], "the embedding is bundled package: nothing to download"),
+        (["--reader", "extractive", "reader"], "the reader is built in: nothing to download"),
+        (["--tokenizer", "approx", "tokenizer"], "the tokenizer is built in: nothing to download"),
+        (["llama"], "'llama': not a role (reader, pruner, embedding, tokenizer) nor a hub id"),
+        (["--model", "/no/such", "reader"], "the reader is '/no/such', not a Hugging Face id"),
+    ],
+)
+def test_pull_of_something_that_is_not_on_the_hub_is_one_line(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert main(["models", "pull", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"htmlrag-chat: {message}") and err.count("\n") == 1
+
+
+def test_the_listing_imports_no_torch(tmp_path: Path) -> None:
+    """Fast because nothing heavy loads: run in a fresh interpreter, torch never imported."""
+    code = (
+        "import sys; from htmlrag_chat.cli import main; code = main(['models', '--json']); "
+        "sys.stderr.write(repr(sorted({'torch', 'transformers'} & set(sys.modules)))); "
+        "sys.exit(code)"
+    )
+    env = os.environ | {"PYTHONPATH": str(ROOT), "HF_HUB_CACHE": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "[]"
+    assert [row["role"] for row in json.loads(done.stdout)["models"]] == list(ROLES)

@@ -1,0 +1,229 @@
+"""Local servers found for the user: scripted OpenAI-compatible servers on free loopback
+ports stand in for Ollama and the others, and ``--reader auto`` finds, names and streams
+from them; the probe never connects anywhere but 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from aiohttp import web
+
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.events import Event, Notice
+from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.discover import (
+    SERVERS,
+    Server,
+    best_model,
+    choose_server,
+    find_servers,
+    probe_urls,
+    server_name,
+)
+from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.wiring import build_reader
+from tests.openai_server import ScriptedLLM, serve_llm
+
+REPLY = "Sea otters float in kelp forests [1]."
+SOURCES = [Source(1, "https://example.org/otters", "Otters", "<p>kelp</p>", "kelp")]
+
+
+def said(text: str) -> Any:
+    return lambda messages: text
+
+
+def port_of(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None
+    return port
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def build(settings: ReaderSettings) -> tuple[LLMReader | ExtractiveReader, list[str]]:
+    """``build_reader`` in a thread (it probes with blocking sockets, and the scripted
+    servers answer on this loop), with the notices it gave."""
+    events: list[Event] = []
+    reader = await asyncio.to_thread(build_reader, settings, events.append)
+    return reader, [event.message for event in events if isinstance(event, Notice)]
+
+
+async def answer(reader: LLMReader | ExtractiveReader) -> str:
+    return "".join([chunk async for chunk in reader.answer("Where do otters live?", SOURCES)])
+
+
+def test_auto_finds_a_server_names_it_and_streams_from_it() -> None:
+    llm = ScriptedLLM(said(REPLY), model="llama3.1:8b", also_listed=["nomic-embed-text:latest"])
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            settings = ReaderSettings(reader="auto", probe_ports=(closed_port(), port_of(url)))
+            reader, notices = await build(settings)
+            assert isinstance(reader, LLMReader) and isinstance(reader.chat, OpenAIChat)
+            assert reader.chat.base_url == url and reader.name == "llama3.1:8b"
+            address = urlsplit(url).netloc
+            assert notices == [
+                f"reader: llama3.1:8b on the server at {address} (found on this machine)"
+            ]
+            assert await answer(reader) == REPLY
+            assert llm.requests[-1]["model"] == "llama3.1:8b" and llm.requests[-1]["stream"]
+
+    asyncio.run(scenario())
+
+
+def test_the_configured_server_wins_over_a_found_one() -> None:
+    configured = ScriptedLLM(said("from the configured one"), model="qwen2.5:7b")
+    found = ScriptedLLM(said("from the found one"), model="llama-3.1-8b-instruct")
+
+    async def scenario() -> None:
+        async with serve_llm(configured) as mine, serve_llm(found) as other:
+            settings = ReaderSettings(base_url=mine, probe_ports=(port_of(other),))
+            assert settings.reader == "auto"  # the default
+            reader, notices = await build(settings)
+            assert await answer(reader) == "from the configured one"
+            # No model configured: the configured server's own best chat model.
+            assert configured.requests[-1]["model"] == "qwen2.5:7b" and not found.requests
+            assert notices[0].endswith("(configured)")
+
+    asyncio.run(scenario())
+
+
+def test_a_configured_model_takes_the_found_server_that_lists_it() -> None:
+    first = ScriptedLLM(said("first"), model="llama3.1:8b")
+    second = ScriptedLLM(said("second"), model="gemma3:latest", owned_by="vllm")
+
+    async def scenario() -> None:
+        async with serve_llm(first) as one, serve_llm(second) as two:
+            ports = (port_of(one), port_of(two))
+            reader, notices = await build(ReaderSettings(model="gemma3", probe_ports=ports))
+            assert await answer(reader) == "second"
+            assert second.requests[-1]["model"] == "gemma3:latest"
+            assert notices[0].startswith("reader: gemma3:latest on vLLM at 127.0.0.1:")
+            # Without a model, the Llama 3 of the first wins.
+            reader, _ = await build(ReaderSettings(probe_ports=ports))
+            assert await answer(reader) == "first"
+
+    asyncio.run(scenario())
+
+
+def test_a_server_with_only_embedding_models_is_not_a_reader() -> None:
+    llm = ScriptedLLM(said(REPLY), model="nomic-embed-text:latest", also_listed=["bge-m3"])
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            settings = ReaderSettings(probe_ports=(port_of(url),), model="/no/such/model")
+            reader, notices = await build(settings)
+            assert isinstance(reader, ExtractiveReader)
+            assert "answering extractively" in notices[0] and "Ollama" in notices[0]
+            assert not llm.requests
+
+    asyncio.run(scenario())
+
+
+@asynccontextmanager
+async def other_service(kind: str) -> AsyncIterator[int]:
+    """Something else on a probed port: a web page, a 404, or a server that never answers."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        if kind == "hang":
+            await asyncio.Future()
+        if kind == "page":
+            return web.Response(text="<html>a dashboard</html>", content_type="text/html")
+        return web.Response(status=404)
+
+    app = web.Application()
+    app.router.add_get("/v1/models", handle)
+    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield runner.addresses[0][1]
+    finally:
+        await runner.cleanup()
+
+
+def test_other_services_on_the_ports_are_passed_over() -> None:
+    llm = ScriptedLLM(said(REPLY))
+
+    async def scenario() -> None:
+        async with (
+            other_service("page") as page,
+            other_service("missing") as missing,
+            other_service("hang") as hang,
+            serve_llm(llm) as url,
+        ):
+            ports = (page, missing, hang, closed_port(), port_of(url))
+            servers = await asyncio.to_thread(find_servers, ports)
+            assert servers == [Server("server", url, ("scripted-llm",))]
+
+    asyncio.run(scenario())
+
+
+def test_the_probe_connects_to_loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every connection the probe makes, recorded at the socket: 127.0.0.1 and nothing
+    else, even with a proxy configured (a proxy would see the probe otherwise)."""
+    targets: list[Any] = []
+    connect = socket.socket.connect
+
+    def recording(self: socket.socket, address: Any) -> None:
+        targets.append(address)
+        connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", recording)
+    monkeypatch.setenv("http_proxy", "http://192.0.2.1:3128")
+    monkeypatch.setenv("HTTP_PROXY", "http://192.0.2.1:3128")
+    llm = ScriptedLLM(said(REPLY))
+
+    async def scenario() -> list[Server]:
+        async with serve_llm(llm) as url:
+            return await asyncio.to_thread(find_servers, (closed_port(), port_of(url)))
+
+    servers = asyncio.run(scenario())
+    assert [server.models for server in servers] == [("scripted-llm",)]
+    assert len(targets) == 2 and {host for host, _ in targets} == {"127.0.0.1"}
+    assert all(urlsplit(url).hostname == "127.0.0.1" for url in probe_urls(list(SERVERS)))
+
+
+def test_the_model_choice_rule() -> None:
+    ollama = ["nomic-embed-text:latest", "qwen2.5:latest", "llama3.1:8b", "mxbai-embed-large"]
+    assert best_model(ollama) == "llama3.1:8b"
+    lm_studio = [
+        "text-embedding-nomic-embed-text-v1.5",
+        "meta-llama-3.1-8b",
+        "llama-3.2-3b-instruct",
+    ]
+    assert best_model(lm_studio) == "llama-3.2-3b-instruct"  # Llama 3 and instruction-tuned
+    assert best_model(["mistral-7b", "phi-3-mini-instruct"]) == "phi-3-mini-instruct"
+    assert best_model(["gemma3:4b", "qwen2.5:7b"]) == "gemma3:4b"  # a tie: the server's order
+    assert best_model(["nomic-embed-text", "bge-m3", "all-minilm"]) is None
+    assert best_model(ollama, "qwen2.5") == "qwen2.5:latest"  # Ollama's default tag
+    assert best_model(ollama, "nomic-embed-text") == "nomic-embed-text:latest"  # as asked
+    assert best_model(ollama, "llama3.1") is None  # only llama3.1:8b, another tag
+    assert best_model(ollama, "mistral") is None
+    a = Server("Ollama", "http://127.0.0.1:11434/v1", ("qwen2.5:7b",))
+    b = Server("LM Studio", "http://127.0.0.1:1234/v1", ("meta-llama-3.1-8b-instruct",))
+    choice = choose_server([a, b])
+    assert choice is not None and choice.server is b  # the better model beats port order
+    assert choose_server([a, b], "qwen2.5:7b").server is a  # type: ignore[union-attr]
+    assert choose_server([a, b], "llama3.3") is None
+
+
+def test_servers_are_named_by_their_default_port() -> None:
+    assert server_name("http://127.0.0.1:11434/v1") == "Ollama"
+    assert server_name("http://localhost:1234/v1") == "LM Studio"
+    assert server_name("http://127.0.0.1:8080/v1") == "llama.cpp"
+    assert server_name("http://[::1]:8000/v1") == "vLLM"
+    assert server_name("http://gpu-box:11434/v1") == "gpu-box:11434"  # not this machine
