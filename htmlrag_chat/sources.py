@@ -1,8 +1,10 @@
 """Where the pipeline's inputs come from: the live web, recorded into the cache, or a replay.
 
 Record is the default: a search or page found in the cache is reused (unless older than the
-``--refresh`` age), anything else is fetched live and stored. Replay reads only the cache and
-never creates a network client, so it opens no socket; what is missing is reported by name.
+``--refresh`` age), anything else is fetched live and stored. A search imported from a
+recording (stored without region and safesearch) is reused under any settings, so a recording
+answers in record mode too. Replay reads only the cache and never creates a network client,
+so it opens no socket; what is missing is reported by name.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class Sources:
 
     async def search(self, query: str) -> list[SearchResult]:
         settings = self.search_settings
-        # A replay takes the recorded results whatever the settings they were made with.
+        # A replay takes the recorded results whatever the settings they were made with;
+        # record mode takes those made with these settings, or imported with none.
         cached = self.store.get_search(
             query,
             region=None if self.replay else settings.region,

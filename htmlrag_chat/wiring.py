@@ -172,7 +172,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     prune = options.prune
     if reader.chat is not None:
         prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
-    cache = None if store.readonly else ThreadLocalEmbeddings(store.path)
+    cache = ThreadLocalEmbeddings(store.path, readonly=store.readonly)
     return Agent(
         web=Sources(
             store, replay=options.replay, max_age=options.refresh, search_settings=options.search

@@ -15,6 +15,7 @@ from htmlrag_chat.commands.common import (
     positive_int,
     progress_printer,
     read_input,
+    replaying,
     store_options,
 )
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
@@ -194,7 +195,7 @@ def prune_stages(args: argparse.Namespace, resources: ExitStack) -> list[Stage]:
 
 def _embedder(args: argparse.Namespace, resources: ExitStack) -> BlockScorer:
     # A replay's cache is read-only: its embeddings stay in memory.
-    cache = None if getattr(args, "replay", None) else resources.enter_context(open_store(args))
+    cache = None if replaying(args) else resources.enter_context(open_store(args))
     return embedding_scorer(args.embed_model, args.device, cache)
 
 
