@@ -76,6 +76,30 @@ def test_bash_completes_commands_options_and_choices(command: Path) -> None:
     assert complete(command, "htmlrag-chat --reader ") == ["local", "openai", "extractive", "auto"]
 
 
+def test_the_hook_answers_zsh_with_descriptions(command: Path) -> None:
+    """zsh's completion function (same ``register-python-argcomplete`` code) runs the program
+    the same way, asking for ``candidate:description`` lines; checked here without zsh."""
+    line = "htmlrag-chat ask --rep"
+    done = subprocess.run(
+        ["bash", "-c", "htmlrag-chat 8>&1 9>&2 1>/dev/null 2>&1 </dev/null"],
+        env=environment(
+            command,
+            COMP_LINE=line,
+            COMP_POINT=str(len(line)),
+            _ARGCOMPLETE="1",
+            _ARGCOMPLETE_SHELL="zsh",
+            _ARGCOMPLETE_SUPPRESS_SPACE="1",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    offered = dict(item.split(":", 1) for item in done.stdout.split("\013") if item)
+    assert set(offered) == {"--replay", "--replay-db"}
+    assert offered["--replay-db"].startswith("replay DB instead of the cache file")
+
+
 def on_a_terminal(command: Path, *argv: str) -> bytes:
     """Run the CLI with stdin, stdout and stderr on a pseudo-terminal (where colour would
     be shown), under NO_COLOR; returns everything it wrote."""

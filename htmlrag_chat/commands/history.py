@@ -54,7 +54,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         action = add_command(actions, name, summary, handler, [store_options(argparse.SUPPRESS)])
         action.add_argument("id", type=positive_int, metavar="ID", help="from the list")
         if name == "show":
-            action.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+            action.add_argument(
+                "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead"
+            )
         else:
             action.add_argument(
                 "--out-dir", type=Path, default=Path(), metavar="DIR",
