@@ -39,7 +39,7 @@ test: lint
 demo: $(STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" cache import --jsonl demo/recording.jsonl.gz >/dev/null && \
-	$(VENV)/bin/htmlrag-chat --replay "$$tmp/demo.db" ask --reader auto --progress \
+	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" --replay ask --reader auto --progress \
 		$(DEMO_TOKENIZER) "$$($(DEMO_QUESTION))"
 
 # The benchmark compares against the authors' toolkit, which needs langchain and more:

@@ -1,8 +1,12 @@
+# PYTHON_ARGCOMPLETE_OK (argcomplete's global completion looks for this marker)
 """The ``htmlrag-chat`` command line: the chat app with no command, else one command.
 
 Every failure a user can cause is one line on stderr and a documented exit code
 (``errors.py``, listed in ``--help``); only ``HTMLRAG_CHAT_DEBUG=1`` shows tracebacks.
-Results go to stdout, progress and notices to stderr, so output can be piped.
+Results go to stdout, progress and notices to stderr, so output can be piped. Our own
+output has no colour; what colours (argparse's help from Python 3.14, the chat app through
+Textual) honours ``NO_COLOR`` itself. Shell completion for bash and zsh comes from
+argcomplete, which runs this parser: ``eval "$(register-python-argcomplete htmlrag-chat)"``.
 """
 
 from __future__ import annotations
@@ -13,14 +17,19 @@ import sys
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
-from htmlrag_chat.commands import ask, cache, chat, html, models, web
+from htmlrag_chat.commands import ask, cache, chat, config, history, html, models, web
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
-from htmlrag_chat.commands.common import EPILOG, PROG, error, store_options
+from htmlrag_chat.commands.common import EPILOG, PROG, Parser, error, store_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions: answer, then exit
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
+    args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
     except UserError as failure:
@@ -43,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="Local web-search answers from pruned HTML (HtmlRAG).",
         epilog=EPILOG,
@@ -55,6 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
-    for module in (ask, models, html, web, cache, evaluation):
+    for module in (ask, history, config, models, web, cache, html, evaluation):
         module.add_commands(commands)
     return parser

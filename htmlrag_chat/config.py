@@ -2,7 +2,9 @@
 
 The file is ``$HTMLRAG_CHAT_CONFIG`` or ``config.toml`` in the user config directory, with a
 ``[reader]`` table. The API key is read from the file or the environment only, never from
-an option, so it does not end up in shell history or process listings.
+an option, so it does not end up in shell history or process listings. Each value's origin
+is kept alongside (``resolve_reader_settings``), so ``htmlrag-chat config`` can say why a
+setting has the value it has.
 
 ``probe_ports`` are the loopback ports ``--reader auto`` asks for a local server
 (``reader/discover.py``); ``HTMLRAG_CHAT_PROBE_PORTS=""`` turns the probe off.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -22,7 +25,11 @@ from htmlrag_chat.reader.discover import DEFAULT_PORTS
 
 READERS = ("local", "openai", "extractive", "auto")
 DEFAULT_DEADLINE = 3.0  # seconds after a question's first page arrives that it waits for more
-_ENV_KEYS = ("HTMLRAG_CHAT_API_KEY", "OPENAI_API_KEY")
+# Settings the environment may give, each from the first of its variables that is set.
+_ENVIRONMENT = {
+    "base_url": ("HTMLRAG_CHAT_BASE_URL",),
+    "api_key": ("HTMLRAG_CHAT_API_KEY", "OPENAI_API_KEY"),
+}
 _PORTS_ENV = "HTMLRAG_CHAT_PROBE_PORTS"
 
 
@@ -38,27 +45,62 @@ class ReaderSettings:
     probe_ports: tuple[int, ...] = DEFAULT_PORTS  # 127.0.0.1 only (``--reader auto``)
 
 
-def config_path() -> Path:
+@dataclass(frozen=True)
+class Origin:
+    """Where a setting's value came from: ``default``, ``file``, ``environment`` or
+    ``option``, and ``name``: the file's path, the variable or the option (None for a
+    default)."""
+
+    source: str
+    name: str | None = None
+
+
+DEFAULT = Origin("default")
+
+
+def config_path(option: Path | None = None) -> Path:
+    return config_origin(option)[0]
+
+
+def config_origin(option: Path | None = None) -> tuple[Path, Origin]:
+    """The settings file: ``--config``, else ``$HTMLRAG_CHAT_CONFIG``, else the user config
+    directory's ``config.toml``; with where that choice came from."""
+    if option is not None:
+        return option, Origin("option", "--config")
     configured = os.environ.get("HTMLRAG_CHAT_CONFIG")
     if configured:
-        return Path(configured)
-    return platformdirs.user_config_path("htmlrag-chat") / "config.toml"
+        return Path(configured), Origin("environment", "HTMLRAG_CHAT_CONFIG")
+    return platformdirs.user_config_path("htmlrag-chat") / "config.toml", DEFAULT
 
 
 def load_reader_settings(path: Path | None = None, **overrides: object) -> ReaderSettings:
     """Settings from ``path`` (default ``config_path()``), the environment and ``overrides``
     (options left as None do not override)."""
-    settings = replace(ReaderSettings(), **_read_table(path or config_path()))
-    environment = {
-        "base_url": os.environ.get("HTMLRAG_CHAT_BASE_URL") or None,  # empty: unset
-        "api_key": next((os.environ[k] for k in _ENV_KEYS if os.environ.get(k)), None),
-        "probe_ports": _env_ports(),
-    }
-    for values in (environment, overrides):
-        settings = replace(settings, **{k: v for k, v in values.items() if v is not None})
+    return resolve_reader_settings(path, overrides)[0]
+
+
+def resolve_reader_settings(
+    path: Path | None, options: Mapping[str, object]
+) -> tuple[ReaderSettings, dict[str, Origin]]:
+    """The settings and, per field, the origin of its value: the file, then the environment,
+    then ``options`` (by field name; None means "not given"), each overriding the one before."""
+    file = config_path(path)
+    given = [(key, value, Origin("file", str(file))) for key, value in _read_table(file).items()]
+    for key, names in _ENVIRONMENT.items():
+        name = next((name for name in names if os.environ.get(name)), None)  # empty: unset
+        if name:
+            given.append((key, os.environ[name], Origin("environment", name)))
+    ports = _env_ports()
+    if ports is not None:
+        given.append(("probe_ports", ports, Origin("environment", _PORTS_ENV)))
+    given += [(key, value, Origin("option", _option(key))) for key, value in options.items()]
+    given = [item for item in given if item[1] is not None]
+    settings = replace(ReaderSettings(), **{key: value for key, value, _ in given})
     if settings.reader not in READERS:
         raise UserError(f"reader must be one of {', '.join(READERS)}, not {settings.reader!r}")
-    return settings
+    origins = {f.name: DEFAULT for f in fields(ReaderSettings)}
+    origins.update({key: origin for key, _, origin in given})
+    return settings, origins
 
 
 def _env_ports() -> tuple[int, ...] | None:
@@ -73,6 +115,10 @@ def _env_ports() -> tuple[int, ...] | None:
     if not all(0 < port < 65536 for port in ports):
         raise UserError(f"{_PORTS_ENV} must be comma-separated port numbers, not {text!r}")
     return ports
+
+
+def _option(field: str) -> str:
+    return "--" + field.replace("_", "-")
 
 
 def _read_table(path: Path) -> dict[str, object]:

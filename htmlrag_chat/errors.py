@@ -2,8 +2,10 @@
 
 Exit codes (documented in the README and ``--help``):
 0 success, 1 internal error, 2 usage error (or a model that cannot be loaded), 3 an input
-could not be used, 4 the cache file cannot be used, 5 the web could not be searched or the
-reader's server could not be reached.
+could not be used (for ``fetch``: no URL came back ok), 4 the cache file cannot be used,
+5 the web could not be searched or the reader's server could not be reached, 6 ``fetch``
+got some URLs ok (downloaded or cached) and not others, so a script can tell "partly"
+from "all" and "none".
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_STORE = 4
 EXIT_NETWORK = 5
+EXIT_PARTIAL = 6
 
 
 class UserError(Exception):

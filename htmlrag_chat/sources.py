@@ -1,8 +1,10 @@
 """Where the pipeline's inputs come from: the live web, recorded into the cache, or a replay.
 
 Record is the default: a search or page found in the cache is reused (unless older than the
-``--refresh`` age), anything else is fetched live and stored. Replay reads only the cache and
-never creates a network client, so it opens no socket; what is missing is reported by name.
+``--refresh`` age), anything else is fetched live and stored. A search imported from a
+recording (stored without region and safesearch) is reused under any settings, so a recording
+answers in record mode too. Replay reads only the cache and never creates a network client,
+so it opens no socket; what is missing is reported by name.
 
 A question never waits for its slowest page: ``deadline`` seconds after the first page has
 arrived, ``fetch_many`` returns with what is there and reports the rest as left out. Those
@@ -42,7 +44,8 @@ class Sources:
 
     async def search(self, query: str) -> list[SearchResult]:
         settings = self.search_settings
-        # A replay takes the recorded results whatever the settings they were made with.
+        # A replay takes the recorded results whatever the settings they were made with;
+        # record mode takes those made with these settings, or imported with none.
         cached = self.store.get_search(
             query,
             region=None if self.replay else settings.region,

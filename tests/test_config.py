@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.config import ReaderSettings, config_path, load_reader_settings
+from htmlrag_chat.config import (
+    Origin,
+    ReaderSettings,
+    config_origin,
+    config_path,
+    load_reader_settings,
+    resolve_reader_settings,
+)
 from htmlrag_chat.errors import UserError
 
 ENVIRONMENT = (
@@ -230,3 +237,34 @@ def test_an_unknown_reader_option_is_refused(tmp_path: Path) -> None:
     message = failure(tmp_path / "missing.toml", reader="gpt")
     assert "'gpt'" in message
     assert "local, openai, extractive, auto" in message
+
+
+def test_each_value_names_where_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, '[reader]\nreader = "openai"\nmodel = "qwen2.5:7b"\nmax_tokens = 256\n')
+    monkeypatch.setenv("HTMLRAG_CHAT_BASE_URL", "http://gpu-box:8000/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
+    settings, origins = resolve_reader_settings(path, {"model": "llama3.1:8b", "device": None})
+    assert settings.model == "llama3.1:8b" and settings.reader == "openai"
+    assert origins == {
+        "reader": Origin("file", str(path)),
+        "model": Origin("option", "--model"),
+        "base_url": Origin("environment", "HTMLRAG_CHAT_BASE_URL"),
+        "api_key": Origin("environment", "OPENAI_API_KEY"),
+        "max_tokens": Origin("file", str(path)),
+        "context_tokens": Origin("default"),
+        "device": Origin("default"),
+    }
+
+
+def test_the_config_file_says_where_it_was_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert config_origin()[1] == Origin("default")
+    monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(tmp_path / "env.toml"))
+    assert config_origin() == (tmp_path / "env.toml", Origin("environment", "HTMLRAG_CHAT_CONFIG"))
+    assert config_origin(tmp_path / "opt.toml") == (
+        tmp_path / "opt.toml",
+        Origin("option", "--config"),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 from collections import Counter
 from contextlib import asynccontextmanager
 
@@ -108,3 +109,44 @@ def test_replay_opens_no_socket_and_names_what_is_missing(tmp_path, monkeypatch)
     assert [r.url for r in results] == ["https://docs.example/a"]
     assert pages[0].outcome is Outcome.OK and pages[0].body == ARTICLE.encode()
     assert pages[1].outcome is Outcome.FAILED and pages[1].reason == NOT_RECORDED
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_an_imported_search_answers_in_record_mode_until_refresh_finds_it_old(tmp_path):
+    """``cache import`` stores searches without settings; record mode (whatever its region
+    and safesearch) takes them, and goes live only when ``--refresh`` says they are too old.
+    Live searches go through a proxy on a closed port, so "went live" is a SearchError."""
+    from htmlrag_chat.store.recording import import_jsonl
+    from htmlrag_chat.web.search import SearchError, SearchSettings
+
+    recording = tmp_path / "rec.jsonl"
+    recording.write_text(
+        '{"query": "docker license", "results": [{"url": "https://docs.example/a",'
+        ' "title": "A", "snippet": "", "html": "<p>Apache</p>"}]}\n',
+        encoding="utf-8",
+    )
+    offline = SearchSettings(
+        region="de-de", safesearch="off", proxy=f"http://127.0.0.1:{closed_port()}", retries=0
+    )
+
+    async def scenario(max_age: float | None) -> list[SearchResult]:
+        with Store.open(tmp_path / "c.sqlite3") as store:
+            return await Sources(store, max_age=max_age, search_settings=offline).search(
+                "docker license"
+            )
+
+    with Store.open(tmp_path / "c.sqlite3") as store:
+        import_jsonl(store, recording)
+    assert [r.url for r in asyncio.run(scenario(None))] == ["https://docs.example/a"]
+    assert [r.url for r in asyncio.run(scenario(3600))] == ["https://docs.example/a"]
+    with sqlite3.connect(tmp_path / "c.sqlite3") as conn:  # imported 100 s ago
+        conn.execute("UPDATE searches SET searched_at = searched_at - 100")
+    conn.close()
+    assert [r.url for r in asyncio.run(scenario(3600))] == ["https://docs.example/a"]
+    with pytest.raises(SearchError):
+        asyncio.run(scenario(50))

@@ -1,9 +1,12 @@
 """``ask``: one question, answered with cited sources, then exit.
 
-Progress (stage, counts, elapsed) goes to stderr, the answer streams to stdout followed by
-the numbered sources and any citation the check could not support; ``--json`` prints one
-object instead. The exchange is kept as a conversation in the cache (not in a replay,
-whose cache is read-only), so the chat app's history shows it.
+The question is the argument, or stdin when it is ``-`` or missing and stdin is not a
+terminal (``echo "..." | htmlrag-chat ask``). Progress (stage, counts, elapsed) goes to
+stderr, the answer streams to stdout followed by the numbered sources and any citation the
+check could not support; ``--json`` prints one object instead. The exchange is kept as a
+conversation in the cache (not in a replay, whose cache is read-only), through the same
+``ChatSession`` as the chat app: ``-c`` and ``--conversation ID`` continue one with the
+history and sources a follow-up gets in the app.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from htmlrag_chat.commands.common import (
     positive_float,
     positive_int,
     progress_printer,
+    replaying,
     store_options,
 )
+from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_reader_settings
-from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, UserError
+from htmlrag_chat.conversations.session import ChatSession
+from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink
 from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
 from htmlrag_chat.safety import terminal_safe
@@ -38,13 +44,26 @@ if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
     from htmlrag_chat.store.db import Store
 
+MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
+
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     ask = add_command(
         commands, "ask", "answer a question from the web, with cited sources", run_ask,
         [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS)],
     )  # fmt: skip
-    ask.add_argument("question")
+    ask.add_argument(
+        "question", nargs="?", metavar="QUESTION",
+        help="the question; '-' or none (with stdin not a terminal) reads it from stdin",
+    )  # fmt: skip
+    follow = ask.add_mutually_exclusive_group()
+    follow.add_argument(
+        "-c", "--continue", dest="follow_up", action="store_true",
+        help="follow up the most recent conversation (see: htmlrag-chat history)",
+    )  # fmt: skip
+    follow.add_argument(
+        "--conversation", type=positive_int, metavar="ID", help="follow up conversation ID"
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ask.add_argument(
         "--progress", action="store_true", help="show progress on stderr even when not a terminal"
@@ -119,14 +138,7 @@ def reader_options(default: object = None) -> argparse.ArgumentParser:
 def agent_options(args: argparse.Namespace) -> AgentOptions:
     """The parsed reader and research options as the agent's settings."""
     return AgentOptions(
-        reader=load_reader_settings(
-            args.config,
-            reader=args.reader,
-            model=args.model,
-            base_url=args.base_url,
-            max_tokens=args.max_tokens,
-            device=args.device,
-        ),
+        reader=load_reader_settings(args.config, **reader_overrides(args)),
         prune=PruneSettings(
             pruner=args.pruner,
             budget=args.budget,
@@ -137,15 +149,25 @@ def agent_options(args: argparse.Namespace) -> AgentOptions:
         tokenizer=args.tokenizer,
         rounds=args.rounds,
         pages=args.pages,
-        replay=bool(getattr(args, "replay", None)),
+        replay=replaying(args),
         refresh=getattr(args, "refresh", None),
         deadline=args.deadline,
     )
 
 
+def reader_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The reader settings the options give (None: not given), by setting name."""
+    return {
+        "reader": args.reader,
+        "model": args.model,
+        "base_url": args.base_url,
+        "max_tokens": args.max_tokens,
+        "device": args.device,
+    }
+
+
 def run_ask(args: argparse.Namespace) -> int:
-    if not args.question.strip():
-        raise UserError("the question is empty")
+    question = read_question(args.question)
     show = progress_printer(args.progress or sys.stderr.isatty())
 
     def emit(event: Event) -> None:
@@ -157,30 +179,69 @@ def run_ask(args: argparse.Namespace) -> int:
             show(event)
 
     with open_store(args) as store:
-        answer = asyncio.run(_answer(args, store, emit))
-        if not store.readonly:
-            conversation = store.new_conversation(args.question[:80])
-            message = store.add_message(conversation, "user", args.question)
-            store.add_answer(message, **answer.store_record())
+        session = ChatSession(store)
+        if args.follow_up or args.conversation:
+            session.open(find_conversation(store, args.conversation)["id"])
+        answer = asyncio.run(_answer(args, store, session, question, emit))
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
         print_after_answer(answer)
-    if getattr(args, "replay", None) and not answer.sources and answer.queries:
+    if replaying(args) and not answer.sources and answer.queries:
         error("none of the searches is in the recording, so there were no sources")
         return EXIT_USAGE
     return EXIT_OK
 
 
-async def _answer(args: argparse.Namespace, store: Store, emit: EventSink) -> Answer:
+def read_question(given: str | None) -> str:
+    """The question: the argument, else stdin when it is ``-`` or missing and stdin is not a
+    terminal (a pipe, a file)."""
+    if given not in (None, "-"):
+        question = given
+    elif sys.stdin is None or (given is None and sys.stdin.isatty()):
+        raise UserError(
+            'ask needs a question: htmlrag-chat ask "QUESTION", or on stdin: '
+            'echo "QUESTION" | htmlrag-chat ask'
+        )
+    else:
+        question = _stdin_text()
+    if not question.strip():
+        raise UserError("the question is empty")
+    return question.strip()
+
+
+def _stdin_text() -> str:
+    """stdin as UTF-8 text, read to a bound (a mistaken pipe may never end)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    data = (stream or sys.stdin).read(MAX_QUESTION_BYTES + 1)  # bytes, or text if no buffer
+    if len(data) > MAX_QUESTION_BYTES:
+        raise InputError(f"the question on stdin is over {MAX_QUESTION_BYTES // 1000} kB")
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the question on stdin is not UTF-8 text") from None
+
+
+async def _answer(
+    args: argparse.Namespace, store: Store, session: ChatSession, question: str, emit: EventSink
+) -> Answer:
+    """Build the agent (bad settings fail here, before anything is saved), save the
+    question, answer it with the conversation's turns, save the answer (not in a replay:
+    its cache is read-only)."""
     from htmlrag_chat.wiring import build_agent
 
     agent = build_agent(agent_options(args), store, emit)
+    message_id = None if store.readonly else session.question_asked(question)
     try:
-        return await agent.ask(args.question)
+        answer = await agent.ask(question, list(session.turns))
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         await agent.web.settle(LATE_PAGE_GRACE)
+    if message_id is not None:
+        session.answered(message_id, answer)
+    return answer
 
 
 def print_after_answer(answer: Answer) -> None:

@@ -29,8 +29,8 @@ def run_chat(args: argparse.Namespace) -> int:
             "the chat app needs a terminal; in scripts and pipes use: htmlrag-chat ask QUESTION"
         )
     options = agent_options(args)  # a bad config file fails here, before the screen opens
+    from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.tui.app import ChatApp
-    from htmlrag_chat.tui.session import ChatSession
 
     with open_store(args) as cache, history_store(cache) as history:
         session = ChatSession(history, kept=history is cache)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.config import DEFAULT, Origin
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.events import (
     Event,
@@ -27,6 +30,7 @@ if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
 
 PROG = "htmlrag-chat"
+REPLAY, REPLAY_DB = "--replay", "--replay-db"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 EPILOG = """exit codes:
@@ -35,10 +39,11 @@ EPILOG = """exit codes:
   2  usage error, a model that cannot be loaded, or a query missing from a replay
      (for ask: none of its searches in the recording)
   3  an input could not be used (missing, binary, too large, unknown encoding, not in
-     the recording); the other inputs were still processed
+     the recording); the other inputs were still processed (fetch: no URL came back ok)
   4  the cache file cannot be used (corrupted, not SQLite, from a newer version)
   5  the web could not be searched (offline, rate limited, timed out), or the reader's
      server could not be reached or answered with an error
+  6  fetch: some URLs came back ok (downloaded or cached), others did not
 """
 
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
@@ -63,9 +68,31 @@ def add_command(
     return command
 
 
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that also reads ``--replay=DB`` (as ``--replay-db DB``).
+
+    ``--replay`` is a plain flag, so it can never take the next word (a question, a command
+    name) as its file; the file, when it is not the ``--cache`` one, goes after ``=`` or
+    ``--replay-db``. Words after ``--`` are left alone.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        words = list(sys.argv[1:] if args is None else args)
+        end = words.index("--") if "--" in words else len(words)
+        spelled: list[str] = []
+        for word in words[:end]:
+            if word.startswith(f"{REPLAY}="):
+                spelled += [REPLAY_DB, word.partition("=")[2]]
+            else:
+                spelled.append(word)
+        return super().parse_known_args(spelled + words[end:], namespace)
+
+
 def store_options(default: object = None) -> argparse.ArgumentParser:
-    """--cache, --replay and --refresh, accepted before or after the command name (the
-    copy after it uses SUPPRESS so that it never overwrites a value given before it)."""
+    """--cache, --replay, --replay-db and --refresh, accepted before or after the command name
+    (the copy after it uses SUPPRESS so that it never overwrites a value given before it)."""
     parser = argparse.ArgumentParser(add_help=False)
     group = parser.add_argument_group("cache")
     group.add_argument(
@@ -73,9 +100,13 @@ def store_options(default: object = None) -> argparse.ArgumentParser:
         help="the cache file (default $HTMLRAG_CHAT_CACHE, else the user cache directory)",
     )  # fmt: skip
     group.add_argument(
-        "--replay", nargs="?", const=True, default=default, metavar="DB",
-        help="read only the cache (or DB): no network at all; missing queries and URLs are "
-        "reported by name",
+        REPLAY, action="store_true", default=False if default is None else default,
+        help="replay the cache file: read it only, no network at all; missing queries and "
+        "URLs are reported by name",
+    )  # fmt: skip
+    group.add_argument(
+        REPLAY_DB, type=replay_file, default=default, metavar="DB",
+        help=f"replay DB instead of the cache file (also {REPLAY}=DB)",
     )  # fmt: skip
     group.add_argument(
         "--refresh", type=age_seconds, default=default, metavar="AGE",
@@ -84,13 +115,37 @@ def store_options(default: object = None) -> argparse.ArgumentParser:
     return parser
 
 
-def open_store(args: argparse.Namespace) -> Store:
-    """The store the options name: --replay DB, else --cache, else the default path."""
-    from htmlrag_chat.store.db import Store, default_cache_path
+def replaying(args: argparse.Namespace) -> bool:
+    """Whether the options ask for a replay (of the cache file, or of --replay-db's)."""
+    return bool(getattr(args, "replay", False) or getattr(args, "replay_db", None))
 
-    replay = getattr(args, "replay", None)
-    path = replay if isinstance(replay, str) else getattr(args, "cache", None)
-    return Store.open(path or default_cache_path(), readonly=bool(replay))
+
+def cache_origin(args: argparse.Namespace) -> tuple[Path, Origin]:
+    """The cache file the options name, and why: ``--replay-db``, ``--cache``,
+    ``$HTMLRAG_CHAT_CACHE`` or the default path."""
+    from htmlrag_chat.store.db import default_cache_path
+
+    for option in ("replay_db", "cache"):
+        value = getattr(args, option, None)
+        if value is not None:
+            return value, Origin("option", "--" + option.replace("_", "-"))
+    path = default_cache_path()
+    if os.environ.get("HTMLRAG_CHAT_CACHE"):
+        return path, Origin("environment", "HTMLRAG_CHAT_CACHE")
+    return path, DEFAULT
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    """The store the options name (``cache_origin``), read-only in a replay."""
+    from htmlrag_chat.store.db import Store
+
+    return Store.open(cache_origin(args)[0], readonly=replaying(args))
+
+
+def replay_file(text: str) -> Path:
+    if not text:
+        raise argparse.ArgumentTypeError("needs the file to replay")
+    return Path(text)
 
 
 def age_seconds(text: str) -> float:
@@ -175,6 +230,20 @@ def positive_float(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text}")
     return value
+
+
+def print_table(
+    columns: Sequence[str], rows: Sequence[Sequence[str]], numbers: Sequence[str] = ()
+) -> None:
+    """Rows under a header, each column padded to its widest cell (``numbers`` to the right)."""
+    table = [list(columns), *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(columns))]
+    for row in table:
+        cells = [
+            cell.rjust(width) if name in numbers else cell.ljust(width)
+            for name, cell, width in zip(columns, row, widths, strict=True)
+        ]
+        print("  ".join(cells).rstrip())
 
 
 def error(message: str) -> None:

@@ -1,7 +1,8 @@
 """``search`` and ``fetch``: the web inputs on their own, through the same cache.
 
 ``fetch`` answers the question users of such tools ask most ("why was this page skipped?"):
-one JSON line per URL with its outcome, status, size, time and reason.
+one JSON line per URL with its outcome, status, size, time and reason. Its exit status says
+how many came back ok, downloaded or from the cache: all (0), none (3) or some (6).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from htmlrag_chat.commands.common import (
     open_store,
     positive_int,
     progress_printer,
+    replaying,
     store_options,
 )
-from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK
+from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
 from htmlrag_chat.sources import NOT_RECORDED, Sources
 from htmlrag_chat.web.fetch import FetchPolicy
@@ -63,7 +65,7 @@ def search_settings(args: argparse.Namespace) -> SearchSettings:
 
 def run_search(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        sources = Sources(store, bool(args.replay), args.refresh, search_settings(args))
+        sources = Sources(store, replaying(args), args.refresh, search_settings(args))
         for result in asyncio.run(sources.search(args.query)):
             print(json.dumps(asdict(result), ensure_ascii=False))
     return EXIT_OK
@@ -79,13 +81,14 @@ def run_fetch(args: argparse.Namespace) -> int:
         show(Progress("fetch", tally.total(), len(args.urls), tally[False]))
 
     with open_store(args) as store:
-        sources = Sources(store, bool(args.replay), args.refresh, fetch_policy=policy)
+        sources = Sources(store, replaying(args), args.refresh, fetch_policy=policy)
         with stage(show, "fetch", len(args.urls)) as counts:
             results = asyncio.run(sources.fetch_many(args.urls, report))
-            counts.update(ok=sum(r.outcome is Outcome.OK for r in results), pages=len(results))
+            ok = sum(r.outcome is Outcome.OK for r in results)
+            counts.update(ok=ok, pages=len(results))
     for result in results:
         print(json.dumps(result.summary(), ensure_ascii=False))
-    missing = [r.url for r in results if r.reason == NOT_RECORDED]
-    for url in missing:
-        error(f"{url}: {NOT_RECORDED}")
-    return EXIT_INPUT if missing else EXIT_OK
+    for result in results:
+        if result.reason == NOT_RECORDED:
+            error(f"{result.url}: {NOT_RECORDED}")
+    return EXIT_OK if ok == len(results) else EXIT_INPUT if ok == 0 else EXIT_PARTIAL

@@ -163,11 +163,14 @@ class Store:
         safesearch: str | None = "",
         max_age: float | None = None,
     ) -> list[SearchResult] | None:
-        """The results last stored for these settings (None: any value, newest first, as a
-        replay wants: recordings carry no settings); None if missing or too old."""
+        """The results last stored for these settings, newest first; None if missing or older
+        than ``max_age``. None as a setting matches any value (a replay takes what was
+        recorded), and a search stored without settings (an imported recording: the exchange
+        format carries none) matches any settings, so it answers in record mode too."""
         rows = self._rows(
             "SELECT results, searched_at FROM searches WHERE query = ?"
-            " AND (? IS NULL OR region = ?) AND (? IS NULL OR safesearch = ?)"
+            " AND ((region = '' AND safesearch = '')"
+            " OR ((? IS NULL OR region = ?) AND (? IS NULL OR safesearch = ?)))"
             " ORDER BY searched_at DESC, rowid DESC LIMIT 1",
             [query, region, region, safesearch, safesearch],
         )
@@ -289,6 +292,39 @@ class Store:
             " ORDER BY updated_at DESC, id DESC"
         )
 
+    def conversation_summaries(
+        self, *, limit: int | None = None, search: str | None = None, only: int | None = None
+    ) -> list[dict]:
+        """Conversations, the most recently active first, each with ``turns`` (questions
+        asked) and ``reader`` (the latest answer's, None before one); ``search`` keeps those
+        whose title, questions or answers contain it, case-insensitively (Unicode casefold,
+        so "STRASSE" finds "Straße"); ``only`` picks one conversation by id."""
+        self._db.conn.create_function("casefold", 1, _casefold, deterministic=True)
+        return self._rows(
+            "SELECT c.id, c.title, c.created_at, c.updated_at,"
+            " (SELECT count(*) FROM messages m"
+            "  WHERE m.conversation_id = c.id AND m.role = 'user') AS turns,"
+            " (SELECT a.reader FROM messages m JOIN answers a ON a.message_id = m.id"
+            "  WHERE m.conversation_id = c.id ORDER BY a.id DESC LIMIT 1) AS reader"
+            " FROM conversations c"
+            " WHERE (:only IS NULL OR c.id = :only) AND (:text IS NULL"
+            "  OR instr(casefold(c.title), :text) OR EXISTS (SELECT 1 FROM messages m"
+            "   LEFT JOIN answers a ON a.message_id = m.id WHERE m.conversation_id = c.id"
+            "   AND (instr(casefold(m.content), :text) OR instr(casefold(a.text), :text))))"
+            " ORDER BY c.updated_at DESC, c.id DESC LIMIT :limit",
+            {
+                "only": only,
+                "text": _casefold(search) if search else None,
+                "limit": -1 if limit is None else limit,
+            },
+        )
+
+    def conversation(self, conversation_id: int) -> dict | None:
+        """One conversation's summary (as ``conversation_summaries`` gives it); None if there
+        is no such conversation."""
+        rows = self.conversation_summaries(only=conversation_id)
+        return rows[0] if rows else None
+
     def messages(self, conversation_id: int) -> list[dict]:
         """A conversation's messages in order, each with its ``answers`` (empty if unknown).
 
@@ -391,7 +427,9 @@ class Store:
     def _user_version(self) -> int:
         return self._db.execute("PRAGMA user_version").fetchone()[0]
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def _rows(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+    ) -> list[dict[str, Any]]:
         with _translate(self.path):
             return list(self._db.query(sql, params))
 
@@ -443,6 +481,11 @@ def _expired(stored_at: float, max_age: float | None) -> bool:
 def _require(cursor: sqlite3.Cursor, missing: str) -> None:
     if cursor.rowcount == 0:
         raise StoreError(missing)
+
+
+def _casefold(text: object) -> object:
+    """SQL ``casefold(x)``: Python's Unicode case folding (SQLite's own folds ASCII only)."""
+    return text.casefold() if isinstance(text, str) else text
 
 
 def _answer(row: dict[str, Any]) -> dict[str, Any]:

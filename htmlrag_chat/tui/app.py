@@ -29,6 +29,7 @@ from textual.worker import Worker
 from htmlrag_chat.agent.answer import Answer, stored_source
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped
 from htmlrag_chat.hub import ModelUnavailable
@@ -39,7 +40,6 @@ from htmlrag_chat.tui.markdown import cited_numbers
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel, openable
 from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
-from htmlrag_chat.tui.session import ChatSession
 from htmlrag_chat.tui.status import PipelineStatus
 from htmlrag_chat.tui.transcript import (
     AnswerView,

@@ -3,17 +3,19 @@ a scripted OpenAI-compatible server over loopback where an LLM server is needed.
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.web.search import SearchSettings
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
@@ -41,8 +43,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
 ) -> None:
     model = str(tiny_lm_dir)
     argv = [
-        "--replay",
-        str(recording),
+        f"--replay={recording}",
         *ask("--reader", "local", "--model", model, "--gen-model", model),
     ]
     code = main([*argv, "--pages", "3", "--budget", "512", "--max-tokens", "24", "--json"])
@@ -65,7 +66,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
 def test_extractive_answer_streams_the_gold_answer_with_its_source(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["--replay", str(recording), *ask("--reader", "extractive", "--pruner", "bm25")])
+    code = main(["--replay-db", str(recording), *ask("--reader", "extractive", "--pruner", "bm25")])
     out = capsys.readouterr().out
     assert code == 0
     answer, sources = out.split("\nSources:\n")
@@ -78,7 +79,7 @@ def test_extractive_answer_streams_the_gold_answer_with_its_source(
 def test_auto_without_a_model_says_it_answers_extractively(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--replay", str(recording), *ask("--reader", "auto", "--model", "no/such-model")]
+    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--model", "no/such")]
     assert main([*argv, "--pruner", "bm25"]) == 0
     captured = capsys.readouterr()
     assert "answering extractively" in captured.err and "Ollama" in captured.err
@@ -86,24 +87,93 @@ def test_auto_without_a_model_says_it_answers_extractively(
     assert captured.out.startswith(HEADER)
 
 
-def test_the_exchange_is_kept_as_a_conversation(
-    recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any live search fails at once (through a proxy on a closed port), so what these tests
+    answer comes from the cache, with no network."""
+    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setattr("htmlrag_chat.web.search.SearchSettings.backoff", 0.01)
+
+
+@pytest.fixture
+def cache(recording: Path, tmp_path: Path) -> Path:
+    """A writable cache holding the imported recording: record mode, as after ``cache
+    import``; its search was stored without settings and still answers."""
+    path = tmp_path / "cache.db"
+    path.write_bytes(recording.read_bytes())
+    return path
+
+
+class Stdin(io.TextIOWrapper):
+    """stdin as a pipe (or, with ``tty``, as a terminal), bytes underneath."""
+
+    def __init__(self, data: bytes, tty: bool = False) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_a_piped_question_is_answered_from_the_recording_and_listed_in_history(
+    cache: Path, offline: None, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    cache = tmp_path / "cache.db"
-    cache.write_bytes(recording.read_bytes())
-    with Store.open(cache) as store:  # searched before with the default settings: no network
-        settings = SearchSettings()
-        results = store.get_search(QUESTION["question"], region=None, safesearch=None)
-        store.put_search(
-            QUESTION["question"], results, region=settings.region, safesearch=settings.safesearch
-        )
-    assert main(["--cache", str(cache), *ask("--reader", "extractive", "--pruner", "bm25")]) == 0
+    monkeypatch.setattr(sys, "stdin", Stdin(f"{QUESTION['question']}\n".encode()))
+    argv = ["--cache", str(cache), "ask", "--reader", "extractive", "--pruner", "bm25"]
+    assert main(argv) == 0
+    assert GOLD in capsys.readouterr().out
+    assert main(["--cache", str(cache), "history", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["title"] == title_for(QUESTION["question"]) and listed["turns"] == 1
+    assert (listed["reader"], listed["model"]) == ("extractive", "extractive")
     with Store.open(cache, readonly=True) as store:
-        (conversation,) = store.conversations()
-        (message,) = store.messages(conversation["id"])
-    assert message["content"] == QUESTION["question"]
+        (message,) = store.messages(listed["id"])
+    assert message["content"] == QUESTION["question"]  # the trailing newline is not kept
     (answer,) = message["answers"]
     assert answer["reader"] == "extractive:extractive" and GOLD in answer["text"]
+
+
+def test_a_dash_reads_the_question_from_stdin_even_on_a_terminal(
+    recording: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setattr(sys, "stdin", Stdin(QUESTION["question"].encode(), tty=True))
+    argv = [f"--replay={recording}", "ask", "-", "--reader", "extractive", "--pruner", "bm25"]
+    assert main(argv) == 0
+    assert GOLD in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "data", "tty", "code", "message"),
+    [
+        ([], b"", True, 2, 'ask needs a question: htmlrag-chat ask "QUESTION"'),
+        ([], b" \n", False, 2, "the question is empty"),
+        (["-"], b"caf\xe9?", False, 3, "the question on stdin is not UTF-8 text"),
+        (["-"], b"x" * 100_001, False, 3, "the question on stdin is over 100 kB"),
+    ],
+)
+def test_a_missing_or_unusable_question_is_one_line(
+    recording: Path, monkeypatch, capsys, argv, data, tty, code, message
+) -> None:
+    monkeypatch.setattr(sys, "stdin", Stdin(data, tty))
+    assert main([f"--replay={recording}", "ask", *argv, "--reader", "extractive"]) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_continue_needs_a_conversation_and_takes_one_of_the_two_forms(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--cache", str(cache), "ask", "-c", "shorter?", "--reader", "extractive"]) == 2
+    assert "no conversation in" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["--cache", str(cache), "ask", "-c", "--conversation", "1", "shorter?"])
+    assert usage.value.code == 2 and "not allowed with" in capsys.readouterr().err
 
 
 def scripted(messages: list[dict]) -> str:
@@ -127,13 +197,67 @@ def server() -> Iterator[tuple[str, ScriptedLLM]]:
         yield url, llm
 
 
+def follow_ups(messages: list[dict]) -> str:
+    """A server model for conversations: a first question is searched (as typed), a
+    follow-up needs no search, and each answer says which turn it is."""
+    prompt = messages[-1]["content"]
+    if "New message:" in prompt:
+        return "SEARCH: FaceTime ARKit" if "so far:\n(none)" in prompt else "NO SEARCH"
+    if "Do the sources above contain" in prompt:
+        return "ENOUGH"
+    return f"Answer {len(messages) // 2}: ARKit [1]."
+
+
+def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Turns and sources come back from the store through the app's ``ChatSession``; the
+    follow-ups need no search, so they are answered with no network from the recording."""
+    llm = ScriptedLLM(reply=follow_ups)
+    with ThreadedLLM(llm) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+        base = ["--cache", str(cache), "ask"]
+        assert main([*base, QUESTION["question"], *server]) == 0  # conversation 1
+        assert main([*base, QUESTION["question"], *server]) == 0  # conversation 2, the latest
+        assert main([*base, "--conversation", "1", "Shorter please", *server]) == 0
+        assert main([*base, "-c", "Even shorter", *server]) == 0  # 1 is the latest now
+    capsys.readouterr()
+    with Store.open(cache, readonly=True) as store:
+        first, second = store.messages(1), store.messages(2)
+    assert [m["content"] for m in first] == [QUESTION["question"], "Shorter please", "Even shorter"]
+    assert [m["content"] for m in second] == [QUESTION["question"]]
+    answers = [m["answers"][-1] for m in first]
+    assert [a["text"] for a in answers] == [
+        "Answer 1: ARKit [1].",
+        "Answer 2: ARKit [1].",
+        "Answer 3: ARKit [1].",
+    ]
+    assert answers[2]["sources"] == answers[1]["sources"] == answers[0]["sources"]
+
+    rewrite, read = llm.requests[-2]["messages"], llm.requests[-1]["messages"]
+    assert f"User: {QUESTION['question']}" in rewrite[-1]["content"]
+    assert "Assistant: Answer 2: ARKit [1]." in rewrite[-1]["content"]
+    assert [(m["role"], m["content"]) for m in read[1:-1]] == [
+        ("user", QUESTION["question"]),
+        ("assistant", "Answer 1: ARKit [1]."),
+        ("user", "Shorter please"),
+        ("assistant", "Answer 2: ARKit [1]."),
+    ]
+    prompt = read[-1]["content"]
+    assert "Even shorter" in prompt
+    for source in answers[1]["sources"]:  # the previous answer's sources, as stored
+        assert f"[{source['number']}] {source['title']}\nURL: {source['url']}" in prompt
+        assert source["content"] in prompt
+
+
 def test_server_reader_streams_an_answer_with_checked_citations(
     recording: Path, server: tuple[str, ScriptedLLM], capsys: pytest.CaptureFixture[str]
 ) -> None:
     url, llm = server
     argv = [
-        "--replay",
+        "--cache",
         str(recording),
+        "--replay",
         *ask("--reader", "openai", "--base-url", url, "--model", "m"),
     ]
     assert main([*argv, "--pruner", "bm25"]) == 0
@@ -164,9 +288,10 @@ def test_the_default_reader_answers_from_a_server_found_on_loopback(
 
 
 def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--replay", str(recording), "ask", "  "]) == 2
-    assert main(["--replay", str(recording), *ask("--reader", "openai")]) == 2
-    assert main(["--replay", str(recording), *ask("--reader", "local", "--model", "/no/such")]) == 2
+    replay = f"--replay={recording}"
+    assert main([replay, "ask", "  "]) == 2
+    assert main([replay, *ask("--reader", "openai")]) == 2
+    assert main([replay, *ask("--reader", "local", "--model", "/no/such")]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 3 and all(line.startswith("htmlrag-chat: ") for line in errors)
     assert "question is empty" in errors[0] and "--base-url" in errors[1]
@@ -179,7 +304,7 @@ def test_an_unreachable_reader_server_exits_5(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     argv = [
-        "--replay",
+        "--replay-db",
         str(recording),
         *ask("--reader", "openai", "--base-url", f"http://127.0.0.1:{port}/v1"),
     ]
@@ -192,7 +317,7 @@ def test_a_question_missing_from_the_replay_is_named(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = [
-        "--replay",
+        "--replay-db",
         str(recording),
         "ask",
         "What is the capital of Peru?",

@@ -70,29 +70,32 @@ def test_fetch_records_then_replays_and_explains_skips(capsys, tmp_path):
     with LoopbackSite() as site:
         urls = [site.url("a"), site.url("doc.pdf")]
         code, lines, _ = run(capsys, "--cache", cache, "fetch", "--allow-private", *urls)
-        assert code == 0
+        assert code == 6  # partly: one page ok, one skipped
         assert [line["outcome"] for line in lines] == ["ok", "skipped"]
         assert "application/pdf" in lines[1]["reason"]
         hits = len(site.hits)
-        code, lines, _ = run(capsys, "fetch", "--replay", cache, *urls)
+        code, lines, _ = run(capsys, "fetch", "--replay", "--cache", cache, *urls)
         assert len(site.hits) == hits  # replay asked the server nothing
-    assert code == 0 and all(line["from_cache"] for line in lines)
+        assert code == 6 and all(line["from_cache"] for line in lines)
+        code, lines, _ = run(capsys, "fetch", f"--replay={cache}", urls[0], urls[0])
+        assert len(site.hits) == hits
+    assert code == 0 and [line["outcome"] for line in lines] == ["ok", "ok"]  # all cached ok
 
 
 def test_fetch_refuses_private_addresses_by_default(capsys, tmp_path):
     with LoopbackSite() as site:
         code, lines, _ = run(capsys, "fetch", "--cache", str(tmp_path / "c"), site.url("a"))
         assert site.hits == []
-    assert code == 0 and lines[0]["outcome"] == "blocked"
+    assert code == 3 and lines[0]["outcome"] == "blocked"  # none came back ok
 
 
 def test_replay_names_the_missing_url_and_query(capsys, tmp_path):
     cache = tmp_path / "c.sqlite3"
     Store.open(cache).close()
-    code, lines, err = run(capsys, "--replay", str(cache), "fetch", "https://example.org/x")
+    code, lines, err = run(capsys, "--replay-db", str(cache), "fetch", "https://example.org/x")
     assert code == 3 and lines[0]["reason"] == "not in the recording"
     assert "https://example.org/x: not in the recording" in err
-    code, _, err = run(capsys, "--replay", str(cache), "search", "what is htmlrag")
+    code, _, err = run(capsys, "--cache", str(cache), "--replay", "search", "what is htmlrag")
     assert code == 2 and "'what is htmlrag'" in err and err.count("\n") == 1
 
 
@@ -118,7 +121,7 @@ def test_imported_recording_replays_byte_identical(capsys, tmp_path):
     assert run(capsys, "--cache", cache, "cache", "import", "--jsonl", str(recording))[1] == [
         {"imported": 1}
     ]
-    code, lines, _ = run(capsys, "--replay", cache, "search", "q")
+    code, lines, _ = run(capsys, "search", "q", "--replay-db", cache)
     assert code == 0 and lines[0]["url"] == "https://x.example/"
     with Store.open(cache, readonly=True) as store:
         assert store.get_page("https://x.example/").body == html.encode("utf-8")

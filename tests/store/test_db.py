@@ -104,6 +104,31 @@ def test_a_search_older_than_max_age_is_a_miss(store, path):
     assert store.get_search("q") == [SearchResult("https://a/")]
 
 
+def test_an_imported_search_matches_any_settings_until_too_old(store, path):
+    """A recording carries no region or safesearch: what it stored answers whatever the
+    settings, in record mode too; a search made with settings still matches only those."""
+    store.put_search("q", [SearchResult("https://imported/")])  # as ``cache import`` does
+    store.put_search("live", [SearchResult("https://live/")], region="de-de", safesearch="off")
+    for region, safesearch in (("wt-wt", "moderate"), ("de-de", "off"), (None, None)):
+        found = store.get_search("q", region=region, safesearch=safesearch, max_age=60)
+        assert found == [SearchResult("https://imported/")]
+    assert store.get_search("live", region="wt-wt", safesearch="moderate") is None
+    sql(path, "UPDATE searches SET searched_at = searched_at - 100 WHERE query = 'q'")
+    assert store.get_search("q", region="wt-wt", safesearch="moderate", max_age=50) is None
+
+
+def test_a_newer_search_with_the_settings_wins_over_an_imported_one(store, path):
+    store.put_search("q", [SearchResult("https://imported/")])
+    sql(path, "UPDATE searches SET searched_at = searched_at - 100")
+    store.put_search("q", [SearchResult("https://live/")], region="wt-wt", safesearch="off")
+    assert store.get_search("q", region="wt-wt", safesearch="off") == [
+        SearchResult("https://live/")
+    ]
+    assert store.get_search("q", region="fr-fr", safesearch="off") == [
+        SearchResult("https://imported/")
+    ]
+
+
 # -- pages
 
 
@@ -268,6 +293,29 @@ def test_deleting_a_conversation_deletes_its_messages_and_answers(store, path):
     assert [c["id"] for c in store.conversations()] == [keep]
     assert sql(path, "SELECT count(*) FROM messages") == [(1,)]
     assert sql(path, "SELECT count(*) FROM answers") == [(0,)]
+
+
+def test_conversation_summaries_count_questions_and_name_the_latest_reader(store):
+    quiet = store.new_conversation("nothing asked")
+    asked = store.new_conversation("Straße und Brücke")
+    first = store.add_message(asked, "user", "Which license?")
+    store.add_answer(first, reader="local:m", text="Apache", sources=[], citations=[], flags=[])
+    store.add_message(asked, "assistant", "Apache")
+    second = store.add_message(asked, "user", "Since when?")
+    store.add_answer(second, reader="openai:q", text="2013 ÉTÉ", sources=[], citations=[], flags=[])
+    summaries = store.conversation_summaries()
+    assert [(c["id"], c["turns"], c["reader"]) for c in summaries] == [
+        (asked, 2, "openai:q"),
+        (quiet, 0, None),
+    ]
+    assert summaries[0]["title"] == "Straße und Brücke" and summaries[0]["updated_at"] > 0
+    assert [c["id"] for c in store.conversation_summaries(limit=1)] == [asked]
+    # Unicode case folding, in titles, questions and answers alike
+    for text in ("STRASSE", "since WHEN", "été", "LICENSE"):
+        assert [c["id"] for c in store.conversation_summaries(search=text)] == [asked], text
+    assert store.conversation_summaries(search="nowhere") == []
+    assert store.conversation_summaries(search="100%") == []  # no LIKE wildcards
+    assert store.conversation(quiet) == summaries[1] and store.conversation(999) is None
 
 
 def test_unknown_conversation_or_message_is_a_store_error(store):

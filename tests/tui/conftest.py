@@ -15,9 +15,9 @@ from textual.pilot import Pilot
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import ChatApp
-from htmlrag_chat.tui.session import ChatSession
 from htmlrag_chat.tui.transcript import AnswerView
 from htmlrag_chat.wiring import AgentOptions, PruneSettings
 

@@ -11,13 +11,13 @@ import pytest
 from textual.widgets import Markdown
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.events import AnswerDelta
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
-from htmlrag_chat.tui.session import title_for
 from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
@@ -343,3 +343,13 @@ def test_a_tiny_local_model_answers_in_the_app(
         m.event.stage for m in handled if isinstance(m, PipelineEvent) and hasattr(m.event, "stage")
     ]
     assert {"plan", "search", "fetch", "clean", "read", "cite"} <= set(stages)
+
+
+def test_no_color_makes_the_app_monochrome(
+    cache: Store, history: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual draws without colour under NO_COLOR; nothing of ours turns that off."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert not make_app(cache, history, options(), tmp_path).no_color
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert make_app(cache, history, options(), tmp_path).no_color

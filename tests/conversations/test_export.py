@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from htmlrag_chat.tui.export import conversation_markdown, export_path
+from htmlrag_chat.conversations.export import conversation_markdown, export_path
 
 MESSAGES = [
     {

@@ -1,7 +1,9 @@
-"""The conversation side of the chat app: which conversation is open, the turns a follow-up
-builds on, and saving each exchange as it happens.
+"""A conversation as the chat app and ``ask -c`` use it: which one is open, the turns a
+follow-up builds on (the stored answers and their sources, as the reader saw them), and
+saving each exchange as it happens. Both go through here, so a follow-up gets the same
+history and sources from either.
 
-No widgets here. Every call runs on the event loop's thread, the one the store belongs to.
+No widgets here. Every call runs on the thread the store belongs to.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
+from htmlrag_chat.conversations.export import conversation_markdown, export_path
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.export import conversation_markdown, export_path
 
 TITLE_CHARS = 80  # a new conversation is titled with the start of its first question
 
@@ -34,8 +36,8 @@ class ChatSession:
     def open(self, conversation_id: int) -> list[dict[str, Any]]:
         """Make a stored conversation the current one; returns its messages to show."""
         messages = self.history.messages(conversation_id)
-        titles = {c["id"]: c["title"] for c in self.conversations()}
-        self.conversation, self.title = conversation_id, titles.get(conversation_id, "")
+        found = self.history.conversation(conversation_id)
+        self.conversation, self.title = conversation_id, found["title"] if found else ""
         self.turns = turns_from_messages(messages)
         return messages
 

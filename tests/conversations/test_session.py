@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.conversations.session import TITLE_CHARS, ChatSession, title_for
 from htmlrag_chat.reader import Source
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.session import TITLE_CHARS, ChatSession, title_for
 
 SOURCE = Source(
     1, "https://a.test/", "A", "<html><body><p>ARKit grabs depth.</p></body></html>", ""
@@ -32,6 +32,7 @@ def test_a_conversation_is_kept_and_reopened_with_its_answered_turns(tmp_path: P
         reopened = ChatSession(store)
         messages = reopened.open(conversation)
         assert [m["content"] for m in messages] == ["Which framework?", "Stopped one"]
+        assert reopened.title == "Which framework?"
         (turn,) = reopened.turns
         assert (turn.question, turn.answer) == ("Which framework?", "ARKit [1].")
         assert turn.sources[0].url == SOURCE.url and turn.sources[0].text == "ARKit grabs depth."

@@ -1,0 +1,160 @@
+"""The command line as a shell runs it: completion from argcomplete in a real bash, and no
+colour under ``NO_COLOR`` on a real terminal (a pseudo-terminal)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import argcomplete
+import pytest
+
+from htmlrag_chat.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "demo"
+
+
+@pytest.fixture(scope="module")
+def command(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An ``htmlrag-chat`` on PATH that runs this checkout with this interpreter."""
+    folder = tmp_path_factory.mktemp("bin")
+    script = folder / "htmlrag-chat"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m htmlrag_chat "$@"\n')
+    script.chmod(0o755)
+    return folder
+
+
+def environment(command: Path, **extra: str) -> dict[str, str]:
+    python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return (
+        os.environ
+        | {"PATH": f"{command}{os.pathsep}{os.environ['PATH']}"}
+        | {"PYTHONPATH": python_path}
+        | extra
+    )
+
+
+def complete(command: Path, line: str) -> list[str]:
+    """What bash offers for ``line`` (cursor at its end) with the completion function the
+    README tells users to install: ``eval "$(register-python-argcomplete htmlrag-chat)"``."""
+    words = line.split() + ([""] if line.endswith(" ") else [])
+    script = "\n".join(
+        [
+            argcomplete.shellcode(["htmlrag-chat"], shell="bash"),
+            f"COMP_LINE={_quote(line)}; COMP_POINT=${{#COMP_LINE}}",
+            f"COMP_WORDS=({' '.join(_quote(w) for w in words)}); COMP_CWORD={len(words) - 1}",
+            f"_python_argcomplete htmlrag-chat {_quote(words[-1])} {_quote(words[-2])}",
+            'printf "%s\\n" "${COMPREPLY[@]}"',
+        ]
+    )
+    done = subprocess.run(
+        ["bash", "-c", script],
+        env=environment(command),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return [word.strip() for word in done.stdout.splitlines() if word.strip()]
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def test_bash_completes_commands_options_and_choices(command: Path) -> None:
+    assert complete(command, "htmlrag-chat hist") == ["history"]
+    assert {"ask", "history", "config", "fetch", "cache"} <= set(complete(command, "htmlrag-chat "))
+    assert set(complete(command, "htmlrag-chat ask --rep")) == {"--replay", "--replay-db"}
+    assert set(complete(command, "htmlrag-chat history ")) >= {"show", "export"}
+    assert complete(command, "htmlrag-chat --reader ") == ["local", "openai", "extractive", "auto"]
+
+
+def test_the_hook_answers_zsh_with_descriptions(command: Path) -> None:
+    """zsh's completion function (same ``register-python-argcomplete`` code) runs the program
+    the same way, asking for ``candidate:description`` lines; checked here without zsh."""
+    line = "htmlrag-chat ask --rep"
+    done = subprocess.run(
+        ["bash", "-c", "htmlrag-chat 8>&1 9>&2 1>/dev/null 2>&1 </dev/null"],
+        env=environment(
+            command,
+            COMP_LINE=line,
+            COMP_POINT=str(len(line)),
+            _ARGCOMPLETE="1",
+            _ARGCOMPLETE_SHELL="zsh",
+            _ARGCOMPLETE_SUPPRESS_SPACE="1",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    offered = dict(item.split(":", 1) for item in done.stdout.split("\013") if item)
+    assert set(offered) == {"--replay", "--replay-db"}
+    assert offered["--replay-db"].startswith("replay DB instead of the cache file")
+
+
+def on_a_terminal(command: Path, *argv: str) -> bytes:
+    """Run the CLI with stdin, stdout and stderr on a pseudo-terminal (where colour would
+    be shown), under NO_COLOR; returns everything it wrote."""
+    controller, terminal = pty.openpty()
+    env = environment(command, NO_COLOR="1", TERM="xterm-256color")
+    for name in ("FORCE_COLOR", "PYTHON_COLORS", "CLICOLOR_FORCE"):
+        env.pop(name, None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "htmlrag_chat", *argv],
+        stdin=terminal, stdout=terminal, stderr=terminal, env=env, close_fds=True,
+    )  # fmt: skip
+    os.close(terminal)
+    output = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 120)
+        if not ready:
+            process.kill()
+            raise AssertionError(f"{argv} wrote nothing for 120 s")
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(controller)
+    assert process.wait(60) == 0, output.decode(errors="replace")
+    return output
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "demo.sqlite3"
+    assert (
+        main(["--cache", str(path), "cache", "import", "--jsonl", str(DEMO / "recording.jsonl.gz")])
+        == 0
+    )
+    return path
+
+
+def test_no_colour_under_no_color_on_a_terminal(command: Path, recorded: Path) -> None:
+    """Help, a table, and progress lines with a streamed answer (shown on a terminal)."""
+    question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
+    cache = ["--cache", str(recorded)]
+    runs = [
+        ["--help"],  # argparse colours help from Python 3.14, unless NO_COLOR
+        [*cache, "config"],
+        [
+            *cache,
+            "--replay",
+            "fetch",
+            "https://www.theverge.com/2019/7/3/20680681/ios-13-beta-3-facetime-attention-correction-eye-contact",
+        ],
+        [*cache, "--replay", "ask", question, "--reader", "extractive", "--pruner", "bm25"],
+    ]
+    for argv in runs:
+        output = on_a_terminal(command, *argv)
+        assert output.strip() and b"\x1b" not in output, (argv, output[:400])
