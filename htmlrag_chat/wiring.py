@@ -7,11 +7,13 @@ answers; no generative pruner means the embedding stage alone.
 
 from __future__ import annotations
 
+import threading
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
-from htmlrag_chat.events import EventSink, Notice
+from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
@@ -163,6 +165,31 @@ def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> E
     return scorer
 
 
+def warm_up(recipe: Recipe) -> int:
+    """Start loading the recipe's embedding model in a thread, so that it loads while the
+    reader is set up and the question is searched and fetched; how many models it loads.
+
+    A model that fails to load here fails again, with its message, where it is used."""
+    from htmlrag_chat.scoring.embed import EmbeddingScorer
+    from htmlrag_chat.scoring.fused import FusedScorer
+
+    models = []
+    for scorer in (recipe.first, recipe.second):
+        if isinstance(scorer, FusedScorer):
+            scorer = scorer.embedder
+        if isinstance(scorer, EmbeddingScorer):
+            models.append(scorer)
+
+    def load() -> None:
+        for model in models:
+            with suppress(Exception):
+                model.load()
+
+    if models:
+        threading.Thread(target=load, name="warm-up", daemon=True).start()
+    return len(models)
+
+
 @dataclass(frozen=True)
 class AgentOptions:
     """Everything ``ask`` and the chat app take from the command line to build an agent."""
@@ -185,20 +212,23 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     from htmlrag_chat.sources import Sources
     from htmlrag_chat.store.embeddings import embeddings_for
 
-    reader = build_reader(options.reader, emit)
-    counter = reader_counter(reader, options.tokenizer)
-    if counter.notice:
-        emit(Notice(counter.notice))
-    prune = options.prune
-    if reader.chat is not None:
-        prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
-    cache = embeddings_for(store)
+    with stage(emit, "load") as counts:
+        cache = embeddings_for(store)
+        recipe = build_recipe(options.prune, emit, cache)
+        counts["warming"] = warm_up(recipe)
+        reader = build_reader(options.reader, emit)
+        counter = reader_counter(reader, options.tokenizer)
+        if counter.notice:
+            emit(Notice(counter.notice))
+        prune = options.prune
+        if reader.chat is not None:
+            prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
     return Agent(
         web=Sources(
             store, replay=options.replay, max_age=options.refresh, search_settings=options.search
         ),
         reader=reader,
-        stages=build_recipe(prune, emit, cache).stages(prune.budget),
+        stages=replace(recipe, coarse_budget=prune.coarse_budget).stages(prune.budget),
         counter=counter.counter,
         emit=emit,
         rounds=options.rounds,

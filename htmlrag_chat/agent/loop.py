@@ -225,7 +225,9 @@ class Agent:
             late = [result for result in results if result.url not in seen]
             for result in late:
                 emit(Skipped(result.url, result.reason or result.outcome.value))
-            counts.update(pages=done - failed, failed=failed, left_out=len(late))
+            counts.update(pages=done - failed, failed=failed)
+            if late:
+                counts["left_out"] = len(late)
         return [result for result in results if result.outcome is Outcome.OK]
 
     def _prune(

@@ -10,6 +10,7 @@ costs nothing, and the cache is an interface the SQLite store implements.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -58,9 +59,17 @@ def query_instruction_for(model_name: str) -> str:
     return BGE_QUERY_INSTRUCTION if "bge" in name and "-en" in name else ""
 
 
-@lru_cache(maxsize=4)
+_LOADING = threading.Lock()  # a warm-up thread and a scoring thread may ask at once
+
+
 def load_embedding_model(model_name: str, device: str) -> Any:
     """A sentence-transformers model, loaded once per process and device."""
+    with _LOADING:
+        return _load_embedding_model(model_name, device)
+
+
+@lru_cache(maxsize=4)
+def _load_embedding_model(model_name: str, device: str) -> Any:
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
@@ -134,6 +143,10 @@ class EmbeddingScorer:
             found.update(fresh)
             self.encoded += len(missing)
         return np.stack([found[key] for key in keys])
+
+    def load(self) -> None:
+        """Load the model now (it otherwise loads at the first text the cache lacks)."""
+        self._model()
 
     def _model(self) -> Any:
         return load_embedding_model(self.model_name, pick_device(self.device))

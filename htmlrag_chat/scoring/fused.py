@@ -28,6 +28,7 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.scoring.bm25 import bm25_scores
+from htmlrag_chat.scoring.prior import content_prior
 
 RRF_K = 60
 DEFAULT_CANDIDATES = 24
@@ -55,6 +56,7 @@ class FusedStats:
 class FusedScorer:
     embedder: Similarities
     candidates: int = DEFAULT_CANDIDATES
+    prior: bool = True  # rank by the main-content prior too (``scoring.prior``)
     name: str = "fused"
     last_stats: FusedStats | None = None
 
@@ -65,7 +67,7 @@ class FusedScorer:
         before = self.embedder.encoded
         semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
         self.last_stats = FusedStats(len(texts), len(chosen), self.embedder.encoded - before)
-        return fuse(lexical, chosen, semantic)
+        return fuse(lexical, chosen, semantic, content_prior(tree) if self.prior else None)
 
 
 def contextual_texts(tree: BlockTree) -> list[str]:
@@ -87,16 +89,31 @@ def ranking(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda index: (-scores[index], index))
 
 
-def fuse(lexical: Sequence[float], chosen: Sequence[int], semantic: Sequence[float]) -> list[float]:
-    """Scores that order the ``chosen`` blocks by reciprocal rank fusion of their lexical and
-    semantic ranks, above every other block, which keep their lexical order."""
-    scores = [0.0] * len(lexical)
-    lexical_rank = {index: rank for rank, index in enumerate(ranking(lexical))}
-    # Below every candidate (fused scores are > 0), in lexical order.
-    for index, rank in lexical_rank.items():
-        scores[index] = -rank - 1.0
-    semantic_rank = ranking(semantic)
-    by_semantic = {chosen[position]: rank for rank, position in enumerate(semantic_rank)}
+def fuse(
+    lexical: Sequence[float],
+    chosen: Sequence[int],
+    semantic: Sequence[float],
+    prior: Sequence[float] | None = None,
+) -> list[float]:
+    """Scores that order the ``chosen`` blocks by reciprocal rank fusion of their lexical,
+    semantic and (when given) prior ranks, above every other block; those follow by the
+    fusion of their lexical and prior ranks."""
+    rankings = [_ranks(lexical)]
+    if prior is not None:
+        rankings.append(_ranks(prior))
+    scores = [_rrf(index, rankings) - 1.0 for index in range(len(lexical))]  # all below 0
+    by_semantic = {chosen[position]: rank for rank, position in enumerate(ranking(semantic))}
     for index in chosen:
-        scores[index] = 1 / (RRF_K + lexical_rank[index] + 1) + 1 / (RRF_K + by_semantic[index] + 1)
+        scores[index] = _rrf(index, rankings) + 1 / (RRF_K + by_semantic[index] + 1)
     return scores
+
+
+def _ranks(scores: Sequence[float]) -> list[int]:
+    ranks = [0] * len(scores)
+    for rank, index in enumerate(ranking(scores)):
+        ranks[index] = rank
+    return ranks
+
+
+def _rrf(index: int, rankings: Sequence[Sequence[int]]) -> float:
+    return sum(1 / (RRF_K + ranks[index] + 1) for ranks in rankings)
