@@ -26,7 +26,7 @@ from htmlrag_chat.commands.common import (
 from htmlrag_chat.config import READERS, load_reader_settings
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from htmlrag_chat.wiring import PRUNERS, AgentOptions, PruneSettings
 
@@ -173,8 +173,8 @@ def print_after_answer(answer: Answer) -> None:
     if answer.sources:
         lines.append("Sources:")
         for source in answer.sources:
-            title = terminal_safe(source.title) or "Untitled"
-            lines.append(f"[{source.number}] {title} - {terminal_safe(source.url)}")
+            title = one_line(source.title) or "Untitled"
+            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}")
     else:
         lines.append("No sources.")
     if answer.removed_citations:
