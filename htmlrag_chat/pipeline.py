@@ -22,6 +22,7 @@ from htmlrag_chat.html.blocks import (
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element
+from htmlrag_chat.html.limits import check_page_size
 from htmlrag_chat.html.prune import PruneResult, prune, token_costs
 from htmlrag_chat.html.split import split_long_text
 from htmlrag_chat.scoring import BlockScorer, ContextTooLong
@@ -40,6 +41,7 @@ class PageInput:
 
 def clean_page(page: PageInput) -> tuple[Page, Element]:
     """Decode and clean one page; raises InputError for data that is not a web page."""
+    check_page_size(page.source, len(page.data))  # a cache or recording may hold more
     if looks_binary(page.data):
         raise InputError(f"{page.source}: binary data, not HTML")
     html = clean_html(decode_html(page.data, page.charset).utf8)

@@ -1,11 +1,23 @@
-"""The LLM prompts, kept as editable text files in the repository's ``prompts/`` folder."""
+"""The LLM prompts, kept as editable text files in the repository's ``prompts/`` folder.
+
+A wheel ships them as package data (``htmlrag_chat/_prompts``, mapped from ``prompts/`` in
+``pyproject.toml``); a checkout, run in place or installed in editable mode, reads them
+from ``prompts/`` beside the package, so an edit there shows on the next run.
+"""
 
 from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+def _prompts_dir() -> Path:
+    package = Path(__file__).resolve().parent
+    shipped = package / "_prompts"  # installed from a wheel
+    return shipped if shipped.is_dir() else package.parent / "prompts"  # a checkout
+
+
+PROMPTS_DIR = _prompts_dir()
 
 
 @cache

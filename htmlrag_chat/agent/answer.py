@@ -10,6 +10,7 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.citations import Citation
+from htmlrag_chat.safety import json_safe, one_line, safe_url
 
 
 @dataclass(frozen=True)
@@ -38,40 +39,51 @@ class Answer:
     total_ms: float = 0.0
 
     def to_json(self) -> dict[str, object]:
-        """The ``--json`` record: everything a script needs, the reader's input included."""
-        return {
-            "question": self.question,
-            "answer": self.text,
-            "reader": self.reader,
-            "model": self.model,
-            "citations": [
-                {
-                    "sentence": c.sentence,
-                    "sources": list(c.sources),
-                    "support": c.support,
-                    "supported": c.supported,
-                }
-                for c in self.citations
-            ],
-            "removed_citations": self.removed_citations,
-            "flags": self.flags,
-            "queries": self.queries,
-            "rounds": self.rounds,
-            "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
-            "first_token_ms": _round(self.first_token_ms),
-            "total_ms": round(self.total_ms, 2),
-            "sources": [
-                {"number": s.number, "url": s.url, "title": s.title, "content": s.html}
-                for s in self.sources
-            ],
-        }
+        """The ``--json`` record: everything a script needs, the reader's input included.
+
+        Page text, titles and URLs are untrusted: every string passes ``json_safe`` (no
+        controls, bidi overrides or control tokens) and URLs ``safe_url``, for the scripts
+        and the models that read this record, and for the cache that keeps it."""
+        return json_safe(
+            {
+                "question": self.question,
+                "answer": self.text,
+                "reader": self.reader,
+                "model": self.model,
+                "citations": [
+                    {
+                        "sentence": c.sentence,
+                        "sources": list(c.sources),
+                        "support": c.support,
+                        "supported": c.supported,
+                    }
+                    for c in self.citations
+                ],
+                "removed_citations": self.removed_citations,
+                "flags": self.flags,
+                "queries": self.queries,
+                "rounds": self.rounds,
+                "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
+                "first_token_ms": _round(self.first_token_ms),
+                "total_ms": round(self.total_ms, 2),
+                "sources": [
+                    {
+                        "number": s.number,
+                        "url": safe_url(s.url),
+                        "title": one_line(s.title),
+                        "content": s.html,
+                    }
+                    for s in self.sources
+                ],
+            }
+        )
 
     def store_record(self) -> dict[str, object]:
         """Keyword arguments for ``Store.add_answer``."""
         record = self.to_json()
         return {
             "reader": f"{self.reader}:{self.model}",
-            "text": self.text,
+            "text": record["answer"],
             "sources": record["sources"],
             "citations": record["citations"],
             "flags": self.flags,

@@ -34,7 +34,7 @@ from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink
 from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from htmlrag_chat.wiring import AgentOptions, PruneSettings
 
@@ -250,8 +250,8 @@ def print_after_answer(answer: Answer) -> None:
     if answer.sources:
         lines.append("Sources:")
         for source in answer.sources:
-            title = terminal_safe(source.title) or "Untitled"
-            lines.append(f"[{source.number}] {title} - {terminal_safe(source.url)}")
+            title = one_line(source.title) or "Untitled"
+            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}")
     else:
         lines.append("No sources.")
     if answer.removed_citations:

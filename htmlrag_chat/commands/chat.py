@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.ask import agent_options
 from htmlrag_chat.commands.common import open_store
-from htmlrag_chat.errors import EXIT_OK, UserError
+from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
@@ -34,8 +34,11 @@ def run_chat(args: argparse.Namespace) -> int:
 
     with open_store(args) as cache, history_store(cache) as history:
         session = ChatSession(history, kept=history is cache)
-        ChatApp(options, cache, session, export_dir=Path.cwd()).run()
-    return EXIT_OK
+        app = ChatApp(options, cache, session, export_dir=Path.cwd())
+        app.run()
+    # An app that failed (its stylesheet missing, an error in a handler) has printed why as
+    # it closed; the exit status must say so too.
+    return EXIT_INTERNAL if app.return_code else EXIT_OK
 
 
 @contextmanager

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import DEFAULT, Origin
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.events import (
     Event,
     EventSink,
@@ -23,6 +22,7 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
+from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
 from htmlrag_chat.safety import terminal_safe
 
@@ -31,15 +31,15 @@ if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
 
 PROG = "htmlrag-chat"
 REPLAY, REPLAY_DB = "--replay", "--replay-db"
-MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 EPILOG = """exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
   2  usage error, a model that cannot be loaded, or a query missing from a replay
      (for ask: none of its searches in the recording)
-  3  an input could not be used (missing, binary, too large, unknown encoding, not in
-     the recording); the other inputs were still processed (fetch: no URL came back ok)
+  3  an input could not be used (missing, binary, over the 5 MiB page cap, unknown
+     encoding, not in the recording); the other inputs were still processed (fetch: no URL
+     came back ok)
   4  the cache file cannot be used (corrupted, not SQLite, from a newer version)
   5  the web could not be searched (offline, rate limited, timed out), or the reader's
      server could not be reached or answered with an error
@@ -156,20 +156,9 @@ def age_seconds(text: str) -> float:
 
 
 def read_input(file: str, encoding: str | None) -> PageInput:
-    """Read one input file, with the failures a user can cause as InputError."""
-    path = Path(file)
-    try:
-        if path.is_dir():
-            raise InputError(f"{file}: is a directory")
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(f"{file}: {size / 2**20:.0f} MiB is over the 64 MiB input limit")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{file}: no such file") from None
-    except OSError as error:
-        raise InputError(f"{file}: {error.strerror or error}") from None
-    return PageInput(file, data, encoding)
+    """Read one input file (at most the page cap), with the failures a user can cause as
+    InputError."""
+    return PageInput(file, read_page_file(file), encoding)
 
 
 def progress_printer(enabled: bool) -> EventSink:

@@ -17,6 +17,7 @@ from pathlib import Path
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.events import EventSink, ignore, stage
+from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, clean_page
 from htmlrag_chat.scoring.bm25 import bm25_scores
@@ -40,7 +41,10 @@ def load_pool(folder: Path, cache: EvalCache, emit: EventSink = ignore) -> list[
     pages = []
     with stage(emit, "eval/pool", len(files)) as counts:
         for path in files:
-            data = path.read_bytes()
+            try:
+                data = read_page_file(path)
+            except InputError:  # over the page cap, or unreadable: not a page to mix in
+                continue
             key = digest(data)
             text = cache.get(TEXTS, key)
             if text is None:

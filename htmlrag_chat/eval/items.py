@@ -22,6 +22,7 @@ from htmlrag_chat.eval.metrics import answer_present, kept, normalize
 from htmlrag_chat.html.blocks import page_title
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, clean_page
 
@@ -46,7 +47,7 @@ class Ready:
 
 
 def ready_retention(item: RetentionItem, cache: EvalCache) -> Ready:
-    data = item.file.read_bytes()
+    data = read_page_file(item.file)
     key = key_of("retention", item.id, item.with_snippets, item.without_snippets, digest(data))
     page = PageInput(str(item.file), data)
     facts = cache.get(RESULTS, key_of(key, "facts"))
@@ -65,7 +66,7 @@ def ready_retention(item: RetentionItem, cache: EvalCache) -> Ready:
 
 
 def ready_qa(item: QAItem, distractors: Distractors, cache: EvalCache) -> Ready:
-    read = {path: path.read_bytes() for path in item.files}  # distractors are read below
+    read = {path: read_page_file(path) for path in item.files}  # distractors are read below
     gold = [PoolPage(path, digest(data), "") for path, data in read.items()]
     pages = gold
     if item.distractors:
@@ -75,7 +76,7 @@ def ready_qa(item: QAItem, distractors: Distractors, cache: EvalCache) -> Ready:
         )
         pages = mix(gold, chosen, seed)
     inputs = [
-        PageInput(str(page.path), read[page.path] if page.path in read else page.path.read_bytes())
+        PageInput(str(page.path), read.get(page.path) or read_page_file(page.path))
         for page in pages
     ]
     key = key_of("qa", item.question, item.answers, [page.digest for page in pages])

@@ -18,6 +18,7 @@ from lxml import etree
 
 from htmlrag_chat.html.dom import (
     BLOCK_TAGS,
+    INVISIBLE_TAGS,
     Element,
     drop,
     is_block,
@@ -26,14 +27,6 @@ from htmlrag_chat.html.dom import (
     put_text_before,
 )
 from htmlrag_chat.html.text import count_words, visible_text
-
-# Content that never reaches the reader's eyes, or only as pixels.
-INVISIBLE_TAGS = frozenset(
-    """
-    script style template iframe frame frameset object embed applet canvas svg math audio
-    video source track map area link meta base param input select textarea datalist
-    """.split()
-)
 
 # Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
 # every annotated word in two (子<rt>こ</rt>ども reads "子こども").

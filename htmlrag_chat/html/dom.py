@@ -12,6 +12,8 @@ import threading
 
 from lxml import etree
 
+from htmlrag_chat.html.markup import cap_tags, drop_bad_references, flatten_deep
+
 Element = etree._Element
 
 # Elements that start a new line of text in a browser: text on either side of their
@@ -24,20 +26,26 @@ BLOCK_TAGS = frozenset(
     """.split()
 )
 
+# Content that never reaches the reader's eyes, or only as pixels (cleaning removes it).
+INVISIBLE_TAGS = frozenset(
+    """
+    script style template iframe frame frameset object embed applet canvas svg math audio
+    video source track map area link meta base param input select textarea datalist
+    """.split()
+)
+
 # Control characters XML cannot hold. lxml parses them but refuses them when a tree is
 # edited, and none is visible text; ESC among them starts every terminal escape sequence.
 # In UTF-8 these bytes never occur inside a multi-byte character, so deleting bytes is safe.
+# Character references to them are removed before parsing too (``markup``).
 _CONTROL_BYTES = bytes(range(0x00, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20))
 _NONCHARACTERS = re.compile(b"\xef\xbf[\xbe\xbf]")  # U+FFFE, U+FFFF: also not XML
 
-# libxml2 gives up on a document nested deeper than 2048 elements and drops everything after
-# that point. Browsers render such pages, so we parse them again with these wrappers
-# flattened: the text survives, only meaningless nesting is lost.
-_FLATTENED_WRAPPERS = re.compile(
-    rb"</?(?:div|span|section|article|main|header|footer|aside|nav|font|center|b|i|em|strong)"
-    rb"\b[^>]*>",
-    re.IGNORECASE,
-)
+# libxml2 gives up on a document nested deeper than 2,048 elements and drops everything
+# after that point. Browsers render such pages, so we parse them again with the tags past
+# a depth flattened (``markup.flatten_deep``): the text survives, only nesting is lost. The
+# second limit is for pages the first one does not bring under the parser's.
+_FLATTEN_LIMITS = (512, 64)
 _DEPTH_LIMIT = "ERR_RESOURCE_LIMIT"
 
 _local = threading.local()
@@ -70,13 +78,21 @@ def parse(html: str | bytes) -> Element:
     data = data.replace(b"\x0c", b" ").translate(None, _CONTROL_BYTES)
     if b"\xef\xbf" in data:
         data = _NONCHARACTERS.sub(b"", data)
+    data = cap_tags(drop_bad_references(data))
     root = _parse_bytes(data)
-    if root is not None and any(_DEPTH_LIMIT in entry.type_name for entry in _parser().error_log):
-        root = _parse_bytes(_FLATTENED_WRAPPERS.sub(b" ", data))
+    for limit in _FLATTEN_LIMITS:
+        if root is None or not _too_deep():
+            break
+        root = _parse_bytes(flatten_deep(data, limit, BLOCK_TAGS, INVISIBLE_TAGS))
     if root is None:
         root = etree.Element("html")
         etree.SubElement(root, "body")
     return root
+
+
+def _too_deep() -> bool:
+    """Whether the last parse stopped at libxml2's nesting limit."""
+    return any(_DEPTH_LIMIT in entry.type_name for entry in _parser().error_log)
 
 
 def _parse_bytes(data: bytes) -> Element | None:

@@ -7,24 +7,18 @@ question so that follow-ups like "shorter please" work; their sources are not re
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source
-
-# Chat-template control tokens (<|eot_id|>, <|im_start|>, ...) inside page text must stay
-# text. HTML serialization already escapes "<" in text, but titles and URLs are raw, and a
-# server's template cannot be asked to sanitize: break the marker itself.
-_CONTROL_TOKEN = re.compile(r"<\|([^|<>\n]{1,64})\|>")
-
-
-def defuse_control_tokens(text: str) -> str:
-    return _CONTROL_TOKEN.sub(r"< |\1| >", text)
+from htmlrag_chat.safety import defuse_control_tokens
 
 
 def render_sources(sources: Sequence[Source]) -> str:
+    """The sources as the reader reads them. Chat-template control tokens in page text must
+    stay text: HTML serialization escapes "<" in text, but titles and URLs are raw, and a
+    server's template cannot be asked to sanitize, so the markers themselves are broken."""
     if not sources:
         return "(no sources)"
     return "\n\n".join(

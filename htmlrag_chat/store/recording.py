@@ -8,6 +8,11 @@ UTF-8 with a header that says so, so it decodes the same way it was exported.
 A path ending in ``.gz`` is gzip-compressed text, read and written transparently; the
 compressed file carries no timestamp, so exporting the same searches to the same file name
 gives the same bytes.
+
+Bytes that come in are capped like a download: a page over the page cap is stored as
+skipped (as the fetcher would have recorded it), and a line is read only up to
+``MAX_LINE_BYTES``, so that a recording (or a small gzip file that inflates to gigabytes)
+cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -17,12 +22,18 @@ import io
 import json
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from htmlrag_chat.html.decode import decode_html, normalize_charset
+from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
+from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+
+# A search's results with their pages, escaped as JSON: room for 16 pages at the page cap.
+MAX_LINE_BYTES = 16 * 2 * MAX_PAGE_BYTES
 
 _SHAPE = (
     'expected {"query": "...", "results": [{"url": "...", "title": "...", "snippet": "...",'
@@ -55,13 +66,22 @@ def import_jsonl(store: Store, path: Path) -> int:
     records = 0
     try:
         with _open_bytes(path) as lines, store.transaction():
-            for number, line in enumerate(lines, 1):
+            for number, line in enumerate(_capped_lines(lines), 1):
+                where = f"{path}, line {number}"
+                if len(line) > MAX_LINE_BYTES:
+                    raise StoreError(f"{where}: longer than {MAX_LINE_BYTES // 2**20} MiB")
                 if line.strip():
-                    _import(store, line, f"{path}, line {number}", fetched_at)
+                    _import(store, line, where, fetched_at)
                     records += 1
     except (OSError, EOFError, zlib.error) as error:
         raise StoreError(f"cannot read {path}: {_reason(error)}") from error
     return records
+
+
+def _capped_lines(file: IO[bytes]) -> Iterator[bytes]:
+    """The file's lines, each read only up to one byte past ``MAX_LINE_BYTES``."""
+    while line := file.readline(MAX_LINE_BYTES + 1):
+        yield line
 
 
 def _gzipped(path: Path) -> bool:
@@ -131,9 +151,13 @@ def _parse(line: bytes, where: str) -> tuple[str, list[tuple[SearchResult, str |
         and all(_is_result(item) for item in record["results"])
     ):
         raise StoreError(f"{where}: {_SHAPE}")
-    results = [
+    results = [  # URLs and text made safe before they are stored, as for a live search
         (
-            SearchResult(item["url"], item.get("title", ""), item.get("snippet", "")),
+            SearchResult(
+                safe_url(item["url"]),
+                one_line(item.get("title", "")),
+                one_line(item.get("snippet", "")),
+            ),
             item.get("html"),
         )
         for item in record["results"]
@@ -153,6 +177,8 @@ def _is_result(item: object) -> bool:
 
 def _page(url: str, html: str, fetched_at: float) -> FetchResult:
     body = html.encode("utf-8")
+    if len(body) > MAX_PAGE_BYTES:
+        return FetchResult(url, Outcome.SKIPPED, TOO_LARGE, bytes=len(body), fetched_at=fetched_at)
     return FetchResult(
         url=url,
         outcome=Outcome.OK,

@@ -29,6 +29,7 @@ from yarl import URL
 
 from htmlrag_chat import __version__
 from htmlrag_chat.html.decode import looks_binary, normalize_charset
+from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.web.guard import GuardedResolver, Refused, check_url
 from htmlrag_chat.web.quality import challenge_marker, challenge_reason
 from htmlrag_chat.web.results import FetchResult, Outcome
@@ -72,7 +73,7 @@ class FetchPolicy:
     connect_timeout: float = 5.0
     total_timeout: float = 20.0  # per page, all redirect hops and the body included
     max_redirects: int = 5
-    max_bytes: int = 5 * 2**20  # decompressed bytes; reading stops past it
+    max_bytes: int = MAX_PAGE_BYTES  # decompressed bytes; reading stops past it (or the cap)
     allow_private: bool = False
     user_agent: str = (
         "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0 "
@@ -280,7 +281,7 @@ class Fetcher:
         A body with no content type is sniffed once its first bytes are in, so an
         undeclared binary download stops there.
         """
-        limit = self.policy.max_bytes
+        limit = min(self.policy.max_bytes, MAX_PAGE_BYTES)
         too_large = _Stop(Outcome.SKIPPED, f"larger than {_size(limit)}")
         declared_length = response.content_length
         if hdrs.CONTENT_ENCODING not in response.headers and (declared_length or 0) > limit:

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.web.results import SearchResult
 
 DEFAULT_BACKENDS = ("duckduckgo", "brave", "mojeek")
@@ -135,8 +136,12 @@ class WebSearcher:
 
 
 def _result(item: dict[str, Any]) -> SearchResult:
+    """A ddgs result as stored: URL and text from the web made safe before anything keeps
+    them."""
     return SearchResult(
-        url=str(item["href"]), title=str(item.get("title", "")), snippet=str(item.get("body", ""))
+        url=safe_url(str(item["href"])),
+        title=one_line(str(item.get("title", ""))),
+        snippet=one_line(str(item.get("body", ""))),
     )
 
 

@@ -3,11 +3,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.limits import MAX_PAGE_BYTES
+from htmlrag_chat.html.text import visible_text
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "pages"
 DOCKER = str(FIXTURES / "docker-engine.html")
@@ -115,7 +119,8 @@ def write(tmp_path: Path, name: str, data: bytes) -> str:
 
 def bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], int, str]]:
     nested = b"<body>" + b"<div>" * 10_000 + b"deep" + b"</div>" * 10_000 + b"</body>"
-    big = b"<html><body>" + b"<p>" + b"lorem ipsum dolor " * 1_200_000 + b"</p></body></html>"
+    text = b"<html><body><p>" + b"lorem ipsum dolor " * 400_000
+    at_cap = text[: MAX_PAGE_BYTES - len(b"</p>")] + b"</p>"
     return {
         "missing": ([str(tmp_path / "nope.html")], 3, "no such file"),
         "directory": ([str(tmp_path)], 3, "is a directory"),
@@ -123,14 +128,20 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], int, str]]:
         "empty": ([write(tmp_path, "empty.html", b"")], 0, "no visible text"),
         "not html": ([write(tmp_path, "d.json", b'{"a": 1}')], 0, ""),
         "nested": ([write(tmp_path, "n.html", nested)], 0, ""),
-        "20 MB": ([write(tmp_path, "big.html", big)], 0, ""),
+        "at the cap": ([write(tmp_path, "big.html", at_cap)], 0, ""),
+        "over the cap": ([write(tmp_path, "huge.html", at_cap + b" ")], 3, "larger than 5 MiB"),
+        "endless": (["/dev/zero"], 3, "/dev/zero: larger than 5 MiB"),
         "encoding": (["--encoding", "x-klingon", DOCKER], 3, "unknown encoding: x-klingon"),
     }
 
 
 @pytest.mark.parametrize(
-    "case", ["missing", "directory", "binary", "empty", "not html", "nested", "20 MB", "encoding"]
-)
+    "case",
+    [
+        "missing", "directory", "binary", "empty", "not html", "nested", "at the cap",
+        "over the cap", "endless", "encoding",
+    ],
+)  # fmt: skip
 def test_bad_input_is_one_line_or_empty_never_a_traceback(capsys, tmp_path, case):
     files, expected_code, message = bad_inputs(tmp_path)[case]
     code, _out, err = run(
@@ -169,3 +180,102 @@ def test_console_script_runs_as_a_program():
         check=False,
     )
     assert result.returncode == 0 and "<title>Install Docker Engine" in result.stdout
+
+
+# -- hostile and broken pages (issue 13)
+
+
+def visible_words(html: str) -> list[str]:
+    return visible_text(parse(html)).split()
+
+
+def with_body(page: Path, inserted: bytes) -> bytes:
+    """A real page with ``inserted`` right after its <body> tag."""
+    data = page.read_bytes()
+    at = data.lower().index(b"<body")
+    at = data.index(b">", at) + 1
+    return data[:at] + inserted + data[at:]
+
+
+REFERENCES = ["&#x1b;", "&#1;", "&#xFFFE;", "&#8", "&#0;", "&#xD800;", "&#x110000;", "&#12;",
+              "&#x9b;", "&#0000027;", "&#x1b", "&#65535"]  # fmt: skip
+
+
+@pytest.mark.parametrize("ref", REFERENCES)
+def test_character_references_to_control_characters_clean_to_plain_text(capsys, tmp_path, ref):
+    page = (
+        f'<html><head><title>a {ref} b</title></head><body><p title="x{ref}y" data-{ref}>'
+        f"hello {ref} world</p><p>after</p></body></html>"
+    )
+    code, out, err = run(capsys, "clean", write(tmp_path, "refs.html", page.encode()))
+    assert (code, err) == (0, "")
+    # &#x9b; is read as windows-1252 (a visible quotation mark), as browsers read it
+    assert [w for w in visible_words(out) if w.isascii()] == ["a", "b", "hello", "world", "after"]
+    assert not any(ch in out for ch in "\x00\x01\x08\x0c\x1b\ufffe\uffff")
+
+
+def test_one_bad_input_never_stops_the_others_in_an_out_dir(capsys, tmp_path):
+    pages = sorted(FIXTURES.glob("*.html"))[:2]
+    refs = write(tmp_path, "refs.html", b"<body><p>one &#x1b; two &#1; three</p></body>")
+    binary = write(tmp_path, "x.pdf", b"%PDF-1.4\x00\x01\x02")
+    huge = write(tmp_path, "huge.html", b"<p>" + b"x" * MAX_PAGE_BYTES)
+    missing = str(tmp_path / "missing.html")
+    inputs = [str(pages[0]), refs, missing, "/dev/zero", binary, huge, str(pages[1])]
+    code, out, err = run(capsys, "clean", "--out-dir", str(tmp_path / "out"), *inputs)
+    assert code == 3 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 4 and "Traceback" not in err
+    for name, reason in [
+        ("missing.html", "no such file"), ("/dev/zero", "larger than 5 MiB"),
+        ("x.pdf", "binary data"), ("huge.html", "larger than 5 MiB"),
+    ]:  # fmt: skip
+        assert any(name in line and reason in line for line in lines), (name, lines)
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert written == sorted([pages[0].name, pages[1].name, "refs.html"])
+    assert visible_words((tmp_path / "out" / "refs.html").read_text()) == ["one", "two", "three"]
+
+
+NESTS = {
+    "ul 3000": (b"<ul><li>x", b"</li></ul>", 3000),
+    "table 700": (b"<table><tr><td>c", b"</td></tr></table>", 700),
+    "div 10000": (b"<div>", b"</div>", 10_000),
+    "unclosed li 3000": (b"<ul><li>", b"", 3000),
+    "b i 3000": (b"<b><i>", b"</i></b>", 3000),
+    "blockquote 2049": (b"<blockquote>", b"</blockquote>", 2049),
+}
+
+
+@pytest.mark.parametrize("case", list(NESTS))
+def test_text_inside_and_after_a_deep_nest_survives_cleaning(capsys, tmp_path, case):
+    opening, closing, depth = NESTS[case]
+    nest = opening * depth + b" deepword " + closing * depth + b"<p>after the nest</p>"
+    _, original, _ = run(capsys, "clean", DOCKER)
+    code, out, err = run(
+        capsys, "clean", write(tmp_path, "deep.html", with_body(Path(DOCKER), nest))
+    )
+    assert (code, err) == (0, "")
+    words = visible_words(out)
+    assert "deepword" in words and "after the nest" in " ".join(words)
+    missing = Counter(visible_words(original)) - Counter(words)
+    assert not missing, missing
+
+
+def test_a_deep_hidden_nest_stays_hidden(capsys, tmp_path):
+    hidden = b'<div style="display:none">' * 3000 + b"secret" + b"</div>" * 3000
+    deep = b"<div>" * 1000 + hidden + b"</div>" * 1000 + b"<p>after the nest</p>"
+    code, out, _ = run(
+        capsys, "clean", write(tmp_path, "hidden.html", with_body(Path(DOCKER), deep))
+    )
+    assert code == 0
+    assert "secret" not in out and "after the nest" in out
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_an_attribute_flood_is_capped_before_parsing(capsys, tmp_path, hidden):
+    """100,000 attributes took 12 s (a million, minutes); the last one may hide the element."""
+    flood = b" ".join(b'a%d="x"' % i for i in range(100_000)) + (b" hidden" if hidden else b"")
+    page = with_body(Path(DOCKER), b"<p " + flood + b">floodword</p><p>after the flood</p>")
+    code, out, err = run(capsys, "clean", write(tmp_path, "flood.html", page))
+    assert (code, err) == (0, "")
+    assert ("floodword" in out) is not hidden and "after the flood" in out
+    assert "Install Docker Engine" in out

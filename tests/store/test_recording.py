@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.store.db import Store, StoreError
-from htmlrag_chat.store.recording import export_jsonl, import_jsonl
+from htmlrag_chat.store.recording import MAX_LINE_BYTES, export_jsonl, import_jsonl
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from tests.conftest import PAGES
 
@@ -249,3 +250,32 @@ def test_the_bundled_demo_recording_replays_its_question_with_an_answer(tmp_path
         assert all(page is not None and page.outcome is Outcome.OK for page in pages.values())
         gold = visible_text(clean_html(pages[question["gold_url"]].body))
         assert any(answer in gold for answer in question["answers"])
+
+
+def test_a_page_over_the_cap_is_imported_as_skipped_like_a_download(tmp_path):
+    huge = "<html><body><p>" + "word " * (MAX_PAGE_BYTES // 5) + "</p></body></html>"
+    record = {"query": "q", "results": [{"url": "https://huge/", "html": huge},
+                                        {"url": "https://a/", "html": "<p>a</p>"}]}  # fmt: skip
+    path = write_lines(tmp_path / "recording.jsonl", json.dumps(record))
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        assert import_jsonl(store, path) == 1
+        page = store.get_page("https://huge/")
+        assert page.outcome is Outcome.SKIPPED and page.reason == "larger than 5 MiB"
+        assert page.body is None and page.bytes == len(huge)
+        assert store.get_page("https://a/").body == b"<p>a</p>"
+
+
+def test_a_line_longer_than_the_cap_is_refused_without_reading_it_all(tmp_path):
+    """A small gzip file can hold a line of gigabytes; reading stops past MAX_LINE_BYTES."""
+    path = tmp_path / "bomb.jsonl.gz"
+    block = b" " * 2**20
+    with gzip.GzipFile(path, "wb", compresslevel=1, mtime=0) as out:
+        out.write(GOOD.encode() + b"\n" + b'{"query": "q2", "results": [], "pad": "')
+        for _ in range(MAX_LINE_BYTES // len(block) + 1):
+            out.write(block)
+        out.write(b'"}\n')
+    assert path.stat().st_size < MAX_LINE_BYTES // 100
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        with pytest.raises(StoreError, match=f"{path}, line 2: longer than 160 MiB"):
+            import_jsonl(store, path)
+        assert store.get_search("q") is None  # all or nothing

@@ -20,6 +20,7 @@ import pytest
 from aiohttp import web
 
 from htmlrag_chat.html.decode import decode_html
+from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
 from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.quality import challenge_reason
 from htmlrag_chat.web.results import FetchResult, Outcome
@@ -369,3 +370,12 @@ def test_challenge_reason_tells_walls_from_pages() -> None:
     captcha = b"<form><div class='g-recaptcha' data-sitekey='x'></div></form>"
     for fixture in PAGES:
         assert challenge_reason(fixture.data.replace(b"</body>", captcha + b"</body>")) is None
+
+
+def test_no_policy_raises_the_page_cap() -> None:
+    """The fetcher's limit is the one cap on a page everywhere: a policy may lower it, never
+    raise it (a bigger page would only be refused later, after filling memory)."""
+    generous = FetchPolicy(allow_private=True, total_timeout=5, max_bytes=64 * 2**20)
+    for result in fetch_all(["{app}/huge", "{app}/bomb"], generous):
+        assert result.outcome is Outcome.SKIPPED and result.reason == TOO_LARGE
+        assert MAX_PAGE_BYTES < result.bytes <= MAX_PAGE_BYTES + 64 * 1024

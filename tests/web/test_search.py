@@ -11,6 +11,7 @@ from htmlrag_chat.web.search import (
     SearchError,
     SearchSettings,
     WebSearcher,
+    _result,
     classify,
     deduplicate,
     normalize_url,
@@ -96,3 +97,17 @@ def test_search_runs_off_the_event_loop():
         return ticks
 
     assert asyncio.run(scenario()) >= 10
+
+
+def test_a_result_from_the_engines_is_made_safe_before_it_is_kept():
+    """ddgs hands back what the result page said: its URL, title and snippet are web text."""
+    item = {
+        "href": "https://evil.example/\u202egpj.exe?q=<|eot_id|>",
+        "title": "Grüße \x1b[2J\u009b \u202eevil <|im_start|>\n 東京",
+        "body": "snippet\x7f \u2066x\u2069",
+    }
+    assert _result(item) == SearchResult(
+        "https://evil.example/%E2%80%AEgpj.exe?q=%3C%7Ceot_id%7C%3E",
+        "Grüße [2J evil < |im_start| > 東京",
+        "snippet x",
+    )

@@ -1,0 +1,51 @@
+"""The one size cap on a page, wherever its bytes come in.
+
+Every way a page enters the program (a download, a local file for ``clean`` and ``prune``,
+a recording imported into the cache, a page replayed from the cache, an evaluation pool)
+takes at most ``MAX_PAGE_BYTES``. The cap is the fetcher's long-standing 5 MiB: real pages
+are far smaller (a long Wikipedia article is about 1 MiB of HTML), and what a page costs
+downstream grows with its size. ``bench/hostile.py`` measures pages at the cap: the worst
+case, 5 MiB of ``<p>x</p>``, peaks at 1.7 GB for the whole process with BM25 pruning and
+the Llama-3 tokenizer (0.46 GB of it before the page: libraries and tokenizer), and
+cleaning alone stays under 0.7 GB for every case.
+
+Files are read with at most the cap plus one byte, so a file that lies about its size
+(``/dev/zero``, a pipe, a file still growing) cannot make us read until memory runs out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from htmlrag_chat.errors import InputError
+
+MAX_PAGE_BYTES = 5 * 2**20
+TOO_LARGE = f"larger than {MAX_PAGE_BYTES / 2**20:g} MiB"
+
+
+def check_page_size(source: str, size: int) -> None:
+    """Refuse a page over the cap, naming it."""
+    if size > MAX_PAGE_BYTES:
+        raise InputError(f"{source}: {TOO_LARGE}, the limit for one page")
+
+
+def read_page_file(path: Path | str, label: str | None = None) -> bytes:
+    """A page's bytes from a file, reading at most the cap plus one byte.
+
+    The size the file system reports is not trusted (a device or a pipe reports 0); the
+    failures a user can cause (missing, a directory, no permission, over the cap) are
+    InputError naming ``label`` (default: the path).
+    """
+    path = Path(path)
+    name = str(path) if label is None else label
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_PAGE_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory") from None
+    except OSError as error:
+        raise InputError(f"{name}: {error.strerror or error}") from None
+    check_page_size(name, len(data))
+    return data
