@@ -165,29 +165,23 @@ def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> E
     return scorer
 
 
-def warm_up(recipe: Recipe) -> int:
-    """Start loading the recipe's embedding model in a thread, so that it loads while the
-    reader is set up and the question is searched and fetched; how many models it loads.
-
-    A model that fails to load here fails again, with its message, where it is used."""
+def warm_up(settings: PruneSettings) -> bool:
+    """Start loading the embedding model of the pruner ``settings`` name in a thread, so
+    that it loads while the reader is set up and the question is searched and fetched;
+    whether there is one. A model that fails to load here fails again, with its message,
+    where it is used."""
+    if settings.pruner not in ("two-stage", "fused", "embed"):
+        return False
     from htmlrag_chat.scoring.embed import EmbeddingScorer
-    from htmlrag_chat.scoring.fused import FusedScorer
 
-    models = []
-    for scorer in (recipe.first, recipe.second):
-        if isinstance(scorer, FusedScorer):
-            scorer = scorer.embedder
-        if isinstance(scorer, EmbeddingScorer):
-            models.append(scorer)
+    model = EmbeddingScorer(settings.embed_model, device=settings.device)
 
     def load() -> None:
-        for model in models:
-            with suppress(Exception):
-                model.load()
+        with suppress(Exception):
+            model.load()
 
-    if models:
-        threading.Thread(target=load, name="warm-up", daemon=True).start()
-    return len(models)
+    threading.Thread(target=load, name="warm-up", daemon=True).start()
+    return True
 
 
 @dataclass(frozen=True)
@@ -213,9 +207,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     from htmlrag_chat.store.embeddings import embeddings_for
 
     with stage(emit, "load") as counts:
-        cache = embeddings_for(store)
-        recipe = build_recipe(options.prune, emit, cache)
-        counts["warming"] = warm_up(recipe)
+        counts["warming"] = int(warm_up(options.prune))
         reader = build_reader(options.reader, emit)
         counter = reader_counter(reader, options.tokenizer)
         if counter.notice:
@@ -223,12 +215,13 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
         prune = options.prune
         if reader.chat is not None:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
+        recipe = build_recipe(prune, emit, embeddings_for(store))
     return Agent(
         web=Sources(
             store, replay=options.replay, max_age=options.refresh, search_settings=options.search
         ),
         reader=reader,
-        stages=replace(recipe, coarse_budget=prune.coarse_budget).stages(prune.budget),
+        stages=recipe.stages(prune.budget),
         counter=counter.counter,
         emit=emit,
         rounds=options.rounds,

@@ -245,6 +245,7 @@ def test_each_value_names_where_it_came_from(
     path = write(tmp_path, '[reader]\nreader = "openai"\nmodel = "qwen2.5:7b"\nmax_tokens = 256\n')
     monkeypatch.setenv("HTMLRAG_CHAT_BASE_URL", "http://gpu-box:8000/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "11434")
     settings, origins = resolve_reader_settings(path, {"model": "llama3.1:8b", "device": None})
     assert settings.model == "llama3.1:8b" and settings.reader == "openai"
     assert origins == {
@@ -255,7 +256,9 @@ def test_each_value_names_where_it_came_from(
         "max_tokens": Origin("file", str(path)),
         "context_tokens": Origin("default"),
         "device": Origin("default"),
+        "probe_ports": Origin("environment", "HTMLRAG_CHAT_PROBE_PORTS"),
     }
+    assert settings.probe_ports == (11434,)
 
 
 def test_the_config_file_says_where_it_was_chosen(

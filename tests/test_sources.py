@@ -150,3 +150,59 @@ def test_an_imported_search_answers_in_record_mode_until_refresh_finds_it_old(tm
     assert [r.url for r in asyncio.run(scenario(3600))] == ["https://docs.example/a"]
     with pytest.raises(SearchError):
         asyncio.run(scenario(50))
+
+
+@asynccontextmanager
+async def slow_site(delays: dict[str, float]):
+    """Pages that answer after a delay; a page with no delay given never answers."""
+
+    async def page(request: web.Request) -> web.Response:
+        await asyncio.sleep(delays.get(request.path, 3600))
+        return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    server = web.TCPSite(runner, "127.0.0.1", 0)
+    await server.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+def test_the_deadline_leaves_out_a_page_that_never_answers_and_caches_a_late_one(tmp_path):
+    async def scenario():
+        async with slow_site({"/fast": 0.0, "/late": 1.0}) as base:
+            urls = [f"{base}/fast", f"{base}/late", f"{base}/never"]
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                sources = Sources(store, fetch_policy=LOOPBACK)
+                loop = asyncio.get_running_loop()
+                start = loop.time()
+                results = await sources.fetch_many(urls, deadline=0.3)
+                waited = loop.time() - start
+                late_before = store.get_page(f"{base}/late")
+                left = await sources.settle(3.0)
+                late_after = store.get_page(f"{base}/late")
+                never = store.get_page(f"{base}/never")
+            return results, waited, late_before, left, late_after, never
+
+    results, waited, late_before, left, late_after, never = asyncio.run(scenario())
+    assert [r.outcome for r in results] == [Outcome.OK, Outcome.FAILED, Outcome.FAILED]
+    assert all(r.reason.startswith("left out: still downloading") for r in results[1:])
+    assert waited < 1.0  # the question went on without the slow pages
+    assert late_before is None
+    assert late_after is not None and late_after.outcome is Outcome.OK  # cached for next time
+    assert left == 1 and never is None  # the page that never answered was given up
+
+
+def test_without_a_deadline_every_page_is_waited_for(tmp_path):
+    async def scenario():
+        async with slow_site({"/a": 0.0, "/b": 0.4}) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                return await Sources(store, fetch_policy=LOOPBACK).fetch_many(
+                    [f"{base}/a", f"{base}/b"]
+                )
+
+    assert [r.outcome for r in asyncio.run(scenario())] == [Outcome.OK, Outcome.OK]

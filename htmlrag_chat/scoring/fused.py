@@ -57,17 +57,24 @@ class FusedScorer:
     embedder: Similarities
     candidates: int = DEFAULT_CANDIDATES
     prior: bool = True  # rank by the main-content prior too (``scoring.prior``)
+    prior_weight: float = 1.0
+    choose_with_prior: bool = False
     name: str = "fused"
     last_stats: FusedStats | None = None
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
         lexical = bm25_scores(query, texts)
-        chosen = ranking(lexical)[: self.candidates]
+        prior = content_prior(tree) if self.prior else None
+        if prior is not None and self.choose_with_prior:
+            pre = [_rrf(i, [_ranks(lexical), _ranks(prior)]) for i in range(len(texts))]
+            chosen = ranking(pre)[: self.candidates]
+        else:
+            chosen = ranking(lexical)[: self.candidates]
         before = self.embedder.encoded
         semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
         self.last_stats = FusedStats(len(texts), len(chosen), self.embedder.encoded - before)
-        return fuse(lexical, chosen, semantic, content_prior(tree) if self.prior else None)
+        return fuse(lexical, chosen, semantic, prior, self.prior_weight)
 
 
 def contextual_texts(tree: BlockTree) -> list[str]:
@@ -94,13 +101,14 @@ def fuse(
     chosen: Sequence[int],
     semantic: Sequence[float],
     prior: Sequence[float] | None = None,
+    prior_weight: float = 1.0,
 ) -> list[float]:
     """Scores that order the ``chosen`` blocks by reciprocal rank fusion of their lexical,
     semantic and (when given) prior ranks, above every other block; those follow by the
     fusion of their lexical and prior ranks."""
     rankings = [_ranks(lexical)]
     if prior is not None:
-        rankings.append(_ranks(prior))
+        rankings += [_ranks(prior)] * int(prior_weight)
     scores = [_rrf(index, rankings) - 1.0 for index in range(len(lexical))]  # all below 0
     by_semantic = {chosen[position]: rank for rank, position in enumerate(ranking(semantic))}
     for index in chosen:

@@ -13,10 +13,20 @@ from __future__ import annotations
 import math
 
 from htmlrag_chat.html.blocks import BlockKind, BlockTree
-from htmlrag_chat.html.dom import loose_text
+from htmlrag_chat.html.dom import Element, loose_text
 
 BOILERPLATE_TAGS = frozenset({"nav", "footer", "aside", "header", "form"})
 _BOILERPLATE_PENALTY = 2.0  # in log words per run: a footer paragraph ranks as a short phrase
+
+
+def _runs(element: Element) -> int:
+    """Text runs under an element, a table row counting as one run: a row of short cells is
+    one record of data, where a menu is many separate short items."""
+    runs = 0
+    for text in element.xpath(".//text()[normalize-space()][not(ancestor::tr)]"):
+        runs += 1
+    rows = element.xpath("count(.//tr[normalize-space()])") if element.tag != "tr" else 1
+    return runs + int(rows) if not (element.tag in ("td", "th")) else 1
 
 
 def content_prior(tree: BlockTree) -> list[float]:
@@ -27,7 +37,7 @@ def content_prior(tree: BlockTree) -> list[float]:
         if block.kind is BlockKind.TEXT:
             runs = sum(1 for text in loose_text(element) if text.strip())
         else:
-            runs = sum(1 for text in element.itertext() if text.strip())
+            runs = _runs(element)
         density = block.words / max(runs, 1)
         tags = {element.tag, *(ancestor.tag for ancestor in element.iterancestors())}
         penalty = _BOILERPLATE_PENALTY if tags & BOILERPLATE_TAGS else 0.0

@@ -56,7 +56,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
     record = json.loads(out)
     assert record["reader"] == "local" and record["model"] == model
     assert record["queries"] == [QUESTION["question"]]
-    assert {"plan", "search", "fetch", "clean", "embed/score", "gen/score", "read", "cite"} <= set(
+    assert {"plan", "search", "fetch", "clean", "fused/score", "gen/score", "read", "cite"} <= set(
         record["timings_ms"]
     )
     assert record["first_token_ms"] > 0 and record["total_ms"] >= record["first_token_ms"]
@@ -87,7 +87,7 @@ def test_auto_without_a_model_says_it_answers_extractively(
     assert main([*argv, "--pruner", "bm25"]) == 0
     captured = capsys.readouterr()
     assert "answering extractively" in captured.err and "Ollama" in captured.err
-    assert "htmlrag-chat models pull no/such-model" in captured.err
+    assert "htmlrag-chat models pull no/such" in captured.err
     assert captured.out.startswith(HEADER)
 
 
@@ -283,7 +283,7 @@ def test_the_default_reader_answers_from_a_server_found_on_loopback(
     url, llm = server
     port = url.split(":")[-1].removesuffix("/v1")
     monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", port)
-    assert main(["--replay", str(recording), *ask("--pruner", "bm25")]) == 0
+    assert main(["--replay-db", str(recording), *ask("--pruner", "bm25")]) == 0
     captured = capsys.readouterr()
     line = f"reader: scripted-llm on the server at 127.0.0.1:{port} (found on this machine)"
     assert f"htmlrag-chat: note: {line}" in captured.err.splitlines()
@@ -389,7 +389,7 @@ def test_untrusted_text_in_the_json_answer_and_its_sources_is_made_safe(
     capsys.readouterr()
     argv = ["ask", HOSTILE_QUESTION, "--json", "--reader", "extractive", "--pruner", "bm25",
             "--tokenizer", "approx"]  # fmt: skip
-    assert main(["--replay", str(cache), *argv]) == 0
+    assert main(["--replay-db", str(cache), *argv]) == 0
     record = json.loads(capsys.readouterr().out)
     assert_safe(record)
     (source,) = record["sources"]
@@ -433,10 +433,35 @@ def test_a_page_over_the_cap_in_a_replayed_cache_is_reported_not_read(
         store.put_page(FetchResult(big, Outcome.OK, body=body, bytes=len(body)))
         page = b"<html><body><p>The Eiffel tower stands in Paris.</p></body></html>"
         store.put_page(FetchResult(good, Outcome.OK, body=page, bytes=len(page)))
-    argv = ["--replay", str(tmp_path / "old.db"), "ask", HOSTILE_QUESTION, "--json",
+    argv = ["--replay-db", str(tmp_path / "old.db"), "ask", HOSTILE_QUESTION, "--json",
             "--reader", "extractive", "--pruner", "bm25", "--tokenizer", "approx"]  # fmt: skip
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert f"note: page not used: {big}: larger than 5 MiB" in captured.err
     record = json.loads(captured.out)
     assert [s["url"] for s in record["sources"]] == [good]
+
+
+def test_a_second_replay_of_a_question_finds_its_embeddings_in_the_side_file(
+    recording: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    derived = tmp_path / "derived.sqlite3"
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(derived))
+    before = recording.read_bytes()
+    argv = [f"--replay={recording}", *ask("--reader", "extractive", "--pruner", "fused")]
+    argv += ["--tokenizer", "approx", "--progress"]
+
+    def encoded() -> int:
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        (line,) = [line for line in err.splitlines() if "fused/score done" in line]
+        return int(line.rsplit("encoded ", 1)[1].split(",")[0])
+
+    assert encoded() > 0  # cold: the model embedded the candidates and the question
+    with Store.open(derived, readonly=True) as side:
+        assert side.stats()["embeddings"] > 0
+    assert encoded() == 0  # the same question again: no model call at all
+    assert recording.read_bytes() == before  # the recording itself stayed read-only

@@ -1,0 +1,52 @@
+"""A question never waits for its slowest page: real pages over loopback, a real cache."""
+
+from __future__ import annotations
+
+import asyncio
+
+from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.events import Event, Skipped, StageFinished
+from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.sources import Sources
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.tokens import ApproxTokenCounter
+from htmlrag_chat.web.fetch import FetchPolicy
+from htmlrag_chat.web.results import SearchResult
+from tests.test_sources import slow_site
+
+QUESTION = "Under which license is Docker released?"
+
+
+def test_a_page_that_never_answers_is_left_out_and_the_answer_still_comes(tmp_path):
+    events: list[Event] = []
+
+    async def scenario():
+        async with slow_site({"/fast": 0.0}) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                results = [SearchResult(f"{base}/{name}", name) for name in ("fast", "never")]
+                store.put_search(QUESTION, results)  # as `cache import` stores it
+                agent = Agent(
+                    web=Sources(store, fetch_policy=FetchPolicy(allow_private=True)),
+                    reader=ExtractiveReader(),
+                    stages=[Stage(BM25Scorer(), 1000)],
+                    counter=ApproxTokenCounter(),
+                    emit=events.append,
+                    deadline=0.3,
+                )
+                loop = asyncio.get_running_loop()
+                start = loop.time()
+                answer = await agent.ask(QUESTION)
+                elapsed = loop.time() - start
+                await agent.web.settle(0)
+                return answer, elapsed, base
+
+    answer, elapsed, base = asyncio.run(scenario())
+    assert "Apache License" in answer.text
+    assert [source.url for source in answer.sources] == [f"{base}/fast"]
+    assert elapsed < 5  # the page's own timeout is 20 s
+    (skipped,) = [event for event in events if isinstance(event, Skipped)]
+    assert skipped.what == f"{base}/never" and "left out" in skipped.reason
+    fetch = next(e for e in events if isinstance(e, StageFinished) and e.stage == "fetch")
+    assert fetch.counts == {"pages": 1, "failed": 0, "left_out": 1}
