@@ -1,22 +1,25 @@
-"""The default first stage: lexical and semantic evidence for every block, fused by rank.
+"""The default first stage: lexical, semantic and structural evidence for every block, fused
+by rank.
 
 BM25 and an embedding model find different answers: BM25 the block that repeats the
 question's rare words (names, numbers), the embedding the paragraph that says the same thing
-in other words. Each block is read with its context (page title and nearest heading,
+in other words. Both are easily fooled by boilerplate that repeats the page's words (menus,
+"related articles"), which the main-content prior (``scoring.prior``) recognises by its
+structure. Each block is read with its context (page title and nearest heading,
 ``html.headings``), then:
 
-1. BM25 ranks every block: microseconds a block, so a page of 600 blocks costs nothing.
-2. The embedding model reads only the ``candidates`` blocks BM25 ranks highest, and only
-   their first ``WINDOW_WORDS`` words. Embedding is the whole cost of a cold question on a
-   CPU (about 25 full blocks a second on two cores), and a block with no lexical hold on the
-   question rarely wins anyway; these two cuts make a cold question take a second instead
-   of half a minute.
-3. The candidates are ordered by reciprocal rank fusion of the two rankings
-   (``1/(k + bm25 rank) + 1/(k + embedding rank)``, k = 60 as in Cormack et al. 2009): ranks,
-   not raw scores, so neither scale dominates. The other blocks follow, in BM25 order.
+1. BM25 and the prior rank every block: microseconds a block, so 600 blocks cost nothing.
+2. The embedding model reads only the ``candidates`` blocks that BM25 and the prior together
+   rank highest, and only their first ``WINDOW_WORDS`` words. Embedding is the whole cost of
+   a cold question on a CPU (about 25 full blocks a second on two cores); these two cuts make
+   a cold question take a second instead of half a minute.
+3. Reciprocal rank fusion orders the candidates (``sum(weight / (k + rank))``, k = 60 as in
+   Cormack et al. 2009: ranks, not raw scores, so no scale dominates), the prior counting
+   twice; the other blocks follow, ordered by BM25 and the prior alone.
 
-The scores depend only on the query and the blocks' text, and ties go to the earlier block,
-so the same input always prunes the same way.
+Every choice was measured on ``../shared/corpus`` (docs/method.md has the figures). The
+scores depend only on the query and the blocks, and ties go to the earlier block, so the
+same input always prunes the same way.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from htmlrag_chat.scoring.prior import content_prior
 
 RRF_K = 60
 DEFAULT_CANDIDATES = 24
+PRIOR_WEIGHT = 2.0  # the prior's say in the final order, against 1 for BM25 and embedding
 # Words of a candidate (its context line included) the embedding model reads: about 128 of
 # its tokens, half its window, at half the cost of a full window, with the same QA figures.
 WINDOW_WORDS = 96
@@ -49,32 +53,26 @@ class Similarities(Protocol):
 class FusedStats:
     blocks: int
     candidates: int  # blocks the embedding model was asked about
-    encoded: int  # of those, embedded now (the rest came from the cache)
+    encoded: int  # texts embedded now, the question included (the rest came from the cache)
 
 
 @dataclass
 class FusedScorer:
     embedder: Similarities
     candidates: int = DEFAULT_CANDIDATES
-    prior: bool = True  # rank by the main-content prior too (``scoring.prior``)
-    prior_weight: float = 1.0
-    choose_with_prior: bool = False
     name: str = "fused"
     last_stats: FusedStats | None = None
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
-        lexical = bm25_scores(query, texts)
-        prior = content_prior(tree) if self.prior else None
-        if prior is not None and self.choose_with_prior:
-            pre = [_rrf(i, [_ranks(lexical), _ranks(prior)]) for i in range(len(texts))]
-            chosen = ranking(pre)[: self.candidates]
-        else:
-            chosen = ranking(lexical)[: self.candidates]
+        lexical = ranks(bm25_scores(query, texts))
+        prior = ranks(content_prior(tree))
+        structural = [rrf(index, (lexical, prior)) for index in range(len(texts))]
+        chosen = ranking(structural)[: self.candidates]
         before = self.embedder.encoded
         semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
         self.last_stats = FusedStats(len(texts), len(chosen), self.embedder.encoded - before)
-        return fuse(lexical, chosen, semantic, prior, self.prior_weight)
+        return fuse(lexical, prior, chosen, semantic)
 
 
 def contextual_texts(tree: BlockTree) -> list[str]:
@@ -96,32 +94,32 @@ def ranking(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda index: (-scores[index], index))
 
 
+def ranks(scores: Sequence[float]) -> list[int]:
+    """Each index's place in ``ranking`` (0 for the best)."""
+    places = [0] * len(scores)
+    for place, index in enumerate(ranking(scores)):
+        places[index] = place
+    return places
+
+
+def rrf(index: int, rankings: Sequence[Sequence[int]], weights: Sequence[float] = ()) -> float:
+    """Reciprocal rank fusion of ``index``'s places in ``rankings`` (weights default to 1)."""
+    weights = weights or [1.0] * len(rankings)
+    return sum(w / (RRF_K + places[index] + 1) for places, w in zip(rankings, weights, strict=True))
+
+
 def fuse(
-    lexical: Sequence[float],
+    lexical: Sequence[int],
+    prior: Sequence[int],
     chosen: Sequence[int],
     semantic: Sequence[float],
-    prior: Sequence[float] | None = None,
-    prior_weight: float = 1.0,
 ) -> list[float]:
-    """Scores that order the ``chosen`` blocks by reciprocal rank fusion of their lexical,
-    semantic and (when given) prior ranks, above every other block; those follow by the
-    fusion of their lexical and prior ranks."""
-    rankings = [_ranks(lexical)]
-    if prior is not None:
-        rankings += [_ranks(prior)] * int(prior_weight)
-    scores = [_rrf(index, rankings) - 1.0 for index in range(len(lexical))]  # all below 0
-    by_semantic = {chosen[position]: rank for rank, position in enumerate(ranking(semantic))}
-    for index in chosen:
-        scores[index] = _rrf(index, rankings) + 1 / (RRF_K + by_semantic[index] + 1)
+    """Scores from the lexical and prior places of every block and the semantic scores of the
+    ``chosen`` ones: the chosen above all others (whose scores are below 0), each group in
+    fused order."""
+    rankings, weights = (lexical, prior), (1.0, PRIOR_WEIGHT)
+    scores = [rrf(index, rankings, weights) - 1.0 for index in range(len(lexical))]
+    semantic_places = ranks(semantic)
+    for position, index in enumerate(chosen):
+        scores[index] = rrf(index, rankings, weights) + 1 / (RRF_K + semantic_places[position] + 1)
     return scores
-
-
-def _ranks(scores: Sequence[float]) -> list[int]:
-    ranks = [0] * len(scores)
-    for rank, index in enumerate(ranking(scores)):
-        ranks[index] = rank
-    return ranks
-
-
-def _rrf(index: int, rankings: Sequence[Sequence[int]]) -> float:
-    return sum(1 / (RRF_K + ranks[index] + 1) for ranks in rankings)

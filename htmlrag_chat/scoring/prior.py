@@ -20,13 +20,12 @@ _BOILERPLATE_PENALTY = 2.0  # in log words per run: a footer paragraph ranks as 
 
 
 def _runs(element: Element) -> int:
-    """Text runs under an element, a table row counting as one run: a row of short cells is
-    one record of data, where a menu is many separate short items."""
-    runs = 0
-    for text in element.xpath(".//text()[normalize-space()][not(ancestor::tr)]"):
-        runs += 1
-    rows = element.xpath("count(.//tr[normalize-space()])") if element.tag != "tr" else 1
-    return runs + int(rows) if not (element.tag in ("td", "th")) else 1
+    """Text runs under an element, a table row counting as one: a row of short cells is one
+    record of data, where a menu is many separate short items."""
+    if element.tag in ("tr", "td", "th"):
+        return 1
+    runs = len(element.xpath(".//text()[normalize-space()][not(ancestor::tr)]"))
+    return runs + int(element.xpath("count(.//tr[normalize-space()])"))
 
 
 def content_prior(tree: BlockTree) -> list[float]:

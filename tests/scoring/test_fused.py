@@ -6,22 +6,32 @@ from __future__ import annotations
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
-from htmlrag_chat.scoring.fused import FusedScorer, fuse, ranking
+from htmlrag_chat.scoring.fused import FusedScorer, fuse, ranking, ranks
 
 
 def test_ranking_puts_ties_in_document_order():
     assert ranking([1.0, 3.0, 3.0, 0.5]) == [1, 2, 0, 3]
 
 
-def test_candidates_come_first_in_fused_order_and_the_rest_keep_bm25_order():
-    lexical = [5.0, 4.0, 3.0, 2.0, 1.0]
-    chosen = [0, 1, 2]  # the three best by BM25
+def test_candidates_come_first_in_fused_order_and_the_rest_follow():
+    lexical = ranks([5.0, 4.0, 3.0, 2.0, 1.0])
+    prior = ranks([0.0, 0.0, 0.0, 0.0, 0.0])  # no structural opinion: document order
+    chosen = [0, 1, 2]
     semantic = [0.1, 0.2, 0.9]  # the embedding prefers the third
-    scores = fuse(lexical, chosen, semantic)
+    scores = fuse(lexical, prior, chosen, semantic)
     order = ranking(scores)
     assert set(order[:3]) == {0, 1, 2} and order[3:] == [3, 4]
-    # Block 2: ranks 3 and 1; block 0: ranks 1 and 3 -> a tie, broken by document order.
-    assert order[:3] == [0, 2, 1]
+    unlifted = fuse(lexical, prior, chosen, [0.9, 0.8, 0.1])
+    assert scores[2] > unlifted[2]  # the embedding lifts the block it prefers
+
+
+def test_the_prior_demotes_boilerplate_among_candidates():
+    lexical = ranks([3.0, 2.0, 1.0])
+    chosen = [0, 1, 2]
+    semantic = [0.9, 0.8, 0.7]
+    plain = ranking(fuse(lexical, ranks([0.0, 0.0, 0.0]), chosen, semantic))
+    menu_first = ranking(fuse(lexical, ranks([-2.0, 1.0, 1.0]), chosen, semantic))
+    assert plain.index(0) == 0 and menu_first.index(0) > 0
 
 
 def tree():
@@ -48,6 +58,6 @@ def test_the_embedding_reads_only_the_candidates_and_the_scores_repeat():
     again = scorer.score("where does the cat sleep", blocks)
     assert again == first  # deterministic, and now entirely from the cache
     assert scorer.last_stats.encoded == 0
-    # The paragraph that says "cat" in other words ranks with the one that says "cat".
-    top = {blocks.blocks[index].text.split()[1] for index in ranking(first)[:2]}
-    assert top == {"feline", "food"}
+    # The paragraph that says "cat" in other words is a candidate and ranks near the top.
+    top = [blocks.blocks[index].text for index in ranking(first)[:2]]
+    assert any("feline" in text for text in top)
