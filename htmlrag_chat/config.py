@@ -121,16 +121,32 @@ def _option(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
-def _read_table(path: Path) -> dict[str, object]:
+def load_deadline(path: Path | None = None) -> float:
+    """``deadline`` of the ``[web]`` table (seconds a question waits for more pages after
+    the first one arrived), else ``DEFAULT_DEADLINE``."""
+    file = config_path(path)
+    table = _read_file(file).get("web", {})
+    if not isinstance(table, dict) or set(table) - {"deadline"}:
+        raise UserError(f"{file}: [web] takes only deadline = SECONDS")
+    value = table.get("deadline", DEFAULT_DEADLINE)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise UserError(f"{file}: [web] deadline must be a positive number of seconds")
+    return float(value)
+
+
+def _read_file(path: Path) -> dict[str, object]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as error:
         raise UserError(f"{path}: cannot read the config file ({error})") from None
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML ({error})") from None
-    table = data.get("reader", {})
+
+
+def _read_table(path: Path) -> dict[str, object]:
+    table = _read_file(path).get("reader", {})
     if not isinstance(table, dict):
         raise UserError(f"{path}: [reader] must be a table")
     unknown = sorted(set(table) - {f.name for f in fields(ReaderSettings)})

@@ -29,7 +29,7 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.history import find_conversation
-from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_reader_settings
+from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_deadline, load_reader_settings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink
@@ -109,9 +109,10 @@ def reader_options(default: object = None) -> argparse.ArgumentParser:
         "--pages", type=positive_int, default=pick(10), help="pages read per round (default 10)"
     )
     research.add_argument(
-        "--deadline", type=positive_float, default=pick(DEFAULT_DEADLINE), metavar="SECONDS",
+        "--deadline", type=positive_float, default=pick(None), metavar="SECONDS",
         help="go on without pages still downloading this long after the first one arrived "
-        f"(they are cached for the next question; default {DEFAULT_DEADLINE:g})",
+        f"(they are cached for the next question; default: deadline in the [web] table of the "
+        f"config file, else {DEFAULT_DEADLINE:g})",
     )  # fmt: skip
     research.add_argument(
         "--pruner", choices=PRUNERS, default=pick(DEFAULT_PRUNER),
@@ -151,7 +152,7 @@ def agent_options(args: argparse.Namespace) -> AgentOptions:
         pages=args.pages,
         replay=replaying(args),
         refresh=getattr(args, "refresh", None),
-        deadline=args.deadline,
+        deadline=args.deadline if args.deadline is not None else load_deadline(args.config),
     )
 
 
