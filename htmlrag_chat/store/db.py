@@ -186,12 +186,21 @@ class Store:
     # -- pages
 
     def put_page(self, result: FetchResult) -> None:
+        """Store a download's outcome. A failure never replaces a good page: a site that is
+        down for a moment must not cost the cache a page it had (checked inside the one
+        statement, so two writers cannot race past it)."""
         record = asdict(result)
-        del record["from_cache"]
+        del record["from_cache"], record["transient"]
         record["outcome"] = result.outcome.value
         record["headers"] = json.dumps(result.headers, ensure_ascii=False)
+        updates = ", ".join(f"{column} = excluded.{column}" for column in record if column != "url")
         with self.transaction():
-            self._db.table("pages").upsert(record, pk="url")
+            self._db.execute(
+                f"INSERT INTO pages ({', '.join(record)}) VALUES ({', '.join('?' * len(record))})"
+                f" ON CONFLICT (url) DO UPDATE SET {updates}"
+                " WHERE excluded.outcome = ? OR pages.outcome != ?",
+                [*record.values(), Outcome.OK.value, Outcome.OK.value],
+            )
 
     def get_page(self, url: str, *, max_age: float | None = None) -> FetchResult | None:
         """The page stored for this requested URL; None if missing or older than ``max_age``."""

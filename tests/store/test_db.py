@@ -154,6 +154,22 @@ def test_put_page_replaces_and_max_age_uses_fetched_at(store):
     assert store.stats()["pages"] == 1
 
 
+def test_a_failure_never_replaces_a_good_page(path, store):
+    url = "https://x/"
+    store.put_page(FetchResult(url, Outcome.FAILED, "HTTP 404 Not Found", status=404))
+    store.put_page(FetchResult(url, Outcome.SKIPPED, "not HTML (application/pdf)"))
+    assert store.get_page(url).outcome is Outcome.SKIPPED  # a failure replaces a failure
+    store.put_page(FetchResult(url, Outcome.OK, body=b"good", status=200))
+    for outcome in (Outcome.FAILED, Outcome.SKIPPED, Outcome.BLOCKED, Outcome.CHALLENGE):
+        store.put_page(FetchResult(url, outcome, "went wrong", body=b"wall", status=503))
+    with Store.open(path) as other:  # as another connection (or process) would
+        other.put_page(FetchResult(url, Outcome.FAILED, "timed out after 20 s"))
+    kept = store.get_page(url)
+    assert kept.outcome is Outcome.OK and kept.body == b"good" and kept.status == 200
+    store.put_page(FetchResult(url, Outcome.OK, body=b"newer", status=200))
+    assert store.get_page(url).body == b"newer"  # a good page replaces a good page
+
+
 # -- derived artefacts and embeddings
 
 
