@@ -11,12 +11,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from htmlrag_chat import __version__
 from htmlrag_chat.commands import ask, cache, chat, html, web
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
 from htmlrag_chat.commands.common import EPILOG, PROG, error, store_options
-from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
+from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,8 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line, like every other error of the command line
+    (argparse prints the whole usage first, which buries the message)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{PROG}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Local web-search answers from pruned HTML (HtmlRAG).",
         epilog=EPILOG,

@@ -1,8 +1,10 @@
 """Reader settings: built-in defaults, then the TOML file, then the environment, then options.
 
-The file is ``$HTMLRAG_CHAT_CONFIG`` or ``config.toml`` in the user config directory, with a
-``[reader]`` table. The API key is read from the file or the environment only, never from
-an option, so it does not end up in shell history or process listings.
+The file is ``--config``, else ``$HTMLRAG_CHAT_CONFIG``, else ``config.toml`` in the user
+config directory, with a ``[reader]`` table. Only the last may be missing: a file named on
+purpose that is not there is an error, not silently the defaults. The API key is read from
+the file or the environment only, never from an option, so it does not end up in shell
+history or process listings.
 """
 
 from __future__ import annotations
@@ -35,13 +37,18 @@ def config_path() -> Path:
     configured = os.environ.get("HTMLRAG_CHAT_CONFIG")
     if configured:
         return Path(configured)
+    return _default_path()
+
+
+def _default_path() -> Path:
     return platformdirs.user_config_path("htmlrag-chat") / "config.toml"
 
 
 def load_reader_settings(path: Path | None = None, **overrides: object) -> ReaderSettings:
     """Settings from ``path`` (default ``config_path()``), the environment and ``overrides``
     (options left as None do not override)."""
-    settings = replace(ReaderSettings(), **_read_table(path or config_path()))
+    path = path or config_path()
+    settings = replace(ReaderSettings(), **_read_table(path, required=path != _default_path()))
     environment = {
         "base_url": os.environ.get("HTMLRAG_CHAT_BASE_URL") or None,  # empty: unset
         "api_key": next((os.environ[k] for k in _ENV_KEYS if os.environ.get(k)), None),
@@ -53,10 +60,12 @@ def load_reader_settings(path: Path | None = None, **overrides: object) -> Reade
     return settings
 
 
-def _read_table(path: Path) -> dict[str, object]:
+def _read_table(path: Path, required: bool) -> dict[str, object]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if required:
+            raise UserError(f"{path}: no such config file") from None
         return {}
     except (OSError, UnicodeDecodeError) as error:
         raise UserError(f"{path}: cannot read the config file ({error})") from None

@@ -95,7 +95,7 @@ class Store:
     def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
         """Open (and, unless ``readonly``, create or upgrade) the cache at ``path``."""
         path = Path(path).expanduser()
-        with _translate(path):
+        with _translate(path, readonly):
             store = cls(path, readonly, Database(_connect(path, readonly), execute_plugins=False))
             try:
                 store._prepare()
@@ -120,7 +120,7 @@ class Store:
         Never ``await`` inside: the write lock would be held while other tasks run.
         """
         conn = self._db.conn
-        with _translate(self.path):
+        with _translate(self.path, self.readonly):
             if conn.in_transaction:
                 with self._db.atomic():
                     yield
@@ -351,9 +351,19 @@ class Store:
             for table in CACHE_TABLES:
                 self._db.execute(f"DELETE FROM {table}")
 
+    def check(self) -> None:
+        """Read every page of the file (``PRAGMA quick_check``), so that damage anywhere is
+        found now: before ``cache import`` writes into a file that ``cache stats`` (or the
+        next question) would then refuse."""
+        problems = [row["quick_check"] for row in self._rows("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise StoreError(
+                f"cannot use the cache {self.path}: damaged ({problems[0]}); {_hint(self.readonly)}"
+            )
+
     def vacuum(self) -> None:
         """Rebuild the file without free pages, and fold the log back in so the disk shrinks."""
-        with _translate(self.path):
+        with _translate(self.path, self.readonly):
             self._db.vacuum()
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -401,7 +411,7 @@ class Store:
         return self._db.execute("PRAGMA user_version").fetchone()[0]
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with _translate(self.path):
+        with _translate(self.path, self.readonly):
             return list(self._db.query(sql, params))
 
     def _touch(self, where: str, value: int, now: float, missing: str) -> None:
@@ -413,10 +423,19 @@ class Store:
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    if path.is_dir():
+        raise StoreError(f"the cache {path} is a folder, not a file; pass another file")
     if readonly:
         if not path.is_file():
-            raise StoreError(f"no cache at {path}; run a search first or pass another --cache")
-        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            raise StoreError(f"no cache at {path}; record one first or pass another file")
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        if not os.access(path.parent, os.W_OK) and not _has_log(path):
+            # A folder we cannot write to (a read-only mount, someone else's recording):
+            # SQLite cannot create the lock file it reads a WAL database with. With no log
+            # to fold in, the file alone is the whole database, and nobody can change it
+            # from here: read it as immutable.
+            uri += "&immutable=1"
+        return sqlite3.connect(uri, uri=True)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -424,8 +443,14 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
     return sqlite3.connect(path)
 
 
+def _has_log(path: Path) -> bool:
+    """Whether a write-ahead log beside the file holds commits not yet in the file."""
+    log = path.with_name(path.name + "-wal")
+    return log.is_file() and log.stat().st_size > 0
+
+
 @contextmanager
-def _translate(path: Path) -> Iterator[None]:
+def _translate(path: Path, readonly: bool) -> Iterator[None]:
     """SQLite's complaints about the file become a one-line StoreError naming it.
 
     Integrity and programming errors are bugs in our SQL, not the file's fault: they pass.
@@ -440,9 +465,22 @@ def _translate(path: Path) -> Iterator[None]:
             hint = "another htmlrag-chat is writing to it; try again"
         elif "readonly" in reason:
             hint = "it was opened read-only, or its file or folder is not writable"
+        elif readonly and "unable to open" in reason and not os.access(path.parent, os.W_OK):
+            hint = (
+                "its write-ahead log can only be read where the folder is writable: copy the "
+                "file with its -wal file to such a folder (they are left as they are)"
+            )
         else:
-            hint = "move it away or pass another --cache"
+            hint = _hint(readonly)
         raise StoreError(f"cannot use the cache {path}: {reason}; {hint}") from error
+
+
+def _hint(readonly: bool) -> str:
+    """What to do about a file that cannot be used. Opened read-only it may be a recording
+    someone wants to keep, so it is never suggested to move it out of the way."""
+    if readonly:
+        return "it is left as it is; pass another file"
+    return "move it away or pass another --cache"
 
 
 def _expired(stored_at: float, max_age: float | None) -> bool:
