@@ -32,10 +32,11 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 EPILOG = """exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
-  2  usage error, a model that cannot be loaded, or a query missing from a replay
-     (for ask: none of its searches in the recording)
+  2  usage error (a bad option, a device or config file that cannot be used, an output
+     that cannot be written), a model that cannot be loaded, or a query missing from a
+     replay (for ask: none of its searches in the recording)
   3  an input could not be used (missing, binary, too large, unknown encoding, not in
-     the recording); the other inputs were still processed
+     the recording, a malformed recording to import); the other inputs were still processed
   4  the cache file cannot be used (corrupted, not SQLite, from a newer version)
   5  the web could not be searched (offline, rate limited, timed out), or the reader's
      server could not be reached or answered with an error
