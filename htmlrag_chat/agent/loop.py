@@ -2,19 +2,19 @@
 
 Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
 (and a TUI on it) stays responsive, and their events are handed back to the loop in order.
-Cancelling the task that runs ``ask`` stops it at the next await; work in a thread stops at
-its next event, generation at its next token. Rounds and queries are bounded, so it always
-ends.
+Cancelling the task that runs ``ask`` stops it at the next await; work in a thread is told
+through a ``cancel.StopFlag`` that its stages check between small steps, and the task ends
+only once that thread has, so the next question never runs beside a stale one. Generation
+stops at its next token. Rounds and queries are bounded, so it always ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from htmlrag_chat.agent.answer import Answer, Turn
 from htmlrag_chat.agent.plan import (
@@ -24,6 +24,7 @@ from htmlrag_chat.agent.plan import (
     rewrite_messages,
     sufficiency_messages,
 )
+from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -65,10 +66,6 @@ class Reader(Protocol):
     ) -> AsyncIterator[str]: ...
 
 
-class _Stopped(Exception):
-    """Raised inside a worker thread at its next event once the question was cancelled."""
-
-
 @dataclass
 class Agent:
     web: Sources
@@ -79,8 +76,11 @@ class Agent:
     rounds: int = 2  # search rounds at most; a second one only when sources are missing
     max_queries: int = 3  # searches per round, sub-queries included
     max_pages: int = 10  # pages per round
+    _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
+        if self._worker is not None:  # a stopped question's thread that has not ended yet
+            await asyncio.wait([self._worker])
         start = time.perf_counter()
         timings: dict[str, float] = {}
         emit = self._recording(timings)
@@ -284,21 +284,34 @@ class Agent:
         return emit
 
     async def _in_thread(self, emit: EventSink, work: Callable[..., T], *args: object) -> T:
-        """Run ``work(*args, emit)`` in a thread, its events delivered on the loop in order;
-        a cancelled question stops it at its next event."""
+        """Run ``work(*args, emit)`` in a thread, its events delivered on the loop in order.
+
+        A cancelled question sets the thread's stop flag, which its stages check between
+        small steps (``cancel``), and waits for the thread to end before the cancellation
+        goes on: the next question must not share the CPU, or the cache, with a stale one."""
         loop = asyncio.get_running_loop()
-        stopped = threading.Event()
+        flag = StopFlag()
 
         def thread_emit(event: Event) -> None:
-            if stopped.is_set():
-                raise _Stopped
+            flag.check()
             loop.call_soon_threadsafe(emit, event)
 
+        def run() -> T:
+            with watching(flag):
+                return work(*args, thread_emit)
+
+        worker = self._worker = asyncio.ensure_future(asyncio.to_thread(run))
+        # A stopped thread ends with Cancelled, which nobody awaits: mark it as seen.
+        worker.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            return await asyncio.to_thread(work, *args, thread_emit)
+            return await asyncio.shield(worker)
         except asyncio.CancelledError:
-            stopped.set()
+            flag.set()
+            await asyncio.wait([worker])  # its next check is a fraction of a second away
             raise
+        finally:
+            if worker.done():
+                self._worker = None
 
 
 async def _complete(chat: ChatModel, messages: list[Message], max_tokens: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,13 +31,16 @@ from htmlrag_chat.events import (
     StageStarted,
 )
 from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
 from htmlrag_chat.sources import NOT_RECORDED, Sources
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
 
 MODEL = "scripted-reader"
@@ -454,6 +458,69 @@ def test_cancelling_stops_the_answer_and_the_server_sees_it(store: Store) -> Non
 
     elapsed = asyncio.run(main())
     assert elapsed < 2.0  # a liveness bound: the hung stream must not hold the task
+
+
+@dataclass
+class MeteredScorer(EmbeddingScorer):
+    """The real embedding stage, counting the threads inside ``score`` at any moment."""
+
+    active: int = 0
+    most: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def score(self, query: str, tree: Any) -> list[float]:
+        with self.lock:
+            self.active += 1
+            self.most = max(self.most, self.active)
+        try:
+            return super().score(query, tree)
+        finally:
+            with self.lock:
+                self.active -= 1
+
+
+def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(store: Store) -> None:
+    """Esc while the embedding stage works through real pages: the thread stops within half
+    a second, before ``ask`` gives up, and the next question never runs beside it."""
+    big_query = "docker engine and its license"
+    big = [f"https://pages.example/{page.name}" for page in FIXTURE_PAGES]
+    store.put_search(big_query, [SearchResult(url, url) for url in big])
+    for url, fixture in zip(big, FIXTURE_PAGES, strict=True):
+        store.put_page(FetchResult(url, Outcome.OK, status=200, body=fixture.data))
+    scorer = MeteredScorer(device="cpu")
+    model = load_embedding_model(scorer.model_name, "cpu")
+    batches = 0
+
+    def count(module: object, args: object) -> None:
+        nonlocal batches
+        batches += 1
+
+    async def main() -> tuple[float, int, Answer]:
+        agent = Agent(
+            web=Sources(store, replay=True),
+            reader=ExtractiveReader(),
+            stages=[Stage(scorer, 2048)],
+            counter=ApproxTokenCounter(),
+        )
+        task = asyncio.create_task(agent.ask(big_query))
+        while batches == 0:
+            assert not task.done()
+            await asyncio.sleep(0.01)
+        cancelled_at = time.perf_counter()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        elapsed, active = time.perf_counter() - cancelled_at, scorer.active
+        return elapsed, active, await agent.ask(LYON_QUESTION)
+
+    handle = model.register_forward_pre_hook(count)
+    try:
+        elapsed, active_after_stop, answer = asyncio.run(main())
+    finally:
+        handle.remove()
+    assert active_after_stop == 0 and elapsed < 0.5
+    assert scorer.most == 1  # never two scoring threads at once
+    assert urls(answer) == [LYON_URL] and "Festival of Lights" in answer.text
 
 
 # -- events and the record
