@@ -3,15 +3,15 @@
 Every write is one short transaction (``BEGIN IMMEDIATE``, so a second process waits for the
 write lock instead of failing half-way) and never spans an ``await``: asyncio code calls the
 store directly from the event-loop thread, and each call commits before control returns.
-The schema lives in ``_UPGRADES``; ``PRAGMA user_version`` says how many of its steps a file
+The schema lives in ``schema.py``; ``PRAGMA user_version`` says how many of its steps a file
 has had, so a newer release appends a step and older files catch up when opened. Anything
-SQLite says about a damaged, foreign or locked file becomes a one-line ``StoreError``.
+SQLite says about a damaged, foreign or locked file becomes a one-line ``StoreError``
+(``files.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,66 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import platformdirs
 from sqlite_utils import Database
 
-from htmlrag_chat.errors import EXIT_STORE, UserError
+from htmlrag_chat.store.files import StoreError, connect, default_cache_path, translate, what_to_do
+from htmlrag_chat.store.schema import CACHE_TABLES, SCHEMA_VERSION, TABLES, UPGRADES
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
-_V1 = (
-    """CREATE TABLE searches (
-        query TEXT NOT NULL, region TEXT NOT NULL, safesearch TEXT NOT NULL,
-        backend TEXT NOT NULL, results TEXT NOT NULL, searched_at REAL NOT NULL,
-        PRIMARY KEY (query, region, safesearch))""",
-    """CREATE TABLE pages (
-        url TEXT PRIMARY KEY, outcome TEXT NOT NULL, reason TEXT, final_url TEXT,
-        status INTEGER, content_type TEXT, charset TEXT, headers TEXT NOT NULL, body BLOB,
-        bytes INTEGER NOT NULL, ms REAL NOT NULL, fetched_at REAL NOT NULL)""",
-    """CREATE TABLE derived (
-        kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, created_at REAL NOT NULL,
-        PRIMARY KEY (kind, key))""",
-    """CREATE TABLE embeddings (
-        model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL,
-        PRIMARY KEY (model, key))""",
-    """CREATE TABLE conversations (
-        id INTEGER PRIMARY KEY, title TEXT NOT NULL,
-        created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
-    """CREATE TABLE messages (
-        id INTEGER PRIMARY KEY,
-        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        role TEXT NOT NULL, content TEXT NOT NULL, created_at REAL NOT NULL)""",
-    "CREATE INDEX messages_by_conversation ON messages(conversation_id)",
-    """CREATE TABLE answers (
-        id INTEGER PRIMARY KEY,
-        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
-        reader TEXT NOT NULL, text TEXT NOT NULL, sources TEXT NOT NULL,
-        citations TEXT NOT NULL, flags TEXT NOT NULL, created_at REAL NOT NULL)""",
-    "CREATE INDEX answers_by_message ON answers(message_id)",
-)
-
-# Step n brings a file from user_version n to n + 1. Append; never edit a released step.
-_UPGRADES: tuple[tuple[str, ...], ...] = (_V1,)
-SCHEMA_VERSION = len(_UPGRADES)
-
-CACHE_TABLES = ("searches", "pages", "derived", "embeddings")  # what ``clear`` empties
-TABLES = (*CACHE_TABLES, "conversations", "messages", "answers")
+__all__ = ["SCHEMA_VERSION", "Store", "StoreError", "default_cache_path"]
 
 _VECTOR = np.dtype("<f4")  # little-endian float32, so a cache file moves between machines
 _KEYS_PER_QUERY = 500  # below SQLite's limit on bound parameters
-
-
-class StoreError(UserError):
-    """The cache file cannot be used: damaged, foreign, newer, locked or missing."""
-
-    exit_code = EXIT_STORE
-
-
-def default_cache_path() -> Path:
-    """``$HTMLRAG_CHAT_CACHE``, else ``cache.sqlite3`` in the user's cache directory."""
-    override = os.environ.get("HTMLRAG_CHAT_CACHE")
-    if override:
-        return Path(override).expanduser()
-    return platformdirs.user_cache_path("htmlrag-chat") / "cache.sqlite3"
 
 
 @dataclass(eq=False)
@@ -95,8 +45,8 @@ class Store:
     def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
         """Open (and, unless ``readonly``, create or upgrade) the cache at ``path``."""
         path = Path(path).expanduser()
-        with _translate(path, readonly):
-            store = cls(path, readonly, Database(_connect(path, readonly), execute_plugins=False))
+        with translate(path, readonly):
+            store = cls(path, readonly, Database(connect(path, readonly), execute_plugins=False))
             try:
                 store._prepare()
             except BaseException:
@@ -120,7 +70,7 @@ class Store:
         Never ``await`` inside: the write lock would be held while other tasks run.
         """
         conn = self._db.conn
-        with _translate(self.path, self.readonly):
+        with translate(self.path, self.readonly):
             if conn.in_transaction:
                 with self._db.atomic():
                     yield
@@ -357,13 +307,12 @@ class Store:
         next question) would then refuse."""
         problems = [row["quick_check"] for row in self._rows("PRAGMA quick_check")]
         if problems != ["ok"]:
-            raise StoreError(
-                f"cannot use the cache {self.path}: damaged ({problems[0]}); {_hint(self.readonly)}"
-            )
+            advice = what_to_do(self.readonly)
+            raise StoreError(f"cannot use the cache {self.path}: damaged ({problems[0]}); {advice}")
 
     def vacuum(self) -> None:
         """Rebuild the file without free pages, and fold the log back in so the disk shrinks."""
-        with _translate(self.path, self.readonly):
+        with translate(self.path, self.readonly):
             self._db.vacuum()
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -402,7 +351,7 @@ class Store:
             version = self._user_version()
             if version >= SCHEMA_VERSION:
                 return
-            for step in _UPGRADES[version:]:
+            for step in UPGRADES[version:]:
                 for statement in step:
                     self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -411,7 +360,7 @@ class Store:
         return self._db.execute("PRAGMA user_version").fetchone()[0]
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with _translate(self.path, self.readonly):
+        with translate(self.path, self.readonly):
             return list(self._db.query(sql, params))
 
     def _touch(self, where: str, value: int, now: float, missing: str) -> None:
@@ -420,67 +369,6 @@ class Store:
             f"UPDATE conversations SET updated_at = ? WHERE {where}", [now, value]
         )
         _require(cursor, missing)
-
-
-def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
-    if path.is_dir():
-        raise StoreError(f"the cache {path} is a folder, not a file; pass another file")
-    if readonly:
-        if not path.is_file():
-            raise StoreError(f"no cache at {path}; record one first or pass another file")
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        if not os.access(path.parent, os.W_OK) and not _has_log(path):
-            # A folder we cannot write to (a read-only mount, someone else's recording):
-            # SQLite cannot create the lock file it reads a WAL database with. With no log
-            # to fold in, the file alone is the whole database, and nobody can change it
-            # from here: read it as immutable.
-            uri += "&immutable=1"
-        return sqlite3.connect(uri, uri=True)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise StoreError(f"cannot create the cache {path}: {error.strerror}") from error
-    return sqlite3.connect(path)
-
-
-def _has_log(path: Path) -> bool:
-    """Whether a write-ahead log beside the file holds commits not yet in the file."""
-    log = path.with_name(path.name + "-wal")
-    return log.is_file() and log.stat().st_size > 0
-
-
-@contextmanager
-def _translate(path: Path, readonly: bool) -> Iterator[None]:
-    """SQLite's complaints about the file become a one-line StoreError naming it.
-
-    Integrity and programming errors are bugs in our SQL, not the file's fault: they pass.
-    """
-    try:
-        yield
-    except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
-        raise
-    except sqlite3.DatabaseError as error:
-        reason = str(error)
-        if "locked" in reason or "busy" in reason:
-            hint = "another htmlrag-chat is writing to it; try again"
-        elif "readonly" in reason:
-            hint = "it was opened read-only, or its file or folder is not writable"
-        elif readonly and "unable to open" in reason and not os.access(path.parent, os.W_OK):
-            hint = (
-                "its write-ahead log can only be read where the folder is writable: copy the "
-                "file with its -wal file to such a folder (they are left as they are)"
-            )
-        else:
-            hint = _hint(readonly)
-        raise StoreError(f"cannot use the cache {path}: {reason}; {hint}") from error
-
-
-def _hint(readonly: bool) -> str:
-    """What to do about a file that cannot be used. Opened read-only it may be a recording
-    someone wants to keep, so it is never suggested to move it out of the way."""
-    if readonly:
-        return "it is left as it is; pass another file"
-    return "move it away or pass another --cache"
 
 
 def _expired(stored_at: float, max_age: float | None) -> bool:
