@@ -43,6 +43,7 @@ from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
 from htmlrag_chat.reader.llm import render_sources
+from htmlrag_chat.reader.markup import Quoted, escape_markdown
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.sources import MissingFromRecording, Sources
 from htmlrag_chat.tokens import TokenCounter
@@ -106,9 +107,11 @@ class Agent:
             if plan.search:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
             sources = list(history[-1].sources)
-        text, first_token, removed = await self._read(message, sources, chat_history, emit, start)
+        text, markdown, first_token, removed = await self._read(
+            message, sources, chat_history, emit, start
+        )
         with stage(emit, "cite") as counts:
-            citations = check_citations(text, sources)
+            citations = check_citations(markdown, sources)
             flags = flag_lines(citations)
             counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
         return Answer(
@@ -125,6 +128,7 @@ class Agent:
             timings=timings,
             first_token_ms=first_token,
             total_ms=(time.perf_counter() - start) * 1000,
+            markdown=markdown,
         )
 
     # -- planning
@@ -254,24 +258,33 @@ class Agent:
         history: list[Message],
         emit: EventSink,
         start: float,
-    ) -> tuple[str, float | None, int]:
+    ) -> tuple[str, str, float | None, int]:
+        """The answer as text and as Markdown, when its first piece came, and how many
+        invented citations were taken out. Text the reader quotes from a source (``Quoted``)
+        goes around the citation filter: shown as it is, escaped in the Markdown."""
         citations = CitationFilter(len(sources))
-        parts: list[str] = []
+        parts: list[tuple[str, bool]] = []
         first_token: float | None = None
 
-        def show(text: str) -> None:
+        def show(text: str, quoted: bool = False) -> None:
             if text:
-                parts.append(text)
-                emit(AnswerDelta(text))
+                parts.append((text, quoted))
+                emit(AnswerDelta(text, quoted))
 
         with stage(emit, "read", len(sources)) as counts:
             async for chunk in self.reader.answer(question, sources, history):
                 if first_token is None:
                     first_token = (time.perf_counter() - start) * 1000
-                show(citations.feed(terminal_safe(chunk)))
+                if isinstance(chunk, Quoted):
+                    show(citations.before_quote())
+                    show(terminal_safe(chunk), quoted=True)
+                else:
+                    show(citations.feed(terminal_safe(chunk)))
             show(citations.finish())
-            counts.update(chars=sum(map(len, parts)), removed=citations.removed)
-        return "".join(parts).strip(), first_token, citations.removed
+            counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
+        text = "".join(text for text, _ in parts).strip()
+        markdown = "".join(escape_markdown(t) if quoted else t for t, quoted in parts).strip()
+        return text, markdown, first_token, citations.removed
 
     # -- plumbing
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader.citations import escape_markers
 
 # Chat-template control tokens (<|eot_id|>, <|im_start|>, ...) inside page text must stay
 # text. HTML serialization already escapes "<" in text, but titles and URLs are raw, and a
@@ -24,14 +25,28 @@ def defuse_control_tokens(text: str) -> str:
     return _CONTROL_TOKEN.sub(r"< |\1| >", text)
 
 
+# Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
+_CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
+
+
 def render_sources(sources: Sequence[Source]) -> str:
     if not sources:
         return "(no sources)"
     return "\n\n".join(
-        defuse_control_tokens(f"[{source.number}] {source.title or 'Untitled'}\n"
-        f"URL: {source.url}\n{source.html}")
+        defuse_control_tokens(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
+        f"URL: {source.url}\n{_escape_prose_markers(source.html)}")
         for source in sources
     )  # fmt: skip
+
+
+def _escape_prose_markers(html: str) -> str:
+    """A page's own footnote markers (``[3]``) escaped outside its code, so that the reader,
+    which cites sources as ``[n]``, cannot copy one as a citation of source 3."""
+    pieces, done = [], 0
+    for code in _CODE_ELEMENT.finditer(html):
+        pieces += [escape_markers(html[done : code.start()]), code[0]]
+        done = code.end()
+    return "".join([*pieces, escape_markers(html[done:])])
 
 
 def reader_messages(

@@ -33,6 +33,7 @@ from htmlrag_chat.events import (
 from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.markup import escape_markdown
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
@@ -401,6 +402,66 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     assert not any("[9]" in delta or "9]" in delta for delta in deltas)
     assert "".join(deltas).strip() == run.answer.text
     assert [c.sources for c in run.answer.citations] == [(1,), (2,)]
+
+
+FOOTNOTED_URL = "https://towers.example/eiffel"
+FOOTNOTED = page(
+    "Eiffel tower",
+    "The Eiffel tower stands in Paris [3] and was finished in 1889 [2].",
+    "Its height is read with <code>heights[0]</code> in the survey data [1].",
+)
+TOWER_QUESTION = "When was the Eiffel tower finished?"
+
+
+def add_footnoted_page(store: Store) -> None:
+    """A page with footnote markers of its own, found with two other pages, so that its
+    [2] and [3] are also the numbers of real sources."""
+    store.put_search(
+        TOWER_QUESTION, [SearchResult(u, u) for u in (FOOTNOTED_URL, LYON_URL, PORTO_URL)]
+    )
+    store.put_page(FetchResult(FOOTNOTED_URL, Outcome.OK, status=200, body=FOOTNOTED.encode()))
+
+
+def test_a_quoted_sentence_is_verbatim_and_cites_only_its_own_source(store: Store) -> None:
+    add_footnoted_page(store)
+    events: list[Event] = []
+
+    async def main() -> Answer:
+        agent = Agent(
+            web=Sources(store, replay=True),
+            reader=ExtractiveReader(max_sentences=1),
+            stages=[Stage(BM25Scorer(), 2048)],
+            counter=ApproxTokenCounter(),
+            emit=events.append,
+        )
+        return await agent.ask(TOWER_QUESTION)
+
+    answer = asyncio.run(main())
+    quote = "The Eiffel tower stands in Paris [3] and was finished in 1889 [2]."
+    assert answer.sources[0].url == FOOTNOTED_URL and len(answer.sources) == 3
+    assert answer.text.endswith(f"- {quote} [1]")  # shown as the page says it
+    assert answer.removed_citations == 0
+    assert [(c.sentence, c.sources) for c in answer.citations] == [(quote, (1,))]
+    # The Markdown the app shows and stores escapes the page's markers: never cite links.
+    assert answer.markdown.endswith(f"- {escape_markdown(quote)} [1]")
+    assert answer.store_record()["text"] == answer.markdown
+    quoted = [e.text for e in events if isinstance(e, AnswerDelta) and e.quoted]
+    assert quoted == [quote]
+
+
+def test_a_reader_llm_sees_footnotes_escaped_and_its_code_is_left_alone(store: Store) -> None:
+    add_footnoted_page(store)
+    reply = (
+        "It was finished in 1889 \\[2\\] [1]. Read it with `heights[0]` [1]:\n"
+        "```python\nyear = data[9]\n```"
+    )
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: x", answer=reply))
+    run = ask(llm, store, TOWER_QUESTION, rounds=1)
+    (read,) = requests_of(llm, "read")
+    assert "Paris \\[3\\] and was finished in 1889 \\[2\\]" in read[-1]["content"]
+    assert "<code>heights[0]</code>" in read[-1]["content"]  # code reaches it as it is
+    assert run.answer.text == reply and run.answer.removed_citations == 0
+    assert [c.sources for c in run.answer.citations] == [(1,), (1,)]
 
 
 def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:
