@@ -34,9 +34,9 @@ SUPPORT_THRESHOLD = 0.5
 
 _NUMBER = "[0-9]+"
 _ITEM = rf"({_NUMBER})(?: *[-\u2013] *({_NUMBER}))?"  # hyphen or en dash
-# The lookahead caps the length; "(" after the group makes it a markdown link, not a citation,
-# and a backslash before it makes it text.
-_GROUP = rf"(?<!\\)\[(?=[^\]\n]{{0,{MAX_GROUP - 2}}}\]) *{_ITEM}(?: *, *{_ITEM})* *\](?!\()"
+# The lookahead caps the length; "(" after the group makes it a markdown link, not a citation.
+# (An escaped "\\[" never reaches these patterns: CodeScanner hands it out as literal text.)
+_GROUP = rf"\[(?=[^\]\n]{{0,{MAX_GROUP - 2}}}\]) *{_ITEM}(?: *, *{_ITEM})* *\](?!\()"
 _GROUP_RE = re.compile(_GROUP)
 _ITEM_RE = re.compile(_ITEM)
 # Adjacent groups like [1][2] with the one space before them, which goes when all of them go.
@@ -53,7 +53,9 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
 # "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
 _ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
 _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
-_BRACKET = re.compile(r"[\[\]]")
+# Brackets of literal text (code, escapes) while sentences are read: private-use stand-ins.
+_MASK = str.maketrans("[]", "\ue000\ue001")
+_UNMASK = str.maketrans("\ue000\ue001", "[]")
 
 _CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
 _WORD = re.compile(r"[^\W_]+")
@@ -83,8 +85,14 @@ class Citation:
 
 
 def parse_citations(text: str) -> list[tuple[int, ...]]:
-    """The numbers of every citation group in ``text``, ranges expanded, as written."""
-    return [_expand(match[0]) for match in _GROUP_RE.finditer(text)]
+    """The numbers of every citation group in the prose of ``text``, ranges expanded, as
+    written."""
+    return [
+        _expand(match[0])
+        for literal, piece in CodeScanner().feed(text, final=True)
+        if not literal
+        for match in _GROUP_RE.finditer(piece)
+    ]
 
 
 def _expand(group: str) -> tuple[int, ...]:
@@ -259,7 +267,7 @@ def _judge(sentence: str, index: dict[int, _SourceTerms], threshold: float) -> C
     cited = tuple(dict.fromkeys(n for n in numbers if n in index))
     if not cited:
         return None
-    text = unescape_markdown(" ".join(_GROUP_RE.sub(" ", sentence).split()))
+    text = unescape_markdown(" ".join(_GROUP_RE.sub(" ", sentence).split()).translate(_UNMASK))
     plain = _SPACE_BEFORE_MARK.sub("", text)
     terms = _terms(plain)
     support = round(max(index[n].overlap(terms) for n in cited), 3)
@@ -271,12 +279,12 @@ def check_citations(
 ) -> list[Citation]:
     """Every cited sentence of ``answer`` (Markdown, as ``Answer.markdown`` holds it) with
     its support by the best of its valid sources; sentences without a valid citation are
-    not judged. Brackets in code are escaped first, so that they cite nothing; sentences
-    are given as they show, escapes undone."""
+    not judged. Brackets in code and escaped ones are masked first, so that they cite
+    nothing; sentences are given as they show (masks and escapes undone)."""
     index = {source.number: _SourceTerms.of(source.text) for source in sources}
     prose = "".join(
-        _BRACKET.sub(r"\\\g<0>", piece) if code else piece
-        for code, piece in CodeScanner().feed(answer, final=True)
+        piece.translate(_MASK) if literal else piece
+        for literal, piece in CodeScanner().feed(answer, final=True)
     )
     judged = (_judge(sentence, index, threshold) for sentence in _sentences(prose))
     return [citation for citation in judged if citation is not None]

@@ -4,8 +4,9 @@ Answers are Markdown. Citation markers like ``[1]`` are read in prose only: ``ar
 code span and ``x[1]`` in a fenced block are code, and a sentence the extractive reader
 quotes from a page keeps the page's own footnote markers (``Paris [3]``) as text. So:
 
-- ``CodeScanner`` tells code from prose in Markdown that arrives in pieces, deciding each
-  character as soon as nothing that follows can change it (a stream must not wait long);
+- ``CodeScanner`` tells prose from what is literal in Markdown (code, and characters escaped
+  with a backslash: ``\\[3\\]`` is text) as it arrives in pieces, deciding each character
+  as soon as nothing that follows can change it (a stream must not wait long);
 - ``Quoted`` marks a reader chunk as source text to show verbatim, never read for citations;
 - ``escape_markdown`` writes such text so that Markdown shows it as it is (``\\[3\\]``), and
   ``unescape_markdown`` turns the Markdown back into the text it shows.
@@ -24,7 +25,8 @@ _INLINE_SPECIALS = re.compile(r"([\\`*_\[\]<>&~|!])")
 _LINK_START = re.compile(r"(?:[a-z0-9+.-]+:(?=//)|www\.)", re.IGNORECASE)
 _LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)]))")
 _TICK_OR_NEWLINE = re.compile(r"[`\n]")
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation
+_ESCAPABLE = re.compile(r"[!-/:-@\[-`{-~]")  # CommonMark: any ASCII punctuation
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 class Quoted(str):
@@ -53,15 +55,16 @@ def unescape_markdown(text: str) -> str:
 
 @dataclass
 class CodeScanner:
-    """Splits Markdown arriving in pieces into code and prose, keeping back only what the
-    next piece could still change.
+    """Splits Markdown arriving in pieces into literal text and prose, keeping back only
+    what the next piece could still change. Literal is code and escaped characters.
 
     Code is a fenced block (a line that starts, after any indentation, with three or more
     backticks or tildes, up to a line of at least as many of the same) or an inline span (a
     run of backticks up to the next run of the same length on the same line; a run with no
     such closer is plain text). CommonMark lets a span cross a line break inside a paragraph;
-    answers rarely do, and a line is as long as a stream should wait. A backslash escapes
-    the character after it outside code, so ``\\``` opens nothing.
+    answers rarely do, and a line is as long as a stream should wait. Outside code a
+    backslash escapes the ASCII punctuation after it: the pair is literal (``\\[`` starts no
+    citation, ``\\``` no code), while ``\\\\[1]`` is an escaped backslash and a citation.
     """
 
     fence: tuple[str, int] | None = None  # the open fence's character and length
@@ -71,8 +74,8 @@ class CodeScanner:
     pending: str = ""  # text not decided yet, scanned again with the next piece
 
     def feed(self, text: str, final: bool = False) -> list[tuple[bool, str]]:
-        """The decided part of what is pending plus ``text``, as (is_code, piece) pairs in
-        order; ``final``: the text ends here, so everything is decided."""
+        """The decided part of what is pending plus ``text``, as (is_literal, piece) pairs
+        in order; ``final``: the text ends here, so everything is decided."""
         text, self.pending = self.pending + text, ""
         pieces: list[tuple[bool, str]] = []
 
@@ -118,7 +121,9 @@ class CodeScanner:
             if at + 1 == len(text) and not final:
                 return None
             self.line_start = False
-            return False, at + (1 if text[at + 1 : at + 2] in ("", "\n") else 2)
+            if _ESCAPABLE.match(text, at + 1):
+                return True, at + 2
+            return False, at + 1
         if char not in "`~":
             self.line_start = False
             match = _PLAIN.match(text, at)

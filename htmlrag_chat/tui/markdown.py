@@ -14,9 +14,10 @@ import re
 
 from htmlrag_chat.reader.markup import CodeScanner
 
-# The groups the citation filter lets through: [3], [1, 2], [2-4], [1][2]; not [x](url) or \[3].
-_CITATION = re.compile(r"(?<!\\)\[(\d+(?:\s*[,\-\u2013]\s*\d+)*)\](?!\()")
-_OPEN_TAIL = re.compile(r"(?<!\\)\[[\d\s,\-\u2013]{0,48}\]?\Z")
+# The groups the citation filter lets through: [3], [1, 2], [2-4], [1][2]; not [x](url). An
+# escaped \[3] is no group: the code scanner hands it out as literal text, never linked.
+_CITATION = re.compile(r"\[(\d+(?:\s*[,\-\u2013]\s*\d+)*)\](?!\()")
+_OPEN_TAIL = re.compile(r"\[[\d\s,\-\u2013]{0,48}\]?\Z")
 CITE_SCHEME = "cite:"
 _WIDEST_RANGE = 50  # a stored answer is data: [1-999999999] must not build a huge list
 

@@ -14,12 +14,12 @@ from markdown_it import MarkdownIt
 from htmlrag_chat.reader.markup import CodeScanner, escape_markdown, unescape_markdown
 
 
-def code_of(text: str) -> list[str]:
-    return [piece for code, piece in CodeScanner().feed(text, final=True) if code]
+def literal_of(text: str) -> list[str]:
+    return [piece for literal, piece in CodeScanner().feed(text, final=True) if literal]
 
 
 @pytest.mark.parametrize(
-    ("text", "code"),
+    ("text", "literal"),
     [
         ("Use `arr[0]` for the first [1].", ["`arr[0]`"]),
         ("```python\nx[1] = 2\n```\nThen [2].", ["```python\nx[1] = 2\n```\n"]),
@@ -27,14 +27,15 @@ def code_of(text: str) -> list[str]:
         ("an unmatched ` tick [9]\nnext `line` [1]", ["`line`"]),  # a lone tick is text
         ("  ~~~\ncode [3]\n  ~~~~\nafter [1]", ["~~~\ncode [3]\n  ~~~~\n"]),
         ("```inline``` and [1]", ["```inline```"]),  # a tick on the line: not a fence
-        ("\\`not code [1]\\` end", []),  # escaped ticks
+        ("\\`not code [1]\\` end", ["\\`", "\\`"]),  # escaped ticks: literal, no code
+        ("\\[3\\] and \\\\[1]", ["\\[", "\\]", "\\\\"]),  # "\\\\" escapes the backslash
         ("- item\n    ```\n    y[2]\n    ```\n- next [1]", ["```\n    y[2]\n    ```\n"]),
         ("```\nnever closed [1]", ["```\nnever closed [1]"]),
         ("text ``` mid-line ``` [1]", ["``` mid-line ```"]),
     ],
 )
-def test_code_spans_and_fences_are_found(text: str, code: list[str]) -> None:
-    assert code_of(text) == code
+def test_code_spans_fences_and_escapes_are_literal(text: str, literal: list[str]) -> None:
+    assert literal_of(text) == literal
 
 
 def scanned_in_pieces(text: str, cuts: list[int]) -> list[tuple[bool, str]]:
