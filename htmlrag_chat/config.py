@@ -1,7 +1,9 @@
 """Reader settings: built-in defaults, then the TOML file, then the environment, then options.
 
-The file is ``$HTMLRAG_CHAT_CONFIG`` or ``config.toml`` in the user config directory, with a
-``[reader]`` table. The API key is read from the file or the environment only, never from
+The file is ``--config``, else ``$HTMLRAG_CHAT_CONFIG``, else ``config.toml`` in the user
+config directory, with a ``[reader]`` table (and a ``[web]`` one for the question deadline).
+Only the last may be missing: a file named on purpose that is not there is an error, not
+silently the defaults. The API key is read from the file or the environment only, never from
 an option, so it does not end up in shell history or process listings. Each value's origin
 is kept alongside (``resolve_reader_settings``), so ``htmlrag-chat config`` can say why a
 setting has the value it has.
@@ -70,7 +72,11 @@ def config_origin(option: Path | None = None) -> tuple[Path, Origin]:
     configured = os.environ.get("HTMLRAG_CHAT_CONFIG")
     if configured:
         return Path(configured), Origin("environment", "HTMLRAG_CHAT_CONFIG")
-    return platformdirs.user_config_path("htmlrag-chat") / "config.toml", DEFAULT
+    return _default_path(), DEFAULT
+
+
+def _default_path() -> Path:
+    return platformdirs.user_config_path("htmlrag-chat") / "config.toml"
 
 
 def load_reader_settings(path: Path | None = None, **overrides: object) -> ReaderSettings:
@@ -138,6 +144,8 @@ def _read_file(path: Path) -> dict[str, object]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if path != _default_path():
+            raise UserError(f"{path}: no such config file") from None
         return {}
     except (OSError, UnicodeDecodeError) as error:
         raise UserError(f"{path}: cannot read the config file ({error})") from None

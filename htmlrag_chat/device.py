@@ -1,22 +1,61 @@
 """Where models run: CUDA when present, then Apple's MPS, then the CPU.
 
-Half precision only on a GPU: on CPUs it is slower than float32 and loses accuracy.
+Half precision only on a GPU: on CPUs it is slower than float32 and loses accuracy. A device
+asked for by name is checked before any model is moved there, so ``--device cuda`` on a
+CPU-only build of torch is a one-line usage error rather than torch's assertion.
 """
 
 from __future__ import annotations
 
+import re
+
 import torch
+
+from htmlrag_chat.errors import UserError
+
+_NAMED = re.compile(r"(cpu|cuda|mps)(?::(\d+))?")
+CHOICES = "auto, cpu, cuda, cuda:N or mps"
+
+
+class DeviceUnavailable(UserError):
+    """A device that is not a device name, or that this machine or torch build lacks."""
 
 
 def pick_device(requested: str | None = None) -> str:
-    """``requested`` when given (``cpu``, ``cuda``, ``cuda:1``, ``mps``), else the best found."""
+    """``requested`` when given (``cpu``, ``cuda``, ``cuda:1``, ``mps``) and usable here,
+    else the best found; ``DeviceUnavailable`` says why a requested one cannot be used."""
     if requested and requested != "auto":
+        check_device(requested)
         return requested
     if torch.cuda.is_available():
         return "cuda"
     if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+def check_device(name: str) -> None:
+    match = _NAMED.fullmatch(name)
+    if match is None or (match[1] != "cuda" and match[2] is not None):
+        raise DeviceUnavailable(f"device {name!r} is not one of {CHOICES}")
+    kind, index = match[1], int(match[2] or 0)
+    if kind == "cuda" and not torch.cuda.is_available():
+        why = (
+            f"this torch ({torch.__version__}) is a CPU-only build"
+            if torch.version.cuda is None
+            else "no CUDA GPU is visible"
+        )
+        raise DeviceUnavailable(f"device {name!r}: {why}; use --device cpu or auto")
+    if kind == "cuda" and index >= torch.cuda.device_count():
+        raise DeviceUnavailable(
+            f"device {name!r}: there is no CUDA GPU {index} "
+            f"({torch.cuda.device_count()} visible); use --device cuda:0 or auto"
+        )
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise DeviceUnavailable(
+            f"device {name!r}: Apple's MPS is not available here (Apple silicon with macOS "
+            "only); use --device cpu or auto"
+        )
 
 
 def model_dtype(device: str, half: torch.dtype = torch.bfloat16) -> torch.dtype:

@@ -64,9 +64,11 @@ class Skipped:
 @dataclass(frozen=True)
 class AnswerDelta:
     """The next piece of the streamed answer, citations already checked against the
-    sources (an invented source number never reaches the screen)."""
+    sources (an invented source number never reaches the screen). ``quoted``: text quoted
+    from a source, to be shown verbatim (in Markdown, escaped), never read for citations."""
 
     text: str
+    quoted: bool = False
 
 
 Event = StageStarted | StageFinished | Progress | Notice | Searching | Skipped | AnswerDelta

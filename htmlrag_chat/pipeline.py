@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from htmlrag_chat import cancel
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.events import EventSink, Notice, ignore, stage
 from htmlrag_chat.html.blocks import (
@@ -60,6 +61,7 @@ def load_pages(pages: Sequence[PageInput], emit: EventSink = ignore) -> Loaded:
     failures: list[InputError] = []
     with stage(emit, "clean", len(pages)) as counts:
         for page in pages:
+            cancel.check()  # a stopped question ends between two pages
             try:
                 cleaned.append(clean_page(page))
             except InputError as error:

@@ -6,6 +6,11 @@ recording (stored without region and safesearch) is reused under any settings, s
 answers in record mode too. Replay reads only the cache and never creates a network client,
 so it opens no socket; what is missing is reported by name.
 
+Failures heal. A transient one (timeout, reset, 5xx) is never stored, so the next request
+tries again; a permanent one (404, not HTML, blocked, a bot wall) is reused for at most
+``FAILURE_MAX_AGE``; and a failed refetch of a page the cache holds keeps and returns that
+page, since a site that is down for a moment should not cost an answer its source.
+
 A question never waits for its slowest page: ``deadline`` seconds after the first page has
 arrived, ``fetch_many`` returns with what is there and reports the rest as left out. Those
 downloads go on in the background and land in the cache as they finish, ready for the next
@@ -15,8 +20,10 @@ question; ``settle`` gives them a last moment before the program exits.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from math import inf
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
@@ -26,6 +33,10 @@ from htmlrag_chat.web.search import SearchSettings, WebSearcher
 
 NOT_RECORDED = "not in the recording"
 LEFT_OUT = "left out: still downloading"
+KEPT_STORED_PAGE = "refetching failed: the page stored earlier is used"
+# How long a permanent failure (404, 410, not HTML, too large, blocked, a bot challenge) is
+# reused before the URL is tried again: pages move back, walls come down.
+FAILURE_MAX_AGE = 24 * 3600.0
 
 
 class MissingFromRecording(UserError):
@@ -77,19 +88,33 @@ class Sources:
         that many seconds after the first one arrived comes back FAILED as left out, and is
         cached when it does arrive."""
         found: dict[str, FetchResult] = {}
+        stored: dict[str, FetchResult] = {}  # good pages too old to reuse, kept if refetching fails
         for url in dict.fromkeys(urls):
-            cached = self.store.get_page(url, max_age=None if self.replay else self.max_age)
-            if cached is not None:
+            cached = self.store.get_page(url)
+            if self.replay:
+                found[url] = cached or FetchResult(url, Outcome.FAILED, NOT_RECORDED)
+            elif cached is not None and self._reusable(cached):
                 found[url] = cached
-            elif self.replay:
-                found[url] = FetchResult(url, Outcome.FAILED, NOT_RECORDED)
+            elif cached is not None and cached.outcome is Outcome.OK:
+                stored[url] = cached
             if url in found and on_result:
                 on_result(found[url])
         missing = [url for url in dict.fromkeys(urls) if url not in found]
         if missing:
             started = any(result.outcome is Outcome.OK for result in found.values())
-            found.update(await self._download(missing, on_result, deadline, started))
+            found.update(await self._download(missing, stored, on_result, deadline, started))
         return [found[url] for url in urls]
+
+    def _reusable(self, cached: FetchResult) -> bool:
+        """Whether a cached outcome answers a live request: a good page until ``--refresh``
+        says it is too old, a permanent failure for at most ``FAILURE_MAX_AGE``. A page the
+        guard blocked is tried again once private addresses are allowed."""
+        age = time.time() - cached.fetched_at
+        if cached.outcome is Outcome.OK:
+            return self.max_age is None or age <= self.max_age
+        if cached.outcome is Outcome.BLOCKED and self.fetch_policy.allow_private:
+            return False
+        return age <= min(FAILURE_MAX_AGE, self.max_age if self.max_age is not None else inf)
 
     async def settle(self, timeout: float) -> int:
         """Wait up to ``timeout`` seconds for downloads a deadline left behind, then cancel
@@ -106,10 +131,14 @@ class Sources:
     async def _download(
         self,
         urls: list[str],
+        stored: dict[str, FetchResult],
         on_result: Callable[[FetchResult], None] | None,
         deadline: float | None,
         started: bool,
     ) -> dict[str, FetchResult]:
+        """Fetch ``urls`` live and store what may be reused; a URL whose refetch failed comes
+        back as its ``stored`` page, with the failure as its reason. With a ``deadline``,
+        what has not arrived by then comes back as left out (see ``fetch_many``)."""
         arrived: dict[str, FetchResult] = {}
         first_page = asyncio.Event()
         if started:
@@ -117,10 +146,13 @@ class Sources:
         waiting = set(urls)
 
         def record(result: FetchResult) -> None:
-            self.store.put_page(result)
+            if not result.transient:
+                self.store.put_page(result)  # which never replaces a good page with a failure
             waiting.discard(result.url)
             if task in self._late:  # the question went on without it
                 return
+            if result.outcome is not Outcome.OK and result.url in stored:
+                result = replace(stored[result.url], reason=f"{KEPT_STORED_PAGE} ({result.reason})")
             arrived[result.url] = result
             if result.outcome is Outcome.OK:
                 first_page.set()

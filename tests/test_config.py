@@ -59,8 +59,11 @@ def failure(path: Path, **overrides: object) -> str:
     return message
 
 
-def test_without_a_file_the_defaults_apply(tmp_path: Path) -> None:
-    settings = load_reader_settings(tmp_path / "missing.toml")
+def test_without_a_file_the_defaults_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HTMLRAG_CHAT_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # an empty user config directory
+    assert not config_path().exists()
+    settings = load_reader_settings()
     assert settings == ReaderSettings()
     assert settings.reader == "auto"
     assert settings.probe_ports == (11434, 1234, 8080, 8000)  # Ollama, LM Studio, llama.cpp, vLLM
@@ -70,6 +73,16 @@ def test_without_a_file_the_defaults_apply(tmp_path: Path) -> None:
     assert settings.max_tokens == 512
     assert settings.context_tokens is None
     assert settings.device == "auto"
+
+
+def test_a_config_file_named_on_purpose_must_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "missing.toml"
+    assert failure(missing) == f"{missing}: no such config file"
+    monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(missing))
+    with pytest.raises(UserError, match="no such config file"):
+        load_reader_settings()
 
 
 def test_a_file_without_a_reader_table_gives_the_defaults(tmp_path: Path) -> None:
@@ -234,7 +247,7 @@ def test_an_unknown_reader_in_the_file_is_named_with_the_file(tmp_path: Path) ->
 
 
 def test_an_unknown_reader_option_is_refused(tmp_path: Path) -> None:
-    message = failure(tmp_path / "missing.toml", reader="gpt")
+    message = failure(write(tmp_path, "[other]\nx = 1\n"), reader="gpt")
     assert "'gpt'" in message
     assert "local, openai, extractive, auto" in message
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import asyncio
 import socket
 import sqlite3
+import struct
 from collections import Counter
 from contextlib import asynccontextmanager
 
 import pytest
 from aiohttp import web
 
-from htmlrag_chat.sources import NOT_RECORDED, MissingFromRecording, Sources
+from htmlrag_chat.sources import (
+    FAILURE_MAX_AGE,
+    KEPT_STORED_PAGE,
+    NOT_RECORDED,
+    MissingFromRecording,
+    Sources,
+)
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import FetchPolicy
 from htmlrag_chat.web.results import Outcome, SearchResult
@@ -24,14 +31,28 @@ ARTICLE = (
 
 
 @asynccontextmanager
-async def site(hits: Counter):
-    async def page(request: web.Request) -> web.Response:
+async def site(hits: Counter, failing: dict[str, str] | None = None):
+    """A loopback site serving ARTICLE at every path; ``failing`` maps a path to how it
+    fails instead while the entry is there ("503", "404", "410", "reset", "slow")."""
+    failing = {} if failing is None else failing
+
+    async def page(request: web.Request) -> web.StreamResponse:
         hits[request.path] += 1
+        how = failing.get(request.path)
+        if how == "reset":
+            sock = request.transport.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            request.transport.abort()  # with linger 0: a TCP reset
+            await asyncio.sleep(1)
+        if how == "slow":
+            await asyncio.sleep(2)
+        if how is not None and how.isdigit():
+            return web.Response(status=int(how), text="not now")
         return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
 
     app = web.Application()
     app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app)
+    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1)
     await runner.setup()
     server = web.TCPSite(runner, "127.0.0.1", 0)
     await server.start()
@@ -42,7 +63,7 @@ async def site(hits: Counter):
         await runner.cleanup()
 
 
-LOOPBACK = FetchPolicy(allow_private=True)
+LOOPBACK = FetchPolicy(allow_private=True, total_timeout=0.5)
 
 
 def test_live_pages_are_recorded_and_then_served_from_the_cache(tmp_path):
@@ -206,3 +227,110 @@ def test_without_a_deadline_every_page_is_waited_for(tmp_path):
                 )
 
     assert [r.outcome for r in asyncio.run(scenario())] == [Outcome.OK, Outcome.OK]
+
+
+# -- failures heal
+
+
+@pytest.mark.parametrize("how", ["503", "429", "reset", "slow"])
+def test_a_transient_failure_is_retried_on_the_next_request(tmp_path, how):
+    hits: Counter = Counter()
+    failing = {"/a": how}
+
+    async def scenario():
+        async with site(hits, failing) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                sources = Sources(store, fetch_policy=LOOPBACK)
+                (first,) = await sources.fetch_many([f"{base}/a"])
+                failing.clear()  # the site is back
+                asked = hits["/a"]
+                (second,) = await sources.fetch_many([f"{base}/a"])
+                (third,) = await sources.fetch_many([f"{base}/a"])
+            return first, second, third, hits["/a"] - asked
+
+    first, second, third, asked_again = asyncio.run(scenario())
+    assert first.outcome is Outcome.FAILED and first.transient
+    assert second.outcome is Outcome.OK and not second.from_cache
+    assert third.outcome is Outcome.OK and third.from_cache
+    assert asked_again == 1
+
+
+@pytest.mark.parametrize("how", ["404", "410"])
+def test_a_permanent_failure_is_reused_until_its_age_limit(tmp_path, how):
+    hits: Counter = Counter()
+    failing = {"/a": how}
+    path = tmp_path / "c.sqlite3"
+
+    async def fetch(base: str):
+        with Store.open(path) as store:
+            (result,) = await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+        return result
+
+    async def scenario():
+        async with site(hits, failing) as base:
+            first = await fetch(base)
+            again = await fetch(base)
+            failing.clear()
+            cached_still = await fetch(base)  # within the age limit: not asked again
+            age(path, FAILURE_MAX_AGE + 60)
+            healed = await fetch(base)
+        return first, again, cached_still, healed
+
+    first, again, cached_still, healed = asyncio.run(scenario())
+    assert first.outcome is Outcome.FAILED and not first.transient and not first.from_cache
+    assert again.outcome is Outcome.FAILED and again.from_cache
+    assert again.reason == first.reason == cached_still.reason
+    assert healed.outcome is Outcome.OK and not healed.from_cache
+    assert hits["/a"] == 2
+
+
+def age(path, seconds: float) -> None:
+    """Make every stored page ``seconds`` older, in the file itself."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE pages SET fetched_at = fetched_at - ?", [seconds])
+    conn.close()
+
+
+@pytest.mark.parametrize("how", ["503", "reset", "slow", "404"])
+def test_a_failed_refresh_keeps_and_serves_the_good_page(tmp_path, how):
+    hits: Counter = Counter()
+    failing: dict[str, str] = {}
+    path = tmp_path / "c.sqlite3"
+
+    async def scenario():
+        async with site(hits, failing) as base:
+            with Store.open(path) as store:
+                (good,) = await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                failing["/a"] = how
+                age(path, 10)
+                refresh = Sources(store, max_age=1, fetch_policy=LOOPBACK)
+                (refreshed,) = await refresh.fetch_many([f"{base}/a"])
+        return good, refreshed
+
+    good, refreshed = asyncio.run(scenario())
+    assert hits["/a"] >= 2  # the refresh did go to the site
+    assert refreshed.outcome is Outcome.OK and refreshed.body == good.body == ARTICLE.encode()
+    assert refreshed.reason is not None and refreshed.reason.startswith(KEPT_STORED_PAGE)
+    with Store.open(path, readonly=True) as store:  # and the file still holds the page
+        kept = store.get_page(good.url)
+    assert kept.outcome is Outcome.OK and kept.body == ARTICLE.encode()
+
+
+def test_a_page_blocked_by_the_guard_is_tried_again_once_private_addresses_are_allowed(
+    tmp_path,
+):
+    hits: Counter = Counter()
+
+    async def scenario():
+        async with site(hits) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                guarded = Sources(store)
+                (blocked,) = await guarded.fetch_many([f"{base}/a"])
+                (again,) = await guarded.fetch_many([f"{base}/a"])
+                (allowed,) = await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+        return blocked, again, allowed
+
+    blocked, again, allowed = asyncio.run(scenario())
+    assert blocked.outcome is again.outcome is Outcome.BLOCKED and again.from_cache
+    assert allowed.outcome is Outcome.OK and hits["/a"] == 1

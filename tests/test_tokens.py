@@ -1,16 +1,70 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from htmlrag_chat.tokens import ApproxTokenCounter, HFTokenCounter, load_token_counter
+from tests.conftest import PAGES
 
 
-def test_local_tokenizer_path_counts_exactly(tiny_tokenizer_dir):
-    loaded = load_token_counter(str(tiny_tokenizer_dir))
-    assert isinstance(loaded.counter, HFTokenCounter) and loaded.counter.exact
+def hand_made_tokenizer(folder: Path) -> Path:
+    """A byte-level BPE whose merges are listed here, so every count below is known by hand:
+    "h e" -> "he", "l l" -> "ll", "he ll" -> "hell", "hell o" -> "hello", "< /" -> "</" and
+    "Ġ hello" -> "Ġhello" (Ġ is the byte-level space)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {char: index for index, char in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("hell", "o"), ("<", "/"), ("Ġ", "hello")]
+    for left, right in merges:
+        vocab[left + right] = len(vocab)
+    bos = vocab["<|begin_of_text|>"] = len(vocab)
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # Like Llama's: encoding adds BOS unless told not to, which counting must not count.
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)]
+    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<|begin_of_text|>")
+    fast.save_pretrained(folder)
+    return folder
+
+
+# Counts worked out by hand from the merges above; special tokens (BOS) are never counted.
+KNOWN_COUNTS = {
+    "hello": 1,
+    "hellohello": 2,
+    "hello hello": 2,  # "hello", "Ġhello"
+    "<p>hello</p>": 7,  # "<", "p", ">", "hello", "</", "p", ">"
+    "hello, hello": 3,  # "hello", ",", "Ġhello"
+    "héllo": 5,  # "h", the two bytes of "é", "ll", "o"
+    "東京": 6,  # three bytes each, no merges
+    "": 0,
+}
+
+
+def test_a_local_tokenizer_counts_exactly_what_it_encodes(tmp_path):
+    from transformers import AutoTokenizer
+
+    folder = hand_made_tokenizer(tmp_path)
+    assert len(AutoTokenizer.from_pretrained(folder)("hello")["input_ids"]) == 2  # BOS added
+    loaded = load_token_counter(str(folder))
     counter = loaded.counter
-    assert counter.count_many(["<p>hello</p>", ""]) == [counter.count("<p>hello</p>"), 0]
-    assert counter.count("<p>hello world</p>" * 10) > counter.count("<p>hello world</p>")
+    assert isinstance(counter, HFTokenCounter) and counter.exact and loaded.notice is None
+    assert {text: counter.count(text) for text in KNOWN_COUNTS} == KNOWN_COUNTS
+    assert counter.count_many(list(KNOWN_COUNTS)) == list(KNOWN_COUNTS.values())
+
+
+def test_counts_on_real_pages_match_the_tokenizers_own_encoding(tiny_tokenizer_dir):
+    from transformers import AutoTokenizer
+
+    reference = AutoTokenizer.from_pretrained(tiny_tokenizer_dir)
+    counter = load_token_counter(str(tiny_tokenizer_dir)).counter
+    texts = [page.data.decode("utf-8", "replace") for page in PAGES]
+    expected = [len(reference.encode(text, add_special_tokens=False)) for text in texts]
+    assert counter.count_many(texts) == expected
+    assert [counter.count(text) for text in texts] == expected
+    assert len(set(expected)) == len(expected) and min(expected) > 100
 
 
 def test_unavailable_tokenizer_falls_back_fast_with_a_notice(monkeypatch):

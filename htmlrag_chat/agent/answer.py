@@ -37,6 +37,13 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
     first_token_ms: float | None = None  # from the question to the first answer text
     total_ms: float = 0.0
+    # The answer as Markdown, for the chat app, the store and follow-ups: ``text`` with the
+    # text quoted from sources escaped, so that it shows as it is and cites nothing ("":
+    # nothing was quoted, the text is the Markdown).
+    markdown: str = ""
+
+    def __post_init__(self) -> None:
+        self.markdown = self.markdown or self.text
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
@@ -83,7 +90,7 @@ class Answer:
         record = self.to_json()
         return {
             "reader": f"{self.reader}:{self.model}",
-            "text": record["answer"],
+            "text": json_safe(self.markdown),
             "sources": record["sources"],
             "citations": record["citations"],
             "flags": self.flags,

@@ -2,19 +2,19 @@
 
 Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
 (and a TUI on it) stays responsive, and their events are handed back to the loop in order.
-Cancelling the task that runs ``ask`` stops it at the next await; work in a thread stops at
-its next event, generation at its next token. Rounds and queries are bounded, so it always
-ends.
+Cancelling the task that runs ``ask`` stops it at the next await; work in a thread is told
+through a ``cancel.StopFlag`` that its stages check between small steps, and the task ends
+only once that thread has, so the next question never runs beside a stale one. Generation
+stops at its next token. Rounds and queries are bounded, so it always ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from htmlrag_chat.agent.answer import Answer, Turn
 from htmlrag_chat.agent.plan import (
@@ -24,6 +24,7 @@ from htmlrag_chat.agent.plan import (
     rewrite_messages,
     sufficiency_messages,
 )
+from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.config import DEFAULT_DEADLINE
 from htmlrag_chat.events import (
     AnswerDelta,
@@ -43,6 +44,7 @@ from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
 from htmlrag_chat.reader.llm import render_sources
+from htmlrag_chat.reader.markup import Quoted, escape_markdown
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.sources import MissingFromRecording, Sources
 from htmlrag_chat.tokens import TokenCounter
@@ -66,10 +68,6 @@ class Reader(Protocol):
     ) -> AsyncIterator[str]: ...
 
 
-class _Stopped(Exception):
-    """Raised inside a worker thread at its next event once the question was cancelled."""
-
-
 @dataclass
 class Agent:
     web: Sources
@@ -81,8 +79,11 @@ class Agent:
     max_queries: int = 3  # searches per round, sub-queries included
     max_pages: int = 10  # pages per round
     deadline: float | None = DEFAULT_DEADLINE  # seconds after the first page to wait for more
+    _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
+        if self._worker is not None:  # a stopped question's thread that has not ended yet
+            await asyncio.wait([self._worker])
         start = time.perf_counter()
         timings: dict[str, float] = {}
         emit = self._recording(timings)
@@ -108,9 +109,11 @@ class Agent:
             if plan.search:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
             sources = list(history[-1].sources)
-        text, first_token, removed = await self._read(message, sources, chat_history, emit, start)
+        text, markdown, first_token, removed = await self._read(
+            message, sources, chat_history, emit, start
+        )
         with stage(emit, "cite") as counts:
-            citations = check_citations(text, sources)
+            citations = check_citations(markdown, sources)
             flags = flag_lines(citations)
             counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
         return Answer(
@@ -127,6 +130,7 @@ class Agent:
             timings=timings,
             first_token_ms=first_token,
             total_ms=(time.perf_counter() - start) * 1000,
+            markdown=markdown,
         )
 
     # -- planning
@@ -263,24 +267,33 @@ class Agent:
         history: list[Message],
         emit: EventSink,
         start: float,
-    ) -> tuple[str, float | None, int]:
+    ) -> tuple[str, str, float | None, int]:
+        """The answer as text and as Markdown, when its first piece came, and how many
+        invented citations were taken out. Text the reader quotes from a source (``Quoted``)
+        goes around the citation filter: shown as it is, escaped in the Markdown."""
         citations = CitationFilter(len(sources))
-        parts: list[str] = []
+        parts: list[tuple[str, bool]] = []
         first_token: float | None = None
 
-        def show(text: str) -> None:
+        def show(text: str, quoted: bool = False) -> None:
             if text:
-                parts.append(text)
-                emit(AnswerDelta(text))
+                parts.append((text, quoted))
+                emit(AnswerDelta(text, quoted))
 
         with stage(emit, "read", len(sources)) as counts:
             async for chunk in self.reader.answer(question, sources, history):
                 if first_token is None:
                     first_token = (time.perf_counter() - start) * 1000
-                show(citations.feed(terminal_safe(chunk)))
+                if isinstance(chunk, Quoted):
+                    show(citations.before_quote())
+                    show(terminal_safe(chunk), quoted=True)
+                else:
+                    show(citations.feed(terminal_safe(chunk)))
             show(citations.finish())
-            counts.update(chars=sum(map(len, parts)), removed=citations.removed)
-        return "".join(parts).strip(), first_token, citations.removed
+            counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
+        text = "".join(text for text, _ in parts).strip()
+        markdown = "".join(escape_markdown(t) if quoted else t for t, quoted in parts).strip()
+        return text, markdown, first_token, citations.removed
 
     # -- plumbing
 
@@ -293,21 +306,34 @@ class Agent:
         return emit
 
     async def _in_thread(self, emit: EventSink, work: Callable[..., T], *args: object) -> T:
-        """Run ``work(*args, emit)`` in a thread, its events delivered on the loop in order;
-        a cancelled question stops it at its next event."""
+        """Run ``work(*args, emit)`` in a thread, its events delivered on the loop in order.
+
+        A cancelled question sets the thread's stop flag, which its stages check between
+        small steps (``cancel``), and waits for the thread to end before the cancellation
+        goes on: the next question must not share the CPU, or the cache, with a stale one."""
         loop = asyncio.get_running_loop()
-        stopped = threading.Event()
+        flag = StopFlag()
 
         def thread_emit(event: Event) -> None:
-            if stopped.is_set():
-                raise _Stopped
+            flag.check()
             loop.call_soon_threadsafe(emit, event)
 
+        def run() -> T:
+            with watching(flag):
+                return work(*args, thread_emit)
+
+        worker = self._worker = asyncio.ensure_future(asyncio.to_thread(run))
+        # A stopped thread ends with Cancelled, which nobody awaits: mark it as seen.
+        worker.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            return await asyncio.to_thread(work, *args, thread_emit)
+            return await asyncio.shield(worker)
         except asyncio.CancelledError:
-            stopped.set()
+            flag.set()
+            await asyncio.wait([worker])  # its next check is a fraction of a second away
             raise
+        finally:
+            if worker.done():
+                self._worker = None
 
 
 async def _complete(chat: ChatModel, messages: list[Message], max_tokens: int) -> str:

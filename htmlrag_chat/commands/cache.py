@@ -31,6 +31,7 @@ def run_cache(args: argparse.Namespace) -> int:
         raise UserError(f"cache {args.action} needs --jsonl FILE")
     with open_store(args) as store:
         if args.action == "stats":
+            store.check()  # as import does: the two agree on which files are damaged
             print(json.dumps({"path": str(store.path), **store.stats()}))
         elif args.action == "clear":
             store.clear()

@@ -9,9 +9,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from htmlrag_chat.config import DEFAULT, Origin
+from htmlrag_chat.errors import EXIT_USAGE
 from htmlrag_chat.events import (
     Event,
     EventSink,
@@ -35,11 +36,12 @@ REPLAY, REPLAY_DB = "--replay", "--replay-db"
 EPILOG = """exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
-  2  usage error, a model that cannot be loaded, or a query missing from a replay
-     (for ask: none of its searches in the recording)
+  2  usage error (a bad option, a device or config file that cannot be used, an output
+     that cannot be written), a model that cannot be loaded, or a query missing from a
+     replay (for ask: none of its searches in the recording)
   3  an input could not be used (missing, binary, over the 5 MiB page cap, unknown
-     encoding, not in the recording); the other inputs were still processed (fetch: no URL
-     came back ok)
+     encoding, not in the recording, a malformed recording to import); the other inputs
+     were still processed (fetch: no URL came back ok)
   4  the cache file cannot be used (corrupted, not SQLite, from a newer version)
   5  the web could not be searched (offline, rate limited, timed out), or the reader's
      server could not be reached or answered with an error
@@ -73,8 +75,13 @@ class Parser(argparse.ArgumentParser):
 
     ``--replay`` is a plain flag, so it can never take the next word (a question, a command
     name) as its file; the file, when it is not the ``--cache`` one, goes after ``=`` or
-    ``--replay-db``. Words after ``--`` are left alone.
+    ``--replay-db``. Words after ``--`` are left alone. Its errors are one line, like every
+    other error of the command line (argparse prints the whole usage first, which buries
+    the message).
     """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{PROG}: {message} (see {self.prog} --help)\n")
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

@@ -13,7 +13,7 @@ from htmlrag_chat.commands.common import (
     progress_printer,
     store_options,
 )
-from htmlrag_chat.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import TASKS, load_dataset
 from htmlrag_chat.eval.distractors import MODES
@@ -121,7 +121,7 @@ def run_eval(args: argparse.Namespace) -> int:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(dumps(report), encoding="utf-8")
         except OSError as error:
-            raise InputError(f"{args.out}: cannot be written ({error.strerror})") from None
+            raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
     return EXIT_OK
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -90,6 +91,8 @@ def run_clean(args: argparse.Namespace) -> int:
         raise UserError("several inputs need --out-dir (one cleaned file per input)")
     if len(set(names)) < len(names):
         raise UserError("inputs share a file name; --out-dir would overwrite one with another")
+    if args.out_dir is not None:
+        prepare_out_dir(args.out_dir)
     failed = False
     for file, name in zip(args.files, names, strict=True):
         try:
@@ -102,9 +105,30 @@ def run_clean(args: argparse.Namespace) -> int:
         if args.out_dir is None:
             sys.stdout.write(text)
         else:
-            args.out_dir.mkdir(parents=True, exist_ok=True)
-            (args.out_dir / name).write_text(text, encoding="utf-8")
+            write_output(args.out_dir / name, text)
     return EXIT_INPUT if failed else EXIT_OK
+
+
+def prepare_out_dir(folder: Path) -> None:
+    """Create ``--out-dir`` before any input is read, so that a file in its place or a
+    folder we may not write to is one usage error, not a traceback after the first page."""
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out-dir {folder}: not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as failure:
+        raise UserError(f"--out-dir {folder}: {failure.strerror or failure}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"--out-dir {folder}: not writable")
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write one output file; a failure (full disk, read-only folder) ends the command with
+    one line, since every later file would fail the same way."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as failure:
+        raise UserError(f"cannot write {path}: {failure.strerror or failure}") from None
 
 
 def run_prune(args: argparse.Namespace) -> int:

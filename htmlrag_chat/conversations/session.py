@@ -50,7 +50,7 @@ class ChatSession:
         return self.history.add_message(self.conversation, "user", question)
 
     def answered(self, message_id: int, answer: Answer) -> None:
-        self.turns.append(Turn(answer.question, answer.text, tuple(answer.sources)))
+        self.turns.append(Turn(answer.question, answer.markdown, tuple(answer.sources)))
         self.history.add_answer(message_id, **answer.store_record())
 
     def rename(self, conversation_id: int, title: str) -> None:

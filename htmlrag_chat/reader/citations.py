@@ -6,6 +6,11 @@ does not make. The first is fixed while the answer streams: ``CitationFilter`` h
 what could still become a citation, so plain text reaches the terminal at once. The second is
 flagged afterwards by ``check_citations``, a lexical overlap test that needs no model and so can
 run on every answer.
+
+Only the answer's own prose cites. Brackets in code (``arr[0]``, a fenced ``x[1]``), text a
+reader quotes from a source (``Quoted``: its ``[3]`` is the page's footnote), and
+backslash-escaped brackets (``\\[3\\]``, how source text reaches an LLM, ``escape_markers``)
+are never read as citations, and never rewritten.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.markup import CodeScanner, unescape_markdown
 
 # [1-100] is a slip, not a hundred sources: a range expands to at most this many numbers.
 RANGE_CAP = 20
@@ -29,6 +35,7 @@ SUPPORT_THRESHOLD = 0.5
 _NUMBER = "[0-9]+"
 _ITEM = rf"({_NUMBER})(?: *[-\u2013] *({_NUMBER}))?"  # hyphen or en dash
 # The lookahead caps the length; "(" after the group makes it a markdown link, not a citation.
+# (An escaped "\\[" never reaches these patterns: CodeScanner hands it out as literal text.)
 _GROUP = rf"\[(?=[^\]\n]{{0,{MAX_GROUP - 2}}}\]) *{_ITEM}(?: *, *{_ITEM})* *\](?!\()"
 _GROUP_RE = re.compile(_GROUP)
 _ITEM_RE = re.compile(_ITEM)
@@ -46,6 +53,9 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
 # "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
 _ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
 _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
+# Brackets of literal text (code, escapes) while sentences are read: private-use stand-ins.
+_MASK = str.maketrans("[]", "\ue000\ue001")
+_UNMASK = str.maketrans("\ue000\ue001", "[]")
 
 _CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
 _WORD = re.compile(r"[^\W_]+")
@@ -75,8 +85,14 @@ class Citation:
 
 
 def parse_citations(text: str) -> list[tuple[int, ...]]:
-    """The numbers of every citation group in ``text``, ranges expanded, as written."""
-    return [_expand(match[0]) for match in _GROUP_RE.finditer(text)]
+    """The numbers of every citation group in the prose of ``text``, ranges expanded, as
+    written."""
+    return [
+        _expand(match[0])
+        for literal, piece in CodeScanner().feed(text, final=True)
+        if not literal
+        for match in _GROUP_RE.finditer(piece)
+    ]
 
 
 def _expand(group: str) -> tuple[int, ...]:
@@ -116,13 +132,14 @@ def _rewrite(text: str, sources: int) -> tuple[str, list[int]]:
 
 def filter_citations(text: str, sources: int) -> tuple[str, int]:
     """``text`` with citations to numbers outside 1..``sources`` removed, and how many were."""
-    shown, dropped = _rewrite(text, sources)
-    return shown, len(dropped)
+    citations = CitationFilter(sources)
+    shown = citations.feed(text) + citations.finish()
+    return shown, citations.removed
 
 
 def _decided_end(text: str) -> int:
-    """How much of the text streamed so far can be shown: all but an open citation at its end
-    with the space before it (which goes if the citation does), or else a trailing space
+    """How much of the prose streamed so far can be shown: all but an open citation at its
+    end with the space before it (which goes if the citation does), or else a trailing space
     (which goes if a citation follows). Everything else renders the same whatever comes next."""
     tail = _OPEN_TAIL.search(text)
     if tail and len(tail["open"]) <= MAX_GROUP:
@@ -131,15 +148,17 @@ def _decided_end(text: str) -> int:
 
 
 class CitationFilter:
-    """``filter_citations`` for a streamed answer, so an invented citation is never shown.
+    """Invented citations taken out of a streamed answer, so that one is never shown.
 
     The output of all ``feed`` calls and ``finish`` equals ``filter_citations`` of the whole
-    text, however it was chunked."""
+    text, however it was chunked. Code passes untouched; quoted source text does not pass
+    through it at all (``before_quote``)."""
 
     def __init__(self, sources: int) -> None:
         self.sources = sources
         self.removed_numbers: list[int] = []
-        self._held = ""
+        self._code = CodeScanner()
+        self._prose = ""  # prose held back: it could still end in a citation
 
     @property
     def removed(self) -> int:
@@ -147,20 +166,45 @@ class CitationFilter:
 
     def feed(self, chunk: str) -> str:
         """The part of the text so far that is safe to show now."""
-        text = self._held + chunk
-        end = _decided_end(text)
-        self._held = text[end:]
-        return self._release(text[:end])
+        return self._take(self._code.feed(chunk), final=False)
+
+    def before_quote(self) -> str:
+        """Everything held back, decided: source text quoted verbatim comes next, and no
+        citation goes on across it. The caller shows the quote as it is, after this."""
+        decided = self.finish()
+        self._code.line_start = False
+        return decided
 
     def finish(self) -> str:
         """Whatever was held back, decided now that the stream has ended."""
-        text, self._held = self._held, ""
-        return self._release(text)
+        return self._take(self._code.feed("", final=True), final=True)
+
+    def _take(self, pieces: list[tuple[bool, str]], final: bool) -> str:
+        shown: list[str] = []
+        for code, piece in pieces:
+            if code:  # nothing continues a citation across code: the prose before is decided
+                shown += [self._release(self._prose), piece]
+                self._prose = ""
+            else:
+                self._prose += piece
+        # Text the scanner holds back starts with a backtick or backslash, which ends any
+        # citation: then the prose before it is decided too.
+        end = len(self._prose) if final or self._code.pending else _decided_end(self._prose)
+        shown.append(self._release(self._prose[:end]))
+        self._prose = self._prose[end:]
+        return "".join(shown)
 
     def _release(self, text: str) -> str:
         shown, dropped = _rewrite(text, self.sources)
         self.removed_numbers.extend(dropped)
         return shown
+
+
+def escape_markers(text: str) -> str:
+    """Source text with its own citation-like markers (footnotes ``[3]``, ``[1, 2]``)
+    backslash-escaped, as Markdown escapes them (``\\[3\\]``): a reader that copies one copies
+    text, not a citation of source 3."""
+    return _GROUP_RE.sub(lambda m: "\\" + m[0][:-1] + "\\]", text)
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -223,7 +267,8 @@ def _judge(sentence: str, index: dict[int, _SourceTerms], threshold: float) -> C
     cited = tuple(dict.fromkeys(n for n in numbers if n in index))
     if not cited:
         return None
-    plain = _SPACE_BEFORE_MARK.sub("", " ".join(_GROUP_RE.sub(" ", sentence).split()))
+    text = unescape_markdown(" ".join(_GROUP_RE.sub(" ", sentence).split()).translate(_UNMASK))
+    plain = _SPACE_BEFORE_MARK.sub("", text)
     terms = _terms(plain)
     support = round(max(index[n].overlap(terms) for n in cited), 3)
     return Citation(plain, cited, support, support >= threshold)
@@ -232,10 +277,16 @@ def _judge(sentence: str, index: dict[int, _SourceTerms], threshold: float) -> C
 def check_citations(
     answer: str, sources: Sequence[Source], threshold: float = SUPPORT_THRESHOLD
 ) -> list[Citation]:
-    """Every cited sentence of ``answer`` with its support by the best of its valid sources;
-    sentences without a valid citation are not judged."""
+    """Every cited sentence of ``answer`` (Markdown, as ``Answer.markdown`` holds it) with
+    its support by the best of its valid sources; sentences without a valid citation are
+    not judged. Brackets in code and escaped ones are masked first, so that they cite
+    nothing; sentences are given as they show (masks and escapes undone)."""
     index = {source.number: _SourceTerms.of(source.text) for source in sources}
-    judged = (_judge(sentence, index, threshold) for sentence in _sentences(answer))
+    prose = "".join(
+        piece.translate(_MASK) if literal else piece
+        for literal, piece in CodeScanner().feed(answer, final=True)
+    )
+    judged = (_judge(sentence, index, threshold) for sentence in _sentences(prose))
     return [citation for citation in judged if citation is not None]
 
 

@@ -3,6 +3,8 @@ question, each quoted with its citation.
 
 It is what ``--reader auto`` falls back to when no model is installed, so every answer it
 gives starts with a line saying what it is: never an extractive answer dressed as an LLM's.
+A sentence is yielded as ``Quoted``: shown verbatim, its own footnote markers (``[3]``) never
+taken for citations; only the ``[n]`` after it cites, and it cites the sentence's source.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 
 from htmlrag_chat.html.text import count_words
 from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader.markup import Quoted
 from htmlrag_chat.scoring.bm25 import bm25_scores
 
 HEADER = "Extractive answer (sentences quoted from the sources; no language model):"
@@ -39,7 +42,9 @@ class ExtractiveReader:
         if not picks:
             yield NOTHING
         for number, sentence in picks:
-            yield f"- {sentence} [{number}]\n"
+            yield "- "
+            yield Quoted(sentence)
+            yield f" [{number}]\n"
 
 
 def best_sentences(question: str, sources: Sequence[Source], limit: int) -> list[tuple[int, str]]:

@@ -7,12 +7,17 @@ question so that follow-ups like "shorter please" work; their sources are not re
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader.citations import escape_markers
 from htmlrag_chat.safety import defuse_control_tokens
+
+# Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
+_CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
 
 
 def render_sources(sources: Sequence[Source]) -> str:
@@ -22,10 +27,20 @@ def render_sources(sources: Sequence[Source]) -> str:
     if not sources:
         return "(no sources)"
     return "\n\n".join(
-        defuse_control_tokens(f"[{source.number}] {source.title or 'Untitled'}\n"
-        f"URL: {source.url}\n{source.html}")
+        defuse_control_tokens(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
+        f"URL: {source.url}\n{_escape_prose_markers(source.html)}")
         for source in sources
     )  # fmt: skip
+
+
+def _escape_prose_markers(html: str) -> str:
+    """A page's own footnote markers (``[3]``) escaped outside its code, so that the reader,
+    which cites sources as ``[n]``, cannot copy one as a citation of source 3."""
+    pieces, done = [], 0
+    for code in _CODE_ELEMENT.finditer(html):
+        pieces += [escape_markers(html[done : code.start()]), code[0]]
+        done = code.end()
+    return "".join([*pieces, escape_markers(html[done:])])
 
 
 def reader_messages(

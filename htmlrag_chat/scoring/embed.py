@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from htmlrag_chat import cancel
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.hub import load_pretrained
@@ -82,7 +83,7 @@ def _load_embedding_model(model_name: str, device: str) -> Any:
     )
     if device != "cpu":
         model.half()
-    return model
+    return cancel.make_stoppable(model)
 
 
 def _bundled_path(model_name: str) -> str | None:

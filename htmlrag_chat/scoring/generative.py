@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from htmlrag_chat import cancel
 from htmlrag_chat.device import model_dtype, pick_device
 from htmlrag_chat.html.blocks import BlockTree, render_path
 from htmlrag_chat.html.render import to_numbered_html
@@ -90,7 +91,7 @@ def _load_causal_lm(model_name: str, device: str, local_only: bool) -> tuple[Any
         local_only=local_only,
         dtype=model_dtype(device),
     )
-    return model.to(device).eval(), tokenizer
+    return cancel.make_stoppable(model.to(device).eval()), tokenizer
 
 
 @dataclass
@@ -102,13 +103,19 @@ class GenerativeScorer:
     last_stats: GenStats = field(default_factory=GenStats)
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
-        model, tokenizer = self._load()
+        _, tokenizer = self._load()
         prompt = self.prompt_ids(query, to_numbered_html(tree.document))
         end = tokenizer.eos_token_id
         paths = [
             [*tokenizer.encode(render_path(block.path), add_special_tokens=False), end]
             for block in tree.blocks
         ]
+        return self.score_paths(prompt, paths)
+
+    def score_paths(self, prompt: Sequence[int], paths: Sequence[Sequence[int]]) -> list[float]:
+        """The log-probability of each token path after ``prompt``, renormalized over the
+        paths given (each ends with the end-of-turn token, so none is a prefix of another)."""
+        model, _ = self._load()
         needed = len(prompt) + max((len(path) for path in paths), default=0)
         if needed > self.context_limit():
             raise ContextTooLong(needed, self.context_limit())
@@ -116,9 +123,7 @@ class GenerativeScorer:
         self.last_stats = GenStats(prompt_tokens=len(prompt), trie_nodes=trie.nodes)
         scores = [0.0] * len(paths)
         with torch.inference_mode():
-            _Walk(model, self.last_stats, scores, self.reuse_cache).visit(
-                trie.root, 0.0, list(prompt), []
-            )
+            _Walk(model, self.last_stats, scores, self.reuse_cache).run(trie.root, prompt)
         return scores
 
     def prompt_ids(self, query: str, html: str) -> list[int]:
@@ -148,7 +153,11 @@ class GenerativeScorer:
 
 @dataclass
 class _Walk:
-    """Depth-first walk of the token trie holding one KV cache for the current prefix."""
+    """Depth-first walk of the token trie holding one KV cache for the current prefix.
+
+    The walk keeps its own stack rather than recursing: a path is as many levels deep as it
+    has tokens, and a deeply nested page has paths of thousands. It checks for a stopped
+    question at every node (and the model at every module, ``cancel.make_stoppable``)."""
 
     model: Any
     stats: GenStats
@@ -157,25 +166,40 @@ class _Walk:
     cache: Any = None
     cached: list[int] = field(default_factory=list)  # tokens whose keys are in the cache
 
-    def visit(self, node: TrieNode, logprob: float, pending: list[int], fed: list[int]) -> None:
-        """Score ``node``'s subtree; ``pending`` are tokens on its path not yet run, ``fed``
-        those already in the cache (always a prefix of the current path)."""
+    def run(self, root: TrieNode, prompt: Sequence[int]) -> None:
+        """Score every block under ``root``, whose path starts after ``prompt``.
+
+        A stack entry is a node to visit: its log-probability, ``pending`` (tokens on its
+        path not yet run), ``fed`` (those already in the cache, a prefix of its path) and
+        how far to crop the cache back first (a sibling's subtree may have extended it)."""
+        stack: list[tuple[TrieNode, float, list[int], list[int], int | None]] = [
+            (root, 0.0, list(prompt), [], None)
+        ]
+        while stack:
+            node, logprob, pending, fed, rewind = stack.pop()
+            cancel.check()
+            if rewind is not None:
+                self._rewind(rewind)
+            while len(node.children) == 1:  # one way on: probability 1, no model call
+                self._score(node, logprob)
+                self.stats.skipped_nodes += 1
+                (node,) = node.children.values()
+                pending.append(node.token)
+            self._score(node, logprob)
+            if not node.children:
+                continue
+            logits = self._forward(fed, pending)
+            here = [*fed, *pending]
+            children = list(node.children.values())
+            logprobs = torch.log_softmax(logits[[child.token for child in children]], dim=-1)
+            for child, child_logprob in reversed(
+                list(zip(children, logprobs.tolist(), strict=True))
+            ):
+                stack.append((child, logprob + child_logprob, [child.token], here, len(here)))
+
+    def _score(self, node: TrieNode, logprob: float) -> None:
         for block in node.blocks:
             self.scores[block] = logprob
-        children = list(node.children.values())
-        if len(children) == 1:
-            self.stats.skipped_nodes += 1
-            child = children[0]
-            self.visit(child, logprob, [*pending, child.token], fed)
-            return
-        if not children:
-            return
-        logits = self._forward(fed, pending)
-        here = [*fed, *pending]
-        logprobs = torch.log_softmax(logits[[child.token for child in children]], dim=-1)
-        for child, child_logprob in zip(children, logprobs.tolist(), strict=True):
-            self._rewind(len(here))
-            self.visit(child, logprob + child_logprob, [child.token], here)
 
     def _forward(self, fed: list[int], pending: list[int]) -> torch.Tensor:
         """Logits for the next token after ``fed + pending``."""

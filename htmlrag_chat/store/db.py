@@ -3,15 +3,15 @@
 Every write is one short transaction (``BEGIN IMMEDIATE``, so a second process waits for the
 write lock instead of failing half-way) and never spans an ``await``: asyncio code calls the
 store directly from the event-loop thread, and each call commits before control returns.
-The schema lives in ``_UPGRADES``; ``PRAGMA user_version`` says how many of its steps a file
+The schema lives in ``schema.py``; ``PRAGMA user_version`` says how many of its steps a file
 has had, so a newer release appends a step and older files catch up when opened. Anything
-SQLite says about a damaged, foreign or locked file becomes a one-line ``StoreError``.
+SQLite says about a damaged, foreign or locked file becomes a one-line ``StoreError``
+(``files.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,66 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import platformdirs
 from sqlite_utils import Database
 
-from htmlrag_chat.errors import EXIT_STORE, UserError
+from htmlrag_chat.store.files import StoreError, connect, default_cache_path, translate, what_to_do
+from htmlrag_chat.store.schema import CACHE_TABLES, SCHEMA_VERSION, TABLES, UPGRADES
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
-_V1 = (
-    """CREATE TABLE searches (
-        query TEXT NOT NULL, region TEXT NOT NULL, safesearch TEXT NOT NULL,
-        backend TEXT NOT NULL, results TEXT NOT NULL, searched_at REAL NOT NULL,
-        PRIMARY KEY (query, region, safesearch))""",
-    """CREATE TABLE pages (
-        url TEXT PRIMARY KEY, outcome TEXT NOT NULL, reason TEXT, final_url TEXT,
-        status INTEGER, content_type TEXT, charset TEXT, headers TEXT NOT NULL, body BLOB,
-        bytes INTEGER NOT NULL, ms REAL NOT NULL, fetched_at REAL NOT NULL)""",
-    """CREATE TABLE derived (
-        kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, created_at REAL NOT NULL,
-        PRIMARY KEY (kind, key))""",
-    """CREATE TABLE embeddings (
-        model TEXT NOT NULL, key TEXT NOT NULL, vector BLOB NOT NULL,
-        PRIMARY KEY (model, key))""",
-    """CREATE TABLE conversations (
-        id INTEGER PRIMARY KEY, title TEXT NOT NULL,
-        created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
-    """CREATE TABLE messages (
-        id INTEGER PRIMARY KEY,
-        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        role TEXT NOT NULL, content TEXT NOT NULL, created_at REAL NOT NULL)""",
-    "CREATE INDEX messages_by_conversation ON messages(conversation_id)",
-    """CREATE TABLE answers (
-        id INTEGER PRIMARY KEY,
-        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
-        reader TEXT NOT NULL, text TEXT NOT NULL, sources TEXT NOT NULL,
-        citations TEXT NOT NULL, flags TEXT NOT NULL, created_at REAL NOT NULL)""",
-    "CREATE INDEX answers_by_message ON answers(message_id)",
-)
-
-# Step n brings a file from user_version n to n + 1. Append; never edit a released step.
-_UPGRADES: tuple[tuple[str, ...], ...] = (_V1,)
-SCHEMA_VERSION = len(_UPGRADES)
-
-CACHE_TABLES = ("searches", "pages", "derived", "embeddings")  # what ``clear`` empties
-TABLES = (*CACHE_TABLES, "conversations", "messages", "answers")
+__all__ = ["SCHEMA_VERSION", "Store", "StoreError", "default_cache_path"]
 
 _VECTOR = np.dtype("<f4")  # little-endian float32, so a cache file moves between machines
 _KEYS_PER_QUERY = 500  # below SQLite's limit on bound parameters
-
-
-class StoreError(UserError):
-    """The cache file cannot be used: damaged, foreign, newer, locked or missing."""
-
-    exit_code = EXIT_STORE
-
-
-def default_cache_path() -> Path:
-    """``$HTMLRAG_CHAT_CACHE``, else ``cache.sqlite3`` in the user's cache directory."""
-    override = os.environ.get("HTMLRAG_CHAT_CACHE")
-    if override:
-        return Path(override).expanduser()
-    return platformdirs.user_cache_path("htmlrag-chat") / "cache.sqlite3"
 
 
 @dataclass(eq=False)
@@ -95,8 +45,8 @@ class Store:
     def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
         """Open (and, unless ``readonly``, create or upgrade) the cache at ``path``."""
         path = Path(path).expanduser()
-        with _translate(path):
-            store = cls(path, readonly, Database(_connect(path, readonly), execute_plugins=False))
+        with translate(path, readonly):
+            store = cls(path, readonly, Database(connect(path, readonly), execute_plugins=False))
             try:
                 store._prepare()
             except BaseException:
@@ -120,7 +70,7 @@ class Store:
         Never ``await`` inside: the write lock would be held while other tasks run.
         """
         conn = self._db.conn
-        with _translate(self.path):
+        with translate(self.path, self.readonly):
             if conn.in_transaction:
                 with self._db.atomic():
                     yield
@@ -189,12 +139,21 @@ class Store:
     # -- pages
 
     def put_page(self, result: FetchResult) -> None:
+        """Store a download's outcome. A failure never replaces a good page: a site that is
+        down for a moment must not cost the cache a page it had (checked inside the one
+        statement, so two writers cannot race past it)."""
         record = asdict(result)
-        del record["from_cache"]
+        del record["from_cache"], record["transient"]
         record["outcome"] = result.outcome.value
         record["headers"] = json.dumps(result.headers, ensure_ascii=False)
+        updates = ", ".join(f"{column} = excluded.{column}" for column in record if column != "url")
         with self.transaction():
-            self._db.table("pages").upsert(record, pk="url")
+            self._db.execute(
+                f"INSERT INTO pages ({', '.join(record)}) VALUES ({', '.join('?' * len(record))})"
+                f" ON CONFLICT (url) DO UPDATE SET {updates}"
+                " WHERE excluded.outcome = ? OR pages.outcome != ?",
+                [*record.values(), Outcome.OK.value, Outcome.OK.value],
+            )
 
     def get_page(self, url: str, *, max_age: float | None = None) -> FetchResult | None:
         """The page stored for this requested URL; None if missing or older than ``max_age``."""
@@ -378,9 +337,18 @@ class Store:
             for table in CACHE_TABLES:
                 self._db.execute(f"DELETE FROM {table}")
 
+    def check(self) -> None:
+        """Read every page of the file (``PRAGMA quick_check``), so that damage anywhere is
+        found now: before ``cache import`` writes into a file that ``cache stats`` (or the
+        next question) would then refuse."""
+        problems = [row["quick_check"] for row in self._rows("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            advice = what_to_do(self.readonly)
+            raise StoreError(f"cannot use the cache {self.path}: damaged ({problems[0]}); {advice}")
+
     def vacuum(self) -> None:
         """Rebuild the file without free pages, and fold the log back in so the disk shrinks."""
-        with _translate(self.path):
+        with translate(self.path, self.readonly):
             self._db.vacuum()
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -419,7 +387,7 @@ class Store:
             version = self._user_version()
             if version >= SCHEMA_VERSION:
                 return
-            for step in _UPGRADES[version:]:
+            for step in UPGRADES[version:]:
                 for statement in step:
                     self._db.execute(statement)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -430,7 +398,7 @@ class Store:
     def _rows(
         self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
     ) -> list[dict[str, Any]]:
-        with _translate(self.path):
+        with translate(self.path, self.readonly):
             return list(self._db.query(sql, params))
 
     def _touch(self, where: str, value: int, now: float, missing: str) -> None:
@@ -439,39 +407,6 @@ class Store:
             f"UPDATE conversations SET updated_at = ? WHERE {where}", [now, value]
         )
         _require(cursor, missing)
-
-
-def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
-    if readonly:
-        if not path.is_file():
-            raise StoreError(f"no cache at {path}; run a search first or pass another --cache")
-        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise StoreError(f"cannot create the cache {path}: {error.strerror}") from error
-    return sqlite3.connect(path)
-
-
-@contextmanager
-def _translate(path: Path) -> Iterator[None]:
-    """SQLite's complaints about the file become a one-line StoreError naming it.
-
-    Integrity and programming errors are bugs in our SQL, not the file's fault: they pass.
-    """
-    try:
-        yield
-    except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
-        raise
-    except sqlite3.DatabaseError as error:
-        reason = str(error)
-        if "locked" in reason or "busy" in reason:
-            hint = "another htmlrag-chat is writing to it; try again"
-        elif "readonly" in reason:
-            hint = "it was opened read-only, or its file or folder is not writable"
-        else:
-            hint = "move it away or pass another --cache"
-        raise StoreError(f"cannot use the cache {path}: {reason}; {hint}") from error
 
 
 def _expired(stored_at: float, max_age: float | None) -> bool:

@@ -26,10 +26,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from htmlrag_chat.errors import InputError, UserError
 from htmlrag_chat.html.decode import decode_html, normalize_charset
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
 from htmlrag_chat.safety import one_line, safe_url
-from htmlrag_chat.store.db import Store, StoreError
+from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
 # A search's results with their pages, escaped as JSON: room for 16 pages at the page cap.
@@ -51,30 +52,33 @@ def export_jsonl(store: Store, path: Path) -> int:
                 record = {"query": query, "results": [_export(store, r) for r in results]}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 lines += 1
-    except OSError as error:
-        raise StoreError(f"cannot write {path}: {error.strerror}") from error
+    except OSError as error:  # the cache is fine: the file named on the command line is not
+        raise UserError(f"cannot write {path}: {error.strerror or error}") from error
     return lines
 
 
 def import_jsonl(store: Store, path: Path) -> int:
     """Store the searches and pages recorded in ``path``; returns the records read.
 
-    All or nothing: one transaction, so a bad line leaves the cache as it was.
+    All or nothing: one transaction, so a bad line leaves the cache as it was. A file that
+    cannot be read or holds something else is an ``InputError`` (the cache is fine); a cache
+    that is damaged is refused before anything is written, as ``cache stats`` would refuse it.
     """
     path = Path(path)
     fetched_at = time.time()
     records = 0
+    store.check()
     try:
         with _open_bytes(path) as lines, store.transaction():
             for number, line in enumerate(_capped_lines(lines), 1):
                 where = f"{path}, line {number}"
                 if len(line) > MAX_LINE_BYTES:
-                    raise StoreError(f"{where}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+                    raise InputError(f"{where}: longer than {MAX_LINE_BYTES // 2**20} MiB")
                 if line.strip():
                     _import(store, line, where, fetched_at)
                     records += 1
     except (OSError, EOFError, zlib.error) as error:
-        raise StoreError(f"cannot read {path}: {_reason(error)}") from error
+        raise InputError(f"cannot read {path}: {_reason(error)}") from error
     return records
 
 
@@ -119,7 +123,7 @@ def _import(store: Store, line: bytes, where: str, fetched_at: float) -> None:
             if html is not None:
                 store.put_page(_page(result.url, html, fetched_at))
     except UnicodeEncodeError:
-        raise StoreError(f"{where}: text with a lone surrogate, not valid Unicode") from None
+        raise InputError(f"{where}: text with a lone surrogate, not valid Unicode") from None
 
 
 def _export(store: Store, result: SearchResult) -> dict[str, Any]:
@@ -143,14 +147,16 @@ def _parse(line: bytes, where: str) -> tuple[str, list[tuple[SearchResult, str |
     try:
         record = json.loads(line)
     except ValueError as error:
-        raise StoreError(f"{where}: not JSON ({error})") from None
+        raise InputError(f"{where}: not JSON ({error})") from None
+    except RecursionError:  # json nests by recursion: 100,000 "[" exhaust the stack
+        raise InputError(f"{where}: JSON nested too deeply") from None
     if not (
         isinstance(record, dict)
         and isinstance(record.get("query"), str)
         and isinstance(record.get("results"), list)
         and all(_is_result(item) for item in record["results"])
     ):
-        raise StoreError(f"{where}: {_SHAPE}")
+        raise InputError(f"{where}: {_SHAPE}")
     results = [  # URLs and text made safe before they are stored, as for a live search
         (
             SearchResult(

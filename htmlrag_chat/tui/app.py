@@ -267,7 +267,7 @@ class ChatApp(App[None]):
         self.status.apply(event)
         if isinstance(event, AnswerDelta):
             if self._current is not None:
-                await self._current.write(event.text)
+                await self._current.write(event.text, event.quoted)
         elif isinstance(event, Notice):
             await self._note(f"note: {event.message}")
         elif isinstance(event, Skipped) and event.kind == "query":
@@ -285,7 +285,7 @@ class ChatApp(App[None]):
         elapsed = self.clock() - self.started
         if outcome.answer is not None:
             answer = outcome.answer
-            await view.finish(answer_meta(answer, elapsed), answer.sources, answer.text)
+            await view.finish(answer_meta(answer, elapsed), answer.sources, answer.markdown)
             try:
                 self.session.answered(message.message_id, answer)
             except UserError as error:

@@ -17,8 +17,9 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.markup import escape_markdown
 from htmlrag_chat.safety import terminal_safe
-from htmlrag_chat.tui.markdown import link_citations
+from htmlrag_chat.tui.markdown import CitationLinker, link_citations
 
 WELCOME = (
     "Ask a question. htmlrag-chat searches the web, reads the pages, prunes them to what "
@@ -72,28 +73,36 @@ class AnswerView(Vertical, can_focus=True):
 
     def __init__(self, text: str = "", sources: Sequence[Source] = (), meta: str = "") -> None:
         super().__init__()
-        self.text = text
+        self.text = text  # Markdown: text quoted from sources is escaped
         self.sources = tuple(sources)
         self._meta = meta
         self._stream: MarkdownStream | None = None
+        self._linker = CitationLinker()
 
     def compose(self) -> ComposeResult:
         yield Markdown(link_citations(self.text), open_links=False)
         yield Static(Content(self._meta), classes="meta")
 
-    async def write(self, text: str) -> None:
+    async def write(self, text: str, quoted: bool = False) -> None:
         """Append streamed answer text (whole citations: the agent's filter holds partial
-        ones back)."""
+        ones back); ``quoted`` text from a source is escaped, so it shows as it is."""
         if self._stream is None:
             self._stream = Markdown.get_stream(self.query_one(Markdown))
+        if quoted:
+            text = escape_markdown(text)
         self.text += text
-        await self._stream.write(link_citations(text))
+        linked = self._linker.feed(text)
+        if linked:
+            await self._stream.write(linked)
 
     async def finish(
         self, meta: str, sources: Sequence[Source] = (), text: str | None = None
     ) -> None:
         """End the stream; ``text`` is the answer as saved (the streamed one, trimmed)."""
         if self._stream is not None:
+            rest = self._linker.finish()
+            if rest:
+                await self._stream.write(rest)
             await self._stream.stop()
             self._stream = None
         if text is not None:

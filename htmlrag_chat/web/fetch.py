@@ -38,6 +38,9 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Cloudflare and other bot walls answer with these; their body says which it is.
 CHALLENGE_STATUSES = frozenset({403, 429, 503})
+# Statuses that say "not now" rather than "not here": the failure is transient, and the
+# next request tries again (every 5xx is too).
+TRANSIENT_STATUSES = frozenset({408, 425, 429})
 # Response headers worth keeping: what the page is, and what a cache revalidates with.
 KEPT_HEADERS = ("content-type", "content-encoding", "last-modified", "etag")
 
@@ -84,11 +87,14 @@ class FetchPolicy:
 class _Stop(Exception):
     """Ends a download with an outcome other than OK; only a challenge keeps its body."""
 
-    def __init__(self, outcome: Outcome, reason: str, body: bytes | None = None) -> None:
+    def __init__(
+        self, outcome: Outcome, reason: str, body: bytes | None = None, transient: bool = False
+    ) -> None:
         super().__init__(reason)
         self.outcome = outcome
         self.reason = reason
         self.body = body
+        self.transient = transient
 
 
 @dataclass
@@ -182,6 +188,7 @@ class Fetcher:
         fetched_at = time.time()
         start = time.perf_counter()
         body: bytes | None = None
+        transient = False
         try:
             check_url(url, self.policy.allow_private)  # a refused URL does not wait its turn
             async with self._slots:
@@ -193,9 +200,11 @@ class Fetcher:
         except Refused as refused:
             outcome, reason = Outcome.BLOCKED, str(refused)
         except _Stop as stop:
-            outcome, reason, body = stop.outcome, stop.reason, stop.body
+            outcome, reason, body, transient = stop.outcome, stop.reason, stop.body, stop.transient
         except _NETWORK_ERRORS as error:
             outcome, reason = Outcome.FAILED, self._describe(error)
+            # A URL that cannot be encoded fails the same way every time; the network may not.
+            transient = not isinstance(error, ValueError)
         return FetchResult(
             url=url,
             outcome=outcome,
@@ -209,6 +218,7 @@ class Fetcher:
             bytes=progress.bytes,
             ms=(time.perf_counter() - start) * 1000,
             fetched_at=fetched_at,
+            transient=transient,
         )
 
     async def _download(self, session: aiohttp.ClientSession, progress: _Progress) -> bytes:
@@ -263,7 +273,12 @@ class Fetcher:
     async def _http_error(self, response: aiohttp.ClientResponse, progress: _Progress) -> _Stop:
         """An HTTP error is FAILED, unless its body is a bot challenge (Cloudflare serves
         its challenge with 403 or 503): users should learn that the page is walled off."""
-        failed = _Stop(Outcome.FAILED, f"HTTP {response.status} {response.reason or ''}".strip())
+        status = response.status
+        failed = _Stop(
+            Outcome.FAILED,
+            f"HTTP {status} {response.reason or ''}".strip(),
+            transient=status >= 500 or status in TRANSIENT_STATUSES,
+        )
         if response.status not in CHALLENGE_STATUSES or progress.content_type not in HTML_TYPES:
             return failed
         try:

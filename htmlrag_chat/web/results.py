@@ -40,6 +40,9 @@ class FetchResult:
     ms: float = 0.0
     fetched_at: float = 0.0  # Unix time
     from_cache: bool = False
+    # A failure that may not happen again (a timeout, a reset, a 5xx, a 429): never kept in
+    # the cache, so the next request tries again. Never set for any other outcome.
+    transient: bool = False
 
     def summary(self) -> dict[str, object]:
         """Everything but the body and headers, JSON-ready (``htmlrag-chat fetch`` prints it)."""

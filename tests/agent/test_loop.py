@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,13 +31,17 @@ from htmlrag_chat.events import (
     StageStarted,
 )
 from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.markup import escape_markdown
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
 from htmlrag_chat.sources import NOT_RECORDED, Sources
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
 
 MODEL = "scripted-reader"
@@ -399,6 +404,66 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     assert [c.sources for c in run.answer.citations] == [(1,), (2,)]
 
 
+FOOTNOTED_URL = "https://towers.example/eiffel"
+FOOTNOTED = page(
+    "Eiffel tower",
+    "The Eiffel tower stands in Paris [3] and was finished in 1889 [2].",
+    "Its height is read with <code>heights[0]</code> in the survey data [1].",
+)
+TOWER_QUESTION = "When was the Eiffel tower finished?"
+
+
+def add_footnoted_page(store: Store) -> None:
+    """A page with footnote markers of its own, found with two other pages, so that its
+    [2] and [3] are also the numbers of real sources."""
+    store.put_search(
+        TOWER_QUESTION, [SearchResult(u, u) for u in (FOOTNOTED_URL, LYON_URL, PORTO_URL)]
+    )
+    store.put_page(FetchResult(FOOTNOTED_URL, Outcome.OK, status=200, body=FOOTNOTED.encode()))
+
+
+def test_a_quoted_sentence_is_verbatim_and_cites_only_its_own_source(store: Store) -> None:
+    add_footnoted_page(store)
+    events: list[Event] = []
+
+    async def main() -> Answer:
+        agent = Agent(
+            web=Sources(store, replay=True),
+            reader=ExtractiveReader(max_sentences=1),
+            stages=[Stage(BM25Scorer(), 2048)],
+            counter=ApproxTokenCounter(),
+            emit=events.append,
+        )
+        return await agent.ask(TOWER_QUESTION)
+
+    answer = asyncio.run(main())
+    quote = "The Eiffel tower stands in Paris [3] and was finished in 1889 [2]."
+    assert answer.sources[0].url == FOOTNOTED_URL and len(answer.sources) == 3
+    assert answer.text.endswith(f"- {quote} [1]")  # shown as the page says it
+    assert answer.removed_citations == 0
+    assert [(c.sentence, c.sources) for c in answer.citations] == [(quote, (1,))]
+    # The Markdown the app shows and stores escapes the page's markers: never cite links.
+    assert answer.markdown.endswith(f"- {escape_markdown(quote)} [1]")
+    assert answer.store_record()["text"] == answer.markdown
+    quoted = [e.text for e in events if isinstance(e, AnswerDelta) and e.quoted]
+    assert quoted == [quote]
+
+
+def test_a_reader_llm_sees_footnotes_escaped_and_its_code_is_left_alone(store: Store) -> None:
+    add_footnoted_page(store)
+    reply = (
+        "It was finished in 1889 \\[2\\] [1]. Read it with `heights[0]` [1]:\n"
+        "```python\nyear = data[9]\n```"
+    )
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: x", answer=reply))
+    run = ask(llm, store, TOWER_QUESTION, rounds=1)
+    (read,) = requests_of(llm, "read")
+    assert "Paris \\[3\\] and was finished in 1889 \\[2\\]" in read[-1]["content"]
+    assert "<code>heights[0]</code>" in read[-1]["content"]  # code reaches it as it is
+    assert run.answer.text == reply and run.answer.removed_citations == 0
+    assert [c.sources for c in run.answer.citations] == [(1,), (1,)]
+
+
 def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:
     llm = ScriptedLLM(
         reply=Script(
@@ -454,6 +519,69 @@ def test_cancelling_stops_the_answer_and_the_server_sees_it(store: Store) -> Non
 
     elapsed = asyncio.run(main())
     assert elapsed < 2.0  # a liveness bound: the hung stream must not hold the task
+
+
+@dataclass
+class MeteredScorer(EmbeddingScorer):
+    """The real embedding stage, counting the threads inside ``score`` at any moment."""
+
+    active: int = 0
+    most: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def score(self, query: str, tree: Any) -> list[float]:
+        with self.lock:
+            self.active += 1
+            self.most = max(self.most, self.active)
+        try:
+            return super().score(query, tree)
+        finally:
+            with self.lock:
+                self.active -= 1
+
+
+def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(store: Store) -> None:
+    """Esc while the embedding stage works through real pages: the thread stops within half
+    a second, before ``ask`` gives up, and the next question never runs beside it."""
+    big_query = "docker engine and its license"
+    big = [f"https://pages.example/{page.name}" for page in FIXTURE_PAGES]
+    store.put_search(big_query, [SearchResult(url, url) for url in big])
+    for url, fixture in zip(big, FIXTURE_PAGES, strict=True):
+        store.put_page(FetchResult(url, Outcome.OK, status=200, body=fixture.data))
+    scorer = MeteredScorer(device="cpu")
+    model = load_embedding_model(scorer.model_name, "cpu")
+    batches = 0
+
+    def count(module: object, args: object) -> None:
+        nonlocal batches
+        batches += 1
+
+    async def main() -> tuple[float, int, Answer]:
+        agent = Agent(
+            web=Sources(store, replay=True),
+            reader=ExtractiveReader(),
+            stages=[Stage(scorer, 2048)],
+            counter=ApproxTokenCounter(),
+        )
+        task = asyncio.create_task(agent.ask(big_query))
+        while batches == 0:
+            assert not task.done()
+            await asyncio.sleep(0.01)
+        cancelled_at = time.perf_counter()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        elapsed, active = time.perf_counter() - cancelled_at, scorer.active
+        return elapsed, active, await agent.ask(LYON_QUESTION)
+
+    handle = model.register_forward_pre_hook(count)
+    try:
+        elapsed, active_after_stop, answer = asyncio.run(main())
+    finally:
+        handle.remove()
+    assert active_after_stop == 0 and elapsed < 0.5
+    assert scorer.most == 1  # never two scoring threads at once
+    assert urls(answer) == [LYON_URL] and "Festival of Lights" in answer.text
 
 
 # -- events and the record

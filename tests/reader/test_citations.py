@@ -13,6 +13,7 @@ from htmlrag_chat.reader.citations import (
     Citation,
     CitationFilter,
     check_citations,
+    escape_markers,
     filter_citations,
     flag_lines,
     parse_citations,
@@ -65,6 +66,7 @@ TOKYO = Source(
         ("Paris [1][2].", [(1,), (2,)]),
         ("Paris [1-100].", [tuple(range(1, 21))]),
         ("Paris [a], [1.5], [] and [the city](https://paris.fr) [1](https://x.org).", []),
+        ("Paris \\[3\\] and \\[1, 2\\] [1].", [(1,)]),  # escaped: the source's own markers
     ],
 )
 def test_parse_every_syntax(text: str, groups: list[tuple[int, ...]]) -> None:
@@ -170,6 +172,14 @@ _PIECES = [
     "[9]",
 ]
 _PIECES += [
+    "`",
+    "``",
+    "```",
+    "\n```\n",
+    "~~~",
+    "\\",
+    "\\[9]",
+    "`x[9]`",
     "[1, 9]",
     "[2-4]",
     "[3\u20131]",
@@ -292,3 +302,71 @@ def test_threshold_decides_supported() -> None:
     [lenient] = check_citations(answer, [EIFFEL], threshold=0.3)
     assert default.support == lenient.support == 0.333 < SUPPORT_THRESHOLD
     assert (default.supported, lenient.supported) == (False, True)
+
+
+# -- code and quoted source text cite nothing and are never rewritten
+
+
+CODE_ANSWER = (
+    "Take the first item with `arr[0]` or `items[9]` [1].\n"
+    "```python\n"
+    "x[1] = y[9]  # [9] here is code\n"
+    "```\n"
+    "~~~\n"
+    "z[12]\n"
+    "~~~\n"
+    "Then call ``f[`0`]`` again [9]."
+)
+
+
+def test_code_spans_and_fences_are_never_rewritten() -> None:
+    shown, removed = filter_citations(CODE_ANSWER, sources=1)
+    assert shown == CODE_ANSWER.replace(" [9].", ".")  # only the prose's invented [9] goes
+    assert removed == 1
+
+
+def test_code_split_across_chunks_is_still_code() -> None:
+    stream = CitationFilter(sources=1)
+    pieces = ["Use `", "arr[", "0]", "` and\n``", "`\nx[9", "]\n`", "``\nbad [9]"]
+    shown = "".join(stream.feed(piece) for piece in pieces) + stream.finish()
+    assert shown == "Use `arr[0]` and\n```\nx[9]\n```\nbad"
+    assert stream.removed == 1
+
+
+def test_quoted_source_text_goes_around_the_filter() -> None:
+    stream = CitationFilter(sources=1)
+    before = stream.feed("- ")
+    held = stream.before_quote()
+    after = stream.feed(" [1]\n") + stream.finish()
+    assert before + held == "- " and after == " [1]\n" and stream.removed == 0
+
+
+def test_escape_markers_escapes_citation_groups_only() -> None:
+    text = "Paris [3], [1, 2] and [4][5]; not [x], [the link](https://a.b) or [6](https://c.d)."
+    assert escape_markers(text) == (
+        "Paris \\[3\\], \\[1, 2\\] and \\[4\\]\\[5\\]; not [x], [the link](https://a.b)"
+        " or [6](https://c.d)."
+    )
+    assert parse_citations(escape_markers(text)) == []
+
+
+def test_a_quoted_sentence_cites_only_its_own_source_and_reads_as_quoted() -> None:
+    page = Source(
+        1, "https://a.example/", "Eiffel", "<p>...</p>",
+        "The Eiffel tower stands in Paris [3] and was finished in 1889 [2].",
+    )  # fmt: skip
+    others = [
+        Source(n, f"https://{n}.example/", "Other", "<p>...</p>", "Bananas are yellow.")
+        for n in (2, 3)
+    ]
+    markdown = "- The Eiffel tower stands in Paris \\[3\\] and was finished in 1889 \\[2\\]. [1]"
+    (citation,) = check_citations(markdown, [page, *others])
+    assert citation.sources == (1,) and citation.supported
+    assert citation.sentence == "The Eiffel tower stands in Paris [3] and was finished in 1889 [2]."
+
+
+def test_brackets_in_code_cite_nothing() -> None:
+    answer = "The tower was finished in 1889, see `towers[2]` [1].\n```\nyear = built[2]\n```"
+    (citation,) = check_citations(answer, [EIFFEL, PYTHON])
+    assert citation.sources == (1,)
+    assert citation.sentence == "The tower was finished in 1889, see `towers[2]`."

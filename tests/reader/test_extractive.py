@@ -7,6 +7,7 @@ import asyncio
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.citations import check_citations
 from htmlrag_chat.reader.extractive import HEADER, NOTHING, ExtractiveReader, split_sentences
+from htmlrag_chat.reader.markup import Quoted
 
 OTTERS = Source(
     1,
@@ -62,3 +63,19 @@ def test_sentences_never_run_across_blocks() -> None:
         "東京は首都です。",
         "大阪は大きい。",
     ]
+
+
+def test_a_quoted_sentence_comes_as_quoted_text_with_its_own_citation_after_it() -> None:
+    eiffel = Source(
+        1, "https://a.example/", "Eiffel", "<p>...</p>",
+        "The Eiffel tower stands in Paris [3] and was finished in 1889 [2].",
+    )  # fmt: skip
+
+    async def run() -> list[str]:
+        return [chunk async for chunk in ExtractiveReader().answer("eiffel tower", [eiffel])]
+
+    chunks = asyncio.run(run())
+    quoted = [chunk for chunk in chunks if isinstance(chunk, Quoted)]
+    assert quoted == ["The Eiffel tower stands in Paris [3] and was finished in 1889 [2]."]
+    after = chunks[chunks.index(quoted[0]) + 1]
+    assert after == " [1]\n" and not isinstance(after, Quoted)

@@ -25,3 +25,18 @@ def test_history_comes_between_instructions_and_the_question() -> None:
     assert "[n]" in messages[0].content or "[1]" in messages[0].content
     assert messages[-1].content.endswith("Question: And when?")
     assert "URL: https://example.org/a" in messages[-1].content
+
+
+def test_a_pages_own_footnote_markers_reach_the_reader_escaped_but_its_code_does_not() -> None:
+    page = Source(
+        1, "https://a.example/", "Tower [2] facts",
+        "<html><p>Paris [3] and 1889 [2].</p><pre>x[1] = 2</pre>"
+        "<p>Use <code>arr[0]</code> or items[1].</p></html>",
+        "",
+    )  # fmt: skip
+    lines = render_sources([page]).splitlines()
+    assert lines[0] == "[1] Tower \\[2\\] facts"
+    assert lines[2] == (
+        "<html><p>Paris \\[3\\] and 1889 \\[2\\].</p><pre>x[1] = 2</pre>"
+        "<p>Use <code>arr[0]</code> or items\\[1\\].</p></html>"
+    )

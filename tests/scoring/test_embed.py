@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from htmlrag_chat.cancel import Cancelled
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
@@ -12,6 +13,8 @@ from htmlrag_chat.scoring.embed import (
     load_embedding_model,
     query_instruction_for,
 )
+from tests.conftest import PAGES
+from tests.stopping import stop_when
 
 
 def tree_of(*paragraphs: str):
@@ -55,3 +58,24 @@ def test_models_load_once_per_process():
 def test_bge_models_get_their_query_instruction():
     assert query_instruction_for("BAAI/bge-large-en-v1.5") == BGE_QUERY_INSTRUCTION
     assert query_instruction_for(DEFAULT_EMBED_MODEL) == ""
+
+
+def test_a_stopped_question_stops_the_embedding_stage_within_half_a_second():
+    document = Document.from_pages([(Page(p.name), clean_html(p.data)) for p in PAGES])
+    tree = build_block_tree(document, 256)
+    scorer = EmbeddingScorer(device="cpu")  # an empty cache: every block must be embedded
+    model = load_embedding_model(scorer.model_name, "cpu")
+    batches = 0
+
+    def count(module: object, args: object) -> None:
+        nonlocal batches
+        batches += 1
+
+    handle = model.register_forward_pre_hook(count)  # once per batch the model runs
+    try:
+        stopped = stop_when(lambda: scorer.score("docker license", tree), lambda: batches > 0)
+    finally:
+        handle.remove()
+    assert len(tree.blocks) > 100  # seconds of work on a CPU, stopped inside its first batch
+    assert isinstance(stopped.raised, Cancelled) and stopped.seconds < 0.5
+    assert scorer.encoded == 0

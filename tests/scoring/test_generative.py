@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
+from htmlrag_chat.cancel import Cancelled
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, render_path
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.scoring import ContextTooLong
 from htmlrag_chat.scoring.generative import GenerativeScorer, TokenTrie, load_causal_lm
+from tests.conftest import PAGES
+from tests.stopping import stop_when
 from tests.tiny_models import make_tiny_lm
 
 
@@ -124,3 +129,30 @@ def test_input_longer_than_the_context_is_refused_clearly(tmp_path, tiny_tokeniz
     small = make_tiny_lm(tmp_path / "small", tiny_tokenizer_dir, max_positions=256)
     with pytest.raises(ContextTooLong, match="reads at most 256"):
         GenerativeScorer(str(small), device="cpu").score("license", tree_of(ARTICLE))
+
+
+def test_a_path_of_thousands_of_tokens_is_walked_without_recursion(tiny_lm_dir):
+    """A deeply nested page has block paths of thousands of tokens; the walk goes down
+    them with a stack of its own, not one Python frame per token."""
+    scorer = GenerativeScorer(str(tiny_lm_dir), device="cpu")
+    _, tokenizer = load_causal_lm(scorer.model_name, "cpu")
+    end, deep = tokenizer.eos_token_id, [7] * 3000  # a shared prefix far past the recursion limit
+    paths = [[*deep, 8, end], [*deep, 9, end], [*deep, end], [8, end]]
+    prompt = scorer.prompt_ids("which one?", "<html><p>x</p></html>")
+    scores = scorer.score_paths(prompt, paths)
+    assert math.fsum(math.exp(score) for score in scores) == pytest.approx(1.0, abs=1e-4)
+    assert scorer.last_stats.forward_calls == 2 and scorer.last_stats.skipped_nodes > 2900
+    naive = GenerativeScorer(scorer.model_name, device="cpu", reuse_cache=False)
+    assert naive.score_paths(prompt, paths) == pytest.approx(scores, abs=1e-4)
+
+
+def test_a_stopped_question_stops_the_walk_within_half_a_second(tiny_lm_dir):
+    page = next(p for p in PAGES if p.name == "docker-engine")
+    tree = build_block_tree(Document.from_pages([(Page(page.name), clean_html(page.data))]), 16)
+    scorer = GenerativeScorer(str(tiny_lm_dir), device="cpu")  # its stats start at zero
+    stopped = stop_when(
+        lambda: scorer.score("Which license?", tree),
+        lambda: scorer.last_stats.forward_calls > 1,
+    )
+    assert isinstance(stopped.raised, Cancelled) and stopped.seconds < 0.5
+    assert scorer.last_stats.forward_calls < len(tree.blocks)

@@ -6,8 +6,10 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from htmlrag_chat.errors import EXIT_INPUT, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text
@@ -151,11 +153,36 @@ OTHER = json.dumps({"query": "q2", "results": [{"url": "https://b/", "title": "B
 def test_a_malformed_line_names_file_and_line_and_imports_nothing(tmp_path, bad):
     path = write_lines(tmp_path / "recording.jsonl", GOOD, "", OTHER, bad, GOOD)
     with Store.open(tmp_path / "cache.sqlite3") as store:
-        with pytest.raises(StoreError) as caught:
+        with pytest.raises(InputError) as caught:  # the file's fault, not the cache's
             import_jsonl(store, path)
-        assert f"{path}, line 4" in str(caught.value)
+        assert f"{path}, line 4" in str(caught.value) and caught.value.exit_code == EXIT_INPUT
         assert store.get_search("q") is None and store.get_page("https://a/") is None
         assert store.stats() | {"bytes": 0} == dict.fromkeys(store.stats(), 0)
+
+
+def test_a_line_nested_too_deeply_is_an_input_error(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    path = write_lines(tmp_path / "recording.jsonl", GOOD, deep)
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        with pytest.raises(InputError, match=f"{path}, line 2: JSON nested too deeply"):
+            import_jsonl(store, path)
+        assert store.get_search("q") is None
+
+
+def test_a_damaged_cache_is_refused_before_anything_is_imported(tmp_path):
+    cache = tmp_path / "cache.sqlite3"
+    with Store.open(cache) as store:
+        store.put_many("m", {f"k{n}": np.full(384, n, dtype=np.float32) for n in range(300)})
+        store.vacuum()
+    data = bytearray(cache.read_bytes())
+    data[26 * 4096 : 26 * 4096 + 100] = b"\xff" * 100  # a page of the embeddings table only
+    cache.write_bytes(data)
+    with Store.open(cache) as store:
+        assert store.get_search("q") is None  # the tables an import writes still read fine
+        with pytest.raises(StoreError, match="damaged") as caught:
+            import_jsonl(store, write_lines(tmp_path / "recording.jsonl", GOOD))
+        assert "\n" not in str(caught.value)
+    assert cache.read_bytes() == data  # nothing was written
 
 
 def test_import_skips_blank_lines_and_replaces_earlier_records(tmp_path):
@@ -169,12 +196,13 @@ def test_import_skips_blank_lines_and_replaces_earlier_records(tmp_path):
         assert store.get_page("https://b/") is None
 
 
-def test_missing_files_are_store_errors(tmp_path):
+def test_a_missing_recording_is_an_input_error_and_an_unwritable_one_a_usage_error(tmp_path):
     with Store.open(tmp_path / "cache.sqlite3") as store:
-        with pytest.raises(StoreError, match="cannot read"):
+        with pytest.raises(InputError, match="cannot read"):
             import_jsonl(store, tmp_path / "missing.jsonl")
-        with pytest.raises(StoreError, match="cannot write"):
+        with pytest.raises(UserError, match="cannot write") as caught:
             export_jsonl(store, tmp_path / "no" / "such" / "folder.jsonl")
+        assert caught.value.exit_code == EXIT_USAGE
 
 
 def test_a_gz_path_is_gzip_both_ways_and_the_same_recording(source, tmp_path):
@@ -221,13 +249,13 @@ def _records(count: int) -> bytes:
     ],
     ids=["not-gzip", "truncated", "crc", "corrupt-block"],
 )
-def test_damaged_gzip_is_one_store_error_and_leaves_the_cache_as_it_was(tmp_path, damage):
+def test_damaged_gzip_is_one_input_error_and_leaves_the_cache_as_it_was(tmp_path, damage):
     path = tmp_path / "recording.jsonl.gz"
     path.write_bytes(damage(gzip.compress(_records(200))))
     with Store.open(tmp_path / "cache.sqlite3") as store:
         import_jsonl(store, write_lines(tmp_path / "before.jsonl", GOOD))
         before = store.stats()
-        with pytest.raises(StoreError) as caught:
+        with pytest.raises(InputError) as caught:
             import_jsonl(store, path)
         message = str(caught.value)
         assert message.startswith(f"cannot read {path}: not valid gzip data (")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from htmlrag_chat.tui.markdown import cited_numbers, link_citations
+from htmlrag_chat.tui.markdown import CitationLinker, cited_numbers, link_citations
 
 
 def test_citation_groups_become_cite_links_that_read_the_same() -> None:
@@ -25,3 +25,19 @@ def test_cited_numbers_reads_only_cite_links() -> None:
     assert cited_numbers("https://example.org") == ()
     assert cited_numbers("cite:x") == ()
     assert cited_numbers("cite:1-999999999") == ()  # stored text is data: no huge lists
+
+
+def test_code_and_escaped_brackets_are_never_linked() -> None:
+    text = "Use `arr[1]` [1].\n```\nx[2] = 1\n```\n- Paris \\[3\\] and 1889 \\[2\\]. [1]"
+    assert link_citations(text) == (
+        "Use `arr[1]` [\\[1\\]](cite:1).\n```\nx[2] = 1\n```\n"
+        "- Paris \\[3\\] and 1889 \\[2\\]. [\\[1\\]](cite:1)"
+    )
+
+
+def test_a_streamed_answer_is_linked_as_the_whole_one_is() -> None:
+    text = "Intro [1].\n```python\nx[2]\ny[3]\n```\nAfter `z[1]` [2]."
+    for size in (1, 2, 3, 5, 8):
+        linker = CitationLinker()
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        assert "".join(map(linker.feed, chunks)) + linker.finish() == link_citations(text)

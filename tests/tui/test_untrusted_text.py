@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from htmlrag_chat.reader.markup import unescape_markdown
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.panels import SourcesPanel
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -43,7 +44,9 @@ def test_markup_and_escapes_in_a_page_are_shown_as_text(tmp_path: Path) -> None:
             async with app.run_test(size=SIZE) as pilot:
                 await ask(pilot, QUESTION)
                 (view,) = answers(app)
-                assert "[@click=app.quit]quit[/]" in view.text  # quoted as it stands
+                # Quoted as it stands: escaped in the Markdown, shown verbatim on screen.
+                assert "[@click=app.quit]quit[/]" in unescape_markdown(view.text)
+                assert "[@click=app.quit]quit[/]" in app.export_screenshot()
                 panel = app.query_one(SourcesPanel)
                 prompt = str(panel.get_option_at_index(0).prompt)
                 assert "[bold red]prizes[/]" in prompt

@@ -162,6 +162,8 @@ def make_app(state: ServerState) -> web.Application:
     app.router.add_get("/delayed/{n}", delayed)
     app.router.add_get("/missing", constant(lambda: web.Response(status=404, text="nope")))
     app.router.add_get("/error", constant(lambda: html(b"<p>oops</p>", status=500)))
+    app.router.add_get("/busy", constant(lambda: web.Response(status=429, text="later")))
+    app.router.add_get("/gone", constant(lambda: web.Response(status=410, text="gone")))
     app.router.add_get("/loop/a", redirect("/loop/b"))
     app.router.add_get("/loop/b", redirect("/loop/a"))
     app.router.add_get("/chain/{hops}", chain)
@@ -247,6 +249,7 @@ def fetch_all(
 
 
 def test_one_batch_of_every_failure_keeps_the_good_pages() -> None:
+    refused = f"http://127.0.0.1:{closed_port()}/"
     expected = {
         "{app}/page": (Outcome.OK, None),
         "{app}/gzipped": (Outcome.OK, None),
@@ -258,9 +261,11 @@ def test_one_batch_of_every_failure_keeps_the_good_pages() -> None:
         "{app}/slow-body": (Outcome.FAILED, "timed out after 0.5 s"),
         "{raw}/reset": (Outcome.FAILED, "connection reset"),
         "{raw}/cut": (Outcome.FAILED, "response body cut short"),
-        f"http://127.0.0.1:{closed_port()}/": (Outcome.FAILED, "connection refused"),
+        refused: (Outcome.FAILED, "connection refused"),
         "{app}/missing": (Outcome.FAILED, "HTTP 404 Not Found"),
         "{app}/error": (Outcome.FAILED, "HTTP 500 Internal Server Error"),
+        "{app}/busy": (Outcome.FAILED, "HTTP 429 Too Many Requests"),
+        "{app}/gone": (Outcome.FAILED, "HTTP 410 Gone"),
         "{app}/loop/a": (Outcome.FAILED, "redirect loop at"),
         "{app}/chain/9": (Outcome.FAILED, "more than 5 redirects"),
         "{app}/huge": (Outcome.SKIPPED, "larger than 5 MiB"),
@@ -274,6 +279,10 @@ def test_one_batch_of_every_failure_keeps_the_good_pages() -> None:
         "{app}/to-file": (Outcome.BLOCKED, "not an http(s) URL"),
         "ftp://127.0.0.1/file": (Outcome.BLOCKED, "not an http(s) URL"),
     }
+    transient = {
+        "{app}/slow", "{app}/slow-body", "{raw}/reset", "{raw}/cut", refused, "{app}/error",
+        "{app}/busy",
+    }  # fmt: skip
     state = ServerState()
     start = time.perf_counter()
     results = dict(zip(expected, fetch_all(list(expected), state=state), strict=True))
@@ -288,6 +297,8 @@ def test_one_batch_of_every_failure_keeps_the_good_pages() -> None:
             assert result.reason is not None and result.reason.startswith(reason), url
         assert (result.body is not None) == (outcome in (Outcome.OK, Outcome.CHALLENGE)), url
         assert result.fetched_at > 0 and result.ms >= 0
+        # Only what may go away by itself is transient (the cache never keeps those).
+        assert result.transient == (url in transient), url
 
     page = results["{app}/page"]
     assert page.body == PAGE and page.bytes == len(PAGE) and page.status == 200
