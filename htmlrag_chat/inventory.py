@@ -130,7 +130,7 @@ def pruner_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> M
     if pruner != "two-stage":
         row = model_row("pruner", name, device, cache_dir, note=f"not used by --pruner {pruner}")
         return replace(row, used=False)
-    missing = "pruning uses the embedding stage alone until it is here"
+    missing = "pruning uses the fused first stage alone until it is here"
     return model_row("pruner", name, device, cache_dir, missing=missing)
 
 

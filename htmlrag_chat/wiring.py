@@ -2,7 +2,7 @@
 
 Kept apart from ``ask`` so that the chat app can build the same parts and degrade the same
 way, always with a notice: no local reader model under ``--reader auto`` means extractive
-answers; no generative pruner means the embedding stage alone.
+answers; no generative pruner means the fused first stage alone.
 """
 
 from __future__ import annotations
