@@ -166,21 +166,32 @@ def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> E
 
 
 def warm_up(settings: PruneSettings) -> bool:
-    """Start loading the embedding model of the pruner ``settings`` name in a thread, so
-    that it loads while the reader is set up and the question is searched and fetched;
+    """Load the embedding model of the pruner ``settings`` name in a thread, so that its
+    weights load while the reader is set up and the question is searched and fetched;
     whether there is one. A model that fails to load here fails again, with its message,
-    where it is used."""
+    where it is used.
+
+    Returns once the thread has imported the model libraries: two threads importing
+    transformers at once can each find the other's half-initialised modules
+    ("cannot import name ..."), so the caller imports nothing of them before that."""
     if settings.pruner not in ("two-stage", "fused", "embed"):
         return False
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
     model = EmbeddingScorer(settings.embed_model, device=settings.device)
+    imported = threading.Event()
 
     def load() -> None:
+        try:
+            with suppress(Exception):
+                import sentence_transformers  # noqa: F401  (torch and transformers with it)
+        finally:
+            imported.set()
         with suppress(Exception):
             model.load()
 
     threading.Thread(target=load, name="warm-up", daemon=True).start()
+    imported.wait()
     return True
 
 

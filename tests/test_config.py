@@ -111,7 +111,7 @@ def test_the_probe_ports_come_from_the_environment(
     assert load_reader_settings(write(tmp_path, FILE)).probe_ports == ()
     for bad in ("ollama", "11434;1234", "70000"):
         monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", bad)
-        assert failure(tmp_path / "missing.toml") == (
+        assert failure(write(tmp_path, FILE)) == (
             f"HTMLRAG_CHAT_PROBE_PORTS must be comma-separated port numbers, not {bad!r}"
         )
 

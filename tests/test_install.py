@@ -121,7 +121,7 @@ def test_the_installed_package_reads_its_own_files(installed: Path, tmp_path: Pa
 def test_the_installed_cli_answers_from_the_bundled_recording(
     installed: Path, recording: Path
 ) -> None:
-    result = cli(installed, recording.parent, "--replay", str(recording), "ask", "--json",
+    result = cli(installed, recording.parent, "--replay-db", str(recording), "ask", "--json",
                  "--reader", "extractive", "--pruner", "bm25", "--tokenizer", "approx",
                  QUESTION["question"])  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -161,7 +161,7 @@ def run_in_terminal(site: Path, home: Path, argv: list[str]) -> tuple[int, str]:
 
 
 def test_the_installed_chat_app_opens_with_its_stylesheet(installed: Path, recording: Path) -> None:
-    argv = ["--replay", str(recording), "--reader", "extractive", "--pruner", "bm25"]
+    argv = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "bm25"]
     status, drawn = run_in_terminal(installed, recording.parent, argv)
     assert "Ask anything" in drawn and "StylesheetError" not in drawn
     assert "\u256d" in drawn  # the panels' round borders: app.tcss was applied

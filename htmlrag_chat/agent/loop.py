@@ -45,7 +45,7 @@ from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
 from htmlrag_chat.reader.llm import render_sources
 from htmlrag_chat.reader.markup import Quoted, escape_markdown
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import terminal_safe, text_safe
 from htmlrag_chat.sources import MissingFromRecording, Sources
 from htmlrag_chat.tokens import TokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -292,7 +292,10 @@ class Agent:
             show(citations.finish())
             counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
         text = "".join(text for text, _ in parts).strip()
-        markdown = "".join(escape_markdown(t) if quoted else t for t, quoted in parts).strip()
+        # Quoted source text is defused before it is escaped: escapes would hide its tokens.
+        markdown = "".join(
+            escape_markdown(text_safe(t)) if quoted else t for t, quoted in parts
+        ).strip()
         return text, markdown, first_token, citations.removed
 
     # -- plumbing

@@ -30,9 +30,8 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_deadline, load_reader_settings
-from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import AnswerDelta, Event, EventSink
+from htmlrag_chat.events import AnswerDelta, Event, EventSink, stage
 from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
@@ -42,6 +41,7 @@ LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still
 
 if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
+    from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.store.db import Store
 
 MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
@@ -179,7 +179,12 @@ def run_ask(args: argparse.Namespace) -> int:
         else:
             show(event)
 
-    with open_store(args) as store:
+    # The first progress line comes before the cache and the conversation code are loaded.
+    with stage(emit, "open"):
+        from htmlrag_chat.conversations.session import ChatSession
+
+        store = open_store(args)
+    with store:
         session = ChatSession(store)
         if args.follow_up or args.conversation:
             session.open(find_conversation(store, args.conversation)["id"])

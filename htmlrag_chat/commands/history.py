@@ -22,7 +22,6 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.conversations.export import conversation_markdown
-from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.safety import one_line
 
@@ -91,6 +90,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     with open_store(args) as store:
+        from htmlrag_chat.conversations.session import ChatSession
+
         find_conversation(store, args.id)
         session = ChatSession(store)
         session.open(args.id)

@@ -25,8 +25,6 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
-from htmlrag_chat.sources import NOT_RECORDED, Sources
-from htmlrag_chat.web.fetch import FetchPolicy
 from htmlrag_chat.web.results import FetchResult, Outcome
 from htmlrag_chat.web.search import DEFAULT_BACKENDS, SearchSettings
 
@@ -64,6 +62,8 @@ def search_settings(args: argparse.Namespace) -> SearchSettings:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    from htmlrag_chat.sources import Sources  # aiohttp: only for the commands that go online
+
     with open_store(args) as store:
         sources = Sources(store, replaying(args), args.refresh, search_settings(args))
         for result in asyncio.run(sources.search(args.query)):
@@ -72,6 +72,9 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
+    from htmlrag_chat.sources import NOT_RECORDED, Sources
+    from htmlrag_chat.web.fetch import FetchPolicy
+
     show = progress_printer(args.progress or sys.stderr.isatty())
     policy = FetchPolicy(allow_private=args.allow_private)
     tally = Counter[bool]()  # pages done, by whether they came back OK

@@ -76,14 +76,16 @@ def test_a_device_that_cannot_be_used_is_a_usage_error(capsys, tmp_path, device)
 def test_a_device_in_the_config_file_is_checked_the_same_way(capsys, tmp_path, recording):
     config = tmp_path / "config.toml"
     config.write_text('[reader]\nreader = "local"\ndevice = "nonsense"\n', encoding="utf-8")
-    code, _, err = run(capsys, "--replay", str(recording), "ask", QUESTION, "--config", str(config))
+    code, _, err = run(
+        capsys, "--replay-db", str(recording), "ask", QUESTION, "--config", str(config)
+    )
     assert code == 2 and one_line(err).startswith("htmlrag-chat: device 'nonsense'")
 
 
 def test_a_missing_config_file_is_an_error(capsys, tmp_path, recording):
     missing = tmp_path / "missing.toml"
     code, out, err = run(
-        capsys, "--replay", str(recording), "ask", QUESTION, "--reader", "extractive",
+        capsys, "--replay-db", str(recording), "ask", QUESTION, "--reader", "extractive",
         "--config", str(missing),
     )  # fmt: skip
     assert code == 2 and out == ""
@@ -178,12 +180,12 @@ def test_a_recording_on_a_read_only_folder_replays(recording):
     folder = recording.parent
     before = {path.name: path.read_bytes() for path in folder.iterdir()}
     answered = on_readonly_folder(
-        folder, "--replay", str(recording), "ask", QUESTION, "--reader", "extractive",
+        folder, "--replay-db", str(recording), "ask", QUESTION, "--reader", "extractive",
         "--pruner", "bm25", "--tokenizer", "approx",
     )  # fmt: skip
     assert answered.returncode == 0, answered.stderr
     assert "finished in 1889" in answered.stdout
-    stats = on_readonly_folder(folder, "--replay", str(recording), "cache", "stats")
+    stats = on_readonly_folder(folder, "--replay-db", str(recording), "cache", "stats")
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["searches"] == 1
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
@@ -192,7 +194,7 @@ def test_a_recording_on_a_read_only_folder_replays(recording):
 def test_a_damaged_recording_on_a_read_only_folder_is_never_to_be_moved_away(tmp_path):
     recording = tmp_path / "recording.db"
     recording.write_bytes(b"SQLite format 3\x00" + random.Random(1).randbytes(8176))
-    result = on_readonly_folder(tmp_path, "--replay", str(recording), "cache", "stats")
+    result = on_readonly_folder(tmp_path, "--replay-db", str(recording), "cache", "stats")
     assert result.returncode == 4
     line = one_line(result.stderr)
     assert str(recording) in line and "move it away" not in line and "left as it is" in line
@@ -210,7 +212,7 @@ def test_clean_into_a_read_only_folder_is_a_usage_error(tmp_path):
 
 @pytest.mark.parametrize(
     "argv",
-    [["--refresh", "abc", "cache", "stats"], ["prune", "page.html"], ["nope"], ["ask"]],
+    [["--refresh", "abc", "cache", "stats"], ["prune", "page.html"], ["nope"]],
 )
 def test_argument_errors_are_one_line(capsys, argv):
     with pytest.raises(SystemExit) as exit_info:

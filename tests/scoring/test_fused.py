@@ -15,23 +15,20 @@ def test_ranking_puts_ties_in_document_order():
 
 def test_candidates_come_first_in_fused_order_and_the_rest_follow():
     lexical = ranks([5.0, 4.0, 3.0, 2.0, 1.0])
-    prior = ranks([0.0, 0.0, 0.0, 0.0, 0.0])  # no structural opinion: document order
+    content = [True] * 5
     chosen = [0, 1, 2]
-    semantic = [0.1, 0.2, 0.9]  # the embedding prefers the third
-    scores = fuse(lexical, prior, chosen, semantic)
+    scores = fuse(lexical, content, chosen, [0.1, 0.2, 0.9])  # the embedding prefers block 2
     order = ranking(scores)
     assert set(order[:3]) == {0, 1, 2} and order[3:] == [3, 4]
-    unlifted = fuse(lexical, prior, chosen, [0.9, 0.8, 0.1])
-    assert scores[2] > unlifted[2]  # the embedding lifts the block it prefers
+    assert order.index(2) < order.index(1)  # lifted over block 1 by the embedding
+    assert order == ranking(fuse(lexical, content, chosen, [0.1, 0.2, 0.9]))  # deterministic
 
 
-def test_the_prior_demotes_boilerplate_among_candidates():
+def test_boilerplate_follows_the_main_content_whatever_its_match():
     lexical = ranks([3.0, 2.0, 1.0])
-    chosen = [0, 1, 2]
-    semantic = [0.9, 0.8, 0.7]
-    plain = ranking(fuse(lexical, ranks([0.0, 0.0, 0.0]), chosen, semantic))
-    menu_first = ranking(fuse(lexical, ranks([-2.0, 1.0, 1.0]), chosen, semantic))
-    assert plain.index(0) == 0 and menu_first.index(0) > 0
+    content = [False, True, True]  # the best lexical match is a menu
+    order = ranking(fuse(lexical, content, [0, 1, 2], [0.9, 0.8, 0.7]))
+    assert order[-1] == 0
 
 
 def tree():

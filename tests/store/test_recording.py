@@ -304,6 +304,6 @@ def test_a_line_longer_than_the_cap_is_refused_without_reading_it_all(tmp_path):
         out.write(b'"}\n')
     assert path.stat().st_size < MAX_LINE_BYTES // 100
     with Store.open(tmp_path / "cache.sqlite3") as store:
-        with pytest.raises(StoreError, match=f"{path}, line 2: longer than 160 MiB"):
+        with pytest.raises(InputError, match=f"{path}, line 2: longer than 160 MiB"):
             import_jsonl(store, path)
         assert store.get_search("q") is None  # all or nothing
