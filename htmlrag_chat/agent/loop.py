@@ -26,6 +26,7 @@ from htmlrag_chat.agent.plan import (
 )
 from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.config import DEFAULT_DEADLINE
+from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -47,7 +48,6 @@ from htmlrag_chat.reader.llm import render_sources
 from htmlrag_chat.reader.markup import Quoted, escape_markdown
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.sources import MissingFromRecording, Sources
-from htmlrag_chat.tokens import TokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
 
