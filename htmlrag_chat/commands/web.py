@@ -25,7 +25,7 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
-from htmlrag_chat.sources import NOT_RECORDED, Sources
+from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
 from htmlrag_chat.web.fetch import FetchPolicy
 from htmlrag_chat.web.results import FetchResult, Outcome
 from htmlrag_chat.web.search import DEFAULT_BACKENDS, SearchSettings
@@ -65,8 +65,8 @@ def search_settings(args: argparse.Namespace) -> SearchSettings:
 
 def run_search(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        sources = Sources(store, replaying(args), args.refresh, search_settings(args))
-        for result in asyncio.run(sources.search(args.query)):
+        recorder = WebRecorder(store, replaying(args), args.refresh, search_settings(args))
+        for result in asyncio.run(recorder.search(args.query)):
             print(json.dumps(asdict(result), ensure_ascii=False))
     return EXIT_OK
 
@@ -81,9 +81,9 @@ def run_fetch(args: argparse.Namespace) -> int:
         show(Progress("fetch", tally.total(), len(args.urls), tally[False]))
 
     with open_store(args) as store:
-        sources = Sources(store, replaying(args), args.refresh, fetch_policy=policy)
+        recorder = WebRecorder(store, replaying(args), args.refresh, fetch_policy=policy)
         with stage(show, "fetch", len(args.urls)) as counts:
-            results = asyncio.run(sources.fetch_many(args.urls, report))
+            results = asyncio.run(recorder.fetch_many(args.urls, report))
             ok = sum(r.outcome is Outcome.OK for r in results)
             counts.update(ok=ok, pages=len(results))
     for result in results:

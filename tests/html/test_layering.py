@@ -26,7 +26,7 @@ HIGHER = (
     "conversations",
     "eval",
     "hub",
-    "sources",
+    "recorder",
 )
 
 
