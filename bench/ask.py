@@ -37,7 +37,7 @@ from htmlrag_chat.events import AnswerDelta, Event
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
-from htmlrag_chat.sources import Sources
+from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl
@@ -74,7 +74,7 @@ def measure(
         stages = build_recipe(prune, lambda event: None, embeddings).stages(prune.budget)
         # The local reader counts in its own tokens; the others in the same Llama-3 ones.
         counter = reader_counter(reader, None if reader.chat else tokenizer).counter
-        agent = Agent(Sources(store, replay=True), reader, stages, counter)
+        agent = Agent(WebRecorder(store, replay=True), reader, stages, counter)
         results = [asyncio.run(one_run(agent, question)) for _ in range(runs)]
     warm = results[1:] or results
     return {
@@ -120,7 +120,10 @@ def cold_question(recording: Path, question: str, tokenizer: str, folder: Path) 
     counter = reader_counter(ExtractiveReader(), tokenizer).counter
     with Store.open(recording, readonly=True) as store:
         agent = Agent(
-            Sources(store, replay=True), ExtractiveReader(), recipe.stages(prune.budget), counter
+            WebRecorder(store, replay=True),
+            ExtractiveReader(),
+            recipe.stages(prune.budget),
+            counter,
         )
         in_process = asyncio.run(one_run(agent, question))
     env = {**os.environ, "HTMLRAG_CHAT_DERIVED": str(folder / "derived.db")}

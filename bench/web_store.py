@@ -23,7 +23,7 @@ from pathlib import Path
 from aiohttp import web
 
 from benchlib import argument_parser, quantiles
-from htmlrag_chat.sources import Sources
+from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import FetchPolicy
 from htmlrag_chat.web.results import Outcome, SearchResult
@@ -55,9 +55,9 @@ async def throughput(
     urls = [f"http://127.0.0.1:{port}/{name}" for name in pages]
     try:
         with Store.open(cache) as store:
-            sources = Sources(store, fetch_policy=FetchPolicy(allow_private=True))
+            recorder = WebRecorder(store, fetch_policy=FetchPolicy(allow_private=True))
             start = time.perf_counter()
-            results = await sources.fetch_many(urls)
+            results = await recorder.fetch_many(urls)
             seconds = time.perf_counter() - start
             size = store.stats()["bytes"]
     finally:
@@ -80,11 +80,11 @@ async def cache_hits(cache: Path, urls: list[str], rounds: int = 50) -> dict[str
         store.put_search("a question", [SearchResult(url, url) for url in urls])
     timings = []
     with Store.open(cache, readonly=True) as store:
-        sources = Sources(store, replay=True)
+        recorder = WebRecorder(store, replay=True)
         for _ in range(rounds):
             start = time.perf_counter()
-            results = await sources.search("a question")
-            pages = await sources.fetch_many([result.url for result in results])
+            results = await recorder.search("a question")
+            pages = await recorder.fetch_many([result.url for result in results])
             timings.append((time.perf_counter() - start) * 1000)
             assert all(page.outcome is Outcome.OK for page in pages)
     return {"pages": len(urls), "ms": quantiles(timings)}

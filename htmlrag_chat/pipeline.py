@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat import cancel
+from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.events import EventSink, Notice, ignore, stage
 from htmlrag_chat.html.blocks import (
@@ -28,7 +29,6 @@ from htmlrag_chat.html.prune import PruneResult, prune, token_costs
 from htmlrag_chat.html.split import split_long_text
 from htmlrag_chat.scoring import BlockScorer, ContextTooLong
 from htmlrag_chat.scoring.bm25 import BM25Scorer
-from htmlrag_chat.tokens import TokenCounter
 
 
 @dataclass(frozen=True)

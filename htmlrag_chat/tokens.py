@@ -11,21 +11,13 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.hub import ModelUnavailable, load_pretrained
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
-
-
-class TokenCounter(Protocol):
-    name: str
-    exact: bool
-
-    def count(self, text: str) -> int: ...
-
-    def count_many(self, texts: Sequence[str]) -> list[int]: ...
 
 
 @dataclass

@@ -214,7 +214,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     """Load the reader, the token counter and the pruning stages (slow: models load here, so
     the chat app calls this in a thread) and put the agent together on ``store``."""
     from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.sources import Sources
+    from htmlrag_chat.recorder import WebRecorder
     from htmlrag_chat.store.embeddings import embeddings_for
 
     with stage(emit, "load") as counts:
@@ -228,7 +228,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
         recipe = build_recipe(prune, emit, embeddings_for(store))
     return Agent(
-        web=Sources(
+        web=WebRecorder(
             store, replay=options.replay, max_age=options.refresh, search_settings=options.search
         ),
         reader=reader,

@@ -26,6 +26,7 @@ from htmlrag_chat.agent.plan import (
 )
 from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.config import DEFAULT_DEADLINE
+from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -45,9 +46,8 @@ from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
 from htmlrag_chat.reader.llm import render_sources
 from htmlrag_chat.reader.markup import Quoted, escape_markdown
+from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.safety import terminal_safe, text_safe
-from htmlrag_chat.sources import MissingFromRecording, Sources
-from htmlrag_chat.tokens import TokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
 
@@ -70,7 +70,7 @@ class Reader(Protocol):
 
 @dataclass
 class Agent:
-    web: Sources
+    web: WebRecorder
     reader: Reader
     stages: Sequence[Stage]
     counter: TokenCounter

@@ -62,17 +62,17 @@ def search_settings(args: argparse.Namespace) -> SearchSettings:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from htmlrag_chat.sources import Sources  # aiohttp: only for the commands that go online
+    from htmlrag_chat.recorder import WebRecorder  # aiohttp: only for commands that go online
 
     with open_store(args) as store:
-        sources = Sources(store, replaying(args), args.refresh, search_settings(args))
-        for result in asyncio.run(sources.search(args.query)):
+        recorder = WebRecorder(store, replaying(args), args.refresh, search_settings(args))
+        for result in asyncio.run(recorder.search(args.query)):
             print(json.dumps(asdict(result), ensure_ascii=False))
     return EXIT_OK
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from htmlrag_chat.sources import NOT_RECORDED, Sources
+    from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
     from htmlrag_chat.web.fetch import FetchPolicy
 
     show = progress_printer(args.progress or sys.stderr.isatty())
@@ -84,9 +84,9 @@ def run_fetch(args: argparse.Namespace) -> int:
         show(Progress("fetch", tally.total(), len(args.urls), tally[False]))
 
     with open_store(args) as store:
-        sources = Sources(store, replaying(args), args.refresh, fetch_policy=policy)
+        recorder = WebRecorder(store, replaying(args), args.refresh, fetch_policy=policy)
         with stage(show, "fetch", len(args.urls)) as counts:
-            results = asyncio.run(sources.fetch_many(args.urls, report))
+            results = asyncio.run(recorder.fetch_many(args.urls, report))
             ok = sum(r.outcome is Outcome.OK for r in results)
             counts.update(ok=ok, pages=len(results))
     for result in results:

@@ -43,11 +43,14 @@ class ChatSession:
 
     def question_asked(self, question: str) -> int:
         """Save the question before it is answered, so a stopped one is still in the
-        history; returns the message id its answer is saved under."""
-        if self.conversation is None:
-            self.title = title_for(question)
-            self.conversation = self.history.new_conversation(self.title)
-        return self.history.add_message(self.conversation, "user", question)
+        history (one transaction with the new conversation it may open); returns the
+        message id its answer is saved under. ``ask`` and the chat app both save here."""
+        title = title_for(question) if self.conversation is None else self.title
+        self.conversation, message_id = self.history.save_question(
+            self.conversation, question, title=title
+        )
+        self.title = title
+        return message_id
 
     def answered(self, message_id: int, answer: Answer) -> None:
         self.turns.append(Turn(answer.question, answer.markdown, tuple(answer.sources)))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.html.text import count_words
-from htmlrag_chat.tokens import TokenCounter
 
 CHUNK_WORDS = 100
 _SEPARATOR = "\n"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
 from htmlrag_chat.eval.truncate import truncate
 from htmlrag_chat.events import ignore
@@ -39,7 +40,6 @@ from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
 from htmlrag_chat.scoring.bm25 import BM25Scorer, bm25_scores
-from htmlrag_chat.tokens import TokenCounter
 
 if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer

@@ -4,15 +4,15 @@ The agent runs in an async worker on the app's loop; model loading and the CPU-h
 run in threads. Its events arrive as ``PipelineEvent`` messages, handled in order, so the
 answer streams into its view and the progress line follows every stage. A question ends
 with one ``QuestionEnded`` message (answered, stopped, or failed), after its last delta.
+Selecting answers and their sources lives in ``selection.py``, the wording in ``texts.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import webbrowser
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,26 +21,24 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Markdown, Static
+from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker
 
-from htmlrag_chat.agent.answer import Answer, stored_source
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped
-from htmlrag_chat.hub import ModelUnavailable
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.markdown import cited_numbers
-from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel, openable
+from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
+from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
+from htmlrag_chat.tui.selection import SelectionActions
 from htmlrag_chat.tui.status import PipelineStatus
+from htmlrag_chat.tui.texts import answer_meta, describe
 from htmlrag_chat.tui.transcript import (
     AnswerView,
     ErrorView,
@@ -48,32 +46,11 @@ from htmlrag_chat.tui.transcript import (
     QuestionView,
     Transcript,
     Welcome,
+    stored_views,
 )
-from htmlrag_chat.wiring import INSTALL_HINT, AgentOptions, build_agent
+from htmlrag_chat.wiring import AgentOptions, build_agent
 
 READY = "ready: ask a question"
-
-
-class PipelineEvent(Message):
-    """An event of the running question (posted from the loop or from a loading thread)."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
-
-
-@dataclass
-class QuestionResult:
-    answer: Answer | None = None
-    error: BaseException | None = None  # None with no answer: stopped
-
-
-class QuestionEnded(Message):
-    def __init__(self, view: AnswerView, message_id: int, outcome: QuestionResult) -> None:
-        super().__init__()
-        self.view = view
-        self.message_id = message_id
-        self.outcome = outcome
 
 
 class PromptInput(Input):
@@ -82,7 +59,7 @@ class PromptInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "Send")]
 
 
-class ChatApp(App[None]):
+class ChatApp(SelectionActions):
     TITLE = "htmlrag-chat"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {ReaderCommands}
@@ -311,40 +288,6 @@ class ChatApp(App[None]):
     def set_status(self, text: str) -> None:
         self.query_one("#status", Static).update(Content(terminal_safe(text)))
 
-    # -- selecting answers and sources
-
-    def select(self, view: AnswerView, number: int | None = None) -> None:
-        self.selected = view
-        panel = self.query_one(SourcesPanel)
-        panel.show(view.sources)
-        if number is not None and not panel.highlight(number):
-            self.notify(f"This answer has no source [{number}].", severity="warning")
-
-    def on_answer_view_selected(self, message: AnswerView.Selected) -> None:
-        self.select(message.view, message.number)
-
-    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
-        numbers = cited_numbers(event.href)
-        view = next((a for a in event.markdown.ancestors if isinstance(a, AnswerView)), None)
-        if numbers and view is not None:
-            self.select(view, numbers[0])
-        elif openable(event.href):
-            self.open_page(event.href)
-
-    def on_sources_panel_open(self, message: SourcesPanel.Open) -> None:
-        self.open_page(message.source.url)
-
-    def on_sources_panel_copy(self, message: SourcesPanel.Copy) -> None:
-        self.copy_to_clipboard(message.source.url)
-        self.notify(f"Copied {terminal_safe(message.source.url)}")
-
-    def open_page(self, url: str) -> None:
-        if not openable(url):
-            self.notify("Only http and https pages are opened.", severity="warning")
-            return
-        webbrowser.open(url, new=2)
-        self.notify(f"Opened {terminal_safe(url)}")
-
     # -- conversations
 
     def refresh_history(self) -> None:
@@ -359,18 +302,7 @@ class ChatApp(App[None]):
             return
         messages = self.session.open(int(event.option_id))
         await self.transcript.remove_children()
-        views = []
-        for message in messages:
-            if message["role"] != "user":
-                continue
-            views.append(QuestionView(message["content"]))
-            if message["answers"]:
-                stored = message["answers"][-1]
-                sources = [stored_source(s) for s in stored["sources"]]
-                views.append(AnswerView(stored["text"], sources, stored_meta(stored)))
-            else:
-                views.append(NoteView("no answer (stopped or failed)"))
-        await self.transcript.mount_all(views)
+        await self.transcript.mount_all(stored_views(messages))
         answers = self.transcript.query(AnswerView)
         if answers:
             self.select(answers.last())
@@ -431,19 +363,8 @@ class ChatApp(App[None]):
         self.refresh_history()
         self.query_one("#prompt").focus()
 
-    def action_focus_sources(self) -> None:
-        self.query_one(SourcesPanel).focus()
-
     def action_focus_history(self) -> None:
         self.query_one(HistoryPanel).focus()
-
-    def action_copy_answer(self) -> None:
-        view = self.selected
-        if view is None or not view.text:
-            self.notify("No answer to copy yet.", severity="warning")
-            return
-        self.copy_to_clipboard(view.text)
-        self.notify("Answer copied.")
 
     def action_export(self) -> None:
         try:
@@ -472,46 +393,3 @@ class ChatApp(App[None]):
         yield SystemCommand("Sources", "Focus the sources panel", self.action_focus_sources)
         yield SystemCommand("History", "Focus the saved conversations", self.action_focus_history)
         yield SystemCommand("Help", "List every key", self.action_help)
-
-
-def answer_meta(answer: Answer, elapsed: float) -> str:
-    """How the answer was made, under it: reader, sources, what the checks found, time."""
-    notes = []
-    if answer.rounds == 0 and answer.sources:
-        notes.append("from the earlier answer's sources")
-    if answer.removed_citations:
-        notes.append(f"{answer.removed_citations} invented citation(s) removed")
-    notes.append(f"{elapsed:.1f} s")
-    return meta_line(answer.reader, answer.model, len(answer.sources), answer.flags, notes)
-
-
-def stored_meta(stored: dict) -> str:
-    """The same line for an answer reopened from the store (``reader`` is "kind:model")."""
-    reader, _, model = stored["reader"].partition(":")
-    return meta_line(reader, model, len(stored["sources"]), stored["flags"])
-
-
-def meta_line(
-    reader: str, model: str, sources: int, flags: Sequence[str], notes: Sequence[str] = ()
-) -> str:
-    parts = [reader] if model in ("", reader) else [reader, model]
-    parts += [f"{sources} sources" if sources else "no sources", *notes]
-    lines = [" · ".join(parts), *(f"! {flag}" for flag in flags)]
-    return terminal_safe("\n".join(lines))
-
-
-def describe(error: BaseException, model: str | None, doing: str = "answer") -> str:
-    """An error as the chat shows it: what happened and what to do. Errors a user can act on
-    carry their advice; anything else is a bug, said plainly, and the app keeps running."""
-    if isinstance(error, ModelUnavailable):
-        hint = INSTALL_HINT.format(model=model or DEFAULT_READER_MODEL)
-        return (
-            f"Could not {doing}: {error}. {hint[0].upper()}{hint[1:]}; "
-            "or --reader extractive answers without a model."
-        )
-    if isinstance(error, UserError):
-        return f"Could not {doing}: {error}"
-    return (
-        f"Internal error: {type(error).__name__}: {error}. The conversation is saved; "
-        "`HTMLRAG_CHAT_DEBUG=1 htmlrag-chat ask ...` shows the traceback."
-    )

@@ -7,19 +7,23 @@ widget, never a string parsed as console markup.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from htmlrag_chat.agent.answer import stored_source
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.markup import escape_markdown
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.markdown import CitationLinker, link_citations
+from htmlrag_chat.tui.texts import stored_meta
 
 WELCOME = (
     "Ask a question. htmlrag-chat searches the web, reads the pages, prunes them to what "
@@ -121,3 +125,20 @@ class AnswerView(Vertical, can_focus=True):
         if event.character and event.character.isdigit() and event.character != "0":
             event.stop()
             self.post_message(self.Selected(self, int(event.character)))
+
+
+def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
+    """A reopened conversation as the transcript shows it: each question with its latest
+    stored answer, or a note where it got none."""
+    views: list[Widget] = []
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        views.append(QuestionView(message["content"]))
+        if message["answers"]:
+            stored = message["answers"][-1]
+            sources = [stored_source(s) for s in stored["sources"]]
+            views.append(AnswerView(stored["text"], sources, stored_meta(stored)))
+        else:
+            views.append(NoteView("no answer (stopped or failed)"))
+    return views

@@ -35,9 +35,9 @@ from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.markup import escape_markdown
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
-from htmlrag_chat.sources import NOT_RECORDED, Sources
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -171,7 +171,7 @@ class Run:
 def make_agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
     """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only."""
     return Agent(
-        web=Sources(store, replay=True),
+        web=WebRecorder(store, replay=True),
         reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
         stages=[Stage(BM25Scorer(), 2048)],
         counter=ApproxTokenCounter(),
@@ -428,7 +428,7 @@ def test_a_quoted_sentence_is_verbatim_and_cites_only_its_own_source(store: Stor
 
     async def main() -> Answer:
         agent = Agent(
-            web=Sources(store, replay=True),
+            web=WebRecorder(store, replay=True),
             reader=ExtractiveReader(max_sentences=1),
             stages=[Stage(BM25Scorer(), 2048)],
             counter=ApproxTokenCounter(),
@@ -558,7 +558,7 @@ def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(store: 
 
     async def main() -> tuple[float, int, Answer]:
         agent = Agent(
-            web=Sources(store, replay=True),
+            web=WebRecorder(store, replay=True),
             reader=ExtractiveReader(),
             stages=[Stage(scorer, 2048)],
             counter=ApproxTokenCounter(),

@@ -15,7 +15,7 @@ from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.events import AnswerDelta
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.app import PipelineEvent, QuestionEnded
+from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView

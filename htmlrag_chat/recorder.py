@@ -44,7 +44,10 @@ class MissingFromRecording(UserError):
 
 
 @dataclass
-class Sources:
+class WebRecorder:
+    """The web as the pipeline sees it: searched and fetched live and recorded into the
+    store, or replayed from it. (The reader's numbered contexts are ``reader.Source``.)"""
+
     store: Store
     replay: bool = False
     max_age: float | None = None  # --refresh: cached entries older than this are redone

@@ -12,12 +12,12 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
-from htmlrag_chat.sources import (
+from htmlrag_chat.recorder import (
     FAILURE_MAX_AGE,
     KEPT_STORED_PAGE,
     NOT_RECORDED,
     MissingFromRecording,
-    Sources,
+    WebRecorder,
 )
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import FetchPolicy
@@ -73,9 +73,9 @@ def test_live_pages_are_recorded_and_then_served_from_the_cache(tmp_path):
         async with site(hits) as base:
             urls = [f"{base}/a", f"{base}/b"]
             with Store.open(tmp_path / "c.sqlite3") as store:
-                sources = Sources(store, fetch_policy=LOOPBACK)
-                first = await sources.fetch_many(urls)
-                again = await sources.fetch_many(urls)
+                recorder = WebRecorder(store, fetch_policy=LOOPBACK)
+                first = await recorder.fetch_many(urls)
+                again = await recorder.fetch_many(urls)
             return first, again
 
     first, again = asyncio.run(scenario())
@@ -91,9 +91,9 @@ def test_refresh_refetches_pages_older_than_the_age(tmp_path):
     async def scenario():
         async with site(hits) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
                 await asyncio.sleep(0.05)
-                fresh = Sources(store, max_age=0.01, fetch_policy=LOOPBACK)
+                fresh = WebRecorder(store, max_age=0.01, fetch_policy=LOOPBACK)
                 return await fresh.fetch_many([f"{base}/a"])
 
     (result,) = asyncio.run(scenario())
@@ -119,11 +119,11 @@ def test_replay_opens_no_socket_and_names_what_is_missing(tmp_path, monkeypatch)
 
     async def scenario():
         with Store.open(path, readonly=True) as store:
-            sources = Sources(store, replay=True)
-            results = await sources.search("docker license")
-            pages = await sources.fetch_many(["https://docs.example/a", "https://docs.example/b"])
+            recorder = WebRecorder(store, replay=True)
+            results = await recorder.search("docker license")
+            pages = await recorder.fetch_many(["https://docs.example/a", "https://docs.example/b"])
             with pytest.raises(MissingFromRecording, match="'what is htmlrag'"):
-                await sources.search("what is htmlrag")
+                await recorder.search("what is htmlrag")
             return results, pages
 
     results, pages = asyncio.run(scenario())
@@ -157,7 +157,7 @@ def test_an_imported_search_answers_in_record_mode_until_refresh_finds_it_old(tm
 
     async def scenario(max_age: float | None) -> list[SearchResult]:
         with Store.open(tmp_path / "c.sqlite3") as store:
-            return await Sources(store, max_age=max_age, search_settings=offline).search(
+            return await WebRecorder(store, max_age=max_age, search_settings=offline).search(
                 "docker license"
             )
 
@@ -198,13 +198,15 @@ def test_the_deadline_leaves_out_a_page_that_never_answers_and_caches_a_late_one
         async with slow_site({"/fast": 0.0, "/late": 1.0}) as base:
             urls = [f"{base}/fast", f"{base}/late", f"{base}/never"]
             with Store.open(tmp_path / "c.sqlite3") as store:
-                sources = Sources(store, fetch_policy=LOOPBACK)
+                # The default per-page timeout: LOOPBACK's 0.5 s would fail the late page.
+                policy = FetchPolicy(allow_private=True)
+                recorder = WebRecorder(store, fetch_policy=policy)
                 loop = asyncio.get_running_loop()
                 start = loop.time()
-                results = await sources.fetch_many(urls, deadline=0.3)
+                results = await recorder.fetch_many(urls, deadline=0.3)
                 waited = loop.time() - start
                 late_before = store.get_page(f"{base}/late")
-                left = await sources.settle(3.0)
+                left = await recorder.settle(3.0)
                 late_after = store.get_page(f"{base}/late")
                 never = store.get_page(f"{base}/never")
             return results, waited, late_before, left, late_after, never
@@ -222,7 +224,7 @@ def test_without_a_deadline_every_page_is_waited_for(tmp_path):
     async def scenario():
         async with slow_site({"/a": 0.0, "/b": 0.4}) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                return await Sources(store, fetch_policy=LOOPBACK).fetch_many(
+                return await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many(
                     [f"{base}/a", f"{base}/b"]
                 )
 
@@ -240,12 +242,12 @@ def test_a_transient_failure_is_retried_on_the_next_request(tmp_path, how):
     async def scenario():
         async with site(hits, failing) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                sources = Sources(store, fetch_policy=LOOPBACK)
-                (first,) = await sources.fetch_many([f"{base}/a"])
+                recorder = WebRecorder(store, fetch_policy=LOOPBACK)
+                (first,) = await recorder.fetch_many([f"{base}/a"])
                 failing.clear()  # the site is back
                 asked = hits["/a"]
-                (second,) = await sources.fetch_many([f"{base}/a"])
-                (third,) = await sources.fetch_many([f"{base}/a"])
+                (second,) = await recorder.fetch_many([f"{base}/a"])
+                (third,) = await recorder.fetch_many([f"{base}/a"])
             return first, second, third, hits["/a"] - asked
 
     first, second, third, asked_again = asyncio.run(scenario())
@@ -263,7 +265,7 @@ def test_a_permanent_failure_is_reused_until_its_age_limit(tmp_path, how):
 
     async def fetch(base: str):
         with Store.open(path) as store:
-            (result,) = await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+            (result,) = await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
         return result
 
     async def scenario():
@@ -301,10 +303,10 @@ def test_a_failed_refresh_keeps_and_serves_the_good_page(tmp_path, how):
     async def scenario():
         async with site(hits, failing) as base:
             with Store.open(path) as store:
-                (good,) = await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                (good,) = await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
                 failing["/a"] = how
                 age(path, 10)
-                refresh = Sources(store, max_age=1, fetch_policy=LOOPBACK)
+                refresh = WebRecorder(store, max_age=1, fetch_policy=LOOPBACK)
                 (refreshed,) = await refresh.fetch_many([f"{base}/a"])
         return good, refreshed
 
@@ -325,10 +327,12 @@ def test_a_page_blocked_by_the_guard_is_tried_again_once_private_addresses_are_a
     async def scenario():
         async with site(hits) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                guarded = Sources(store)
+                guarded = WebRecorder(store)
                 (blocked,) = await guarded.fetch_many([f"{base}/a"])
                 (again,) = await guarded.fetch_many([f"{base}/a"])
-                (allowed,) = await Sources(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                (allowed,) = await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many(
+                    [f"{base}/a"]
+                )
         return blocked, again, allowed
 
     blocked, again, allowed = asyncio.run(scenario())

@@ -1,0 +1,54 @@
+"""One connection to the cache file and its transactions, shared by the web cache
+(``cache.py``) and the conversations (``conversations.py``) that ``Store`` composes.
+
+Every write is one short transaction (``BEGIN IMMEDIATE``, so a second process waits for the
+write lock instead of failing half-way) and never spans an ``await``: asyncio code calls the
+store directly from the event-loop thread, and each call commits before control returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from htmlrag_chat.store.files import translate
+
+
+@dataclass(eq=False)
+class Connection:
+    """The file, whether it is open read-only, and the one SQLite connection to it."""
+
+    path: Path
+    readonly: bool
+    _db: Database = field(repr=False)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes into one transaction; a nested one is a savepoint inside it.
+
+        Never ``await`` inside: the write lock would be held while other tasks run.
+        """
+        conn = self._db.conn
+        with translate(self.path, self.readonly):
+            if conn.in_transaction:
+                with self._db.atomic():
+                    yield
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+    def _rows(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+    ) -> list[dict[str, Any]]:
+        with translate(self.path, self.readonly):
+            return list(self._db.query(sql, params))

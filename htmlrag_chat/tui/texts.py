@@ -1,0 +1,56 @@
+"""The chat's own wording: the line under each answer (how it was made) and an error as the
+chat shows it (what happened, what to do)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.errors import UserError
+from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.wiring import INSTALL_HINT
+
+
+def answer_meta(answer: Answer, elapsed: float) -> str:
+    """How the answer was made, under it: reader, sources, what the checks found, time."""
+    notes = []
+    if answer.rounds == 0 and answer.sources:
+        notes.append("from the earlier answer's sources")
+    if answer.removed_citations:
+        notes.append(f"{answer.removed_citations} invented citation(s) removed")
+    notes.append(f"{elapsed:.1f} s")
+    return meta_line(answer.reader, answer.model, len(answer.sources), answer.flags, notes)
+
+
+def stored_meta(stored: dict) -> str:
+    """The same line for an answer reopened from the store (``reader`` is "kind:model")."""
+    reader, _, model = stored["reader"].partition(":")
+    return meta_line(reader, model, len(stored["sources"]), stored["flags"])
+
+
+def meta_line(
+    reader: str, model: str, sources: int, flags: Sequence[str], notes: Sequence[str] = ()
+) -> str:
+    parts = [reader] if model in ("", reader) else [reader, model]
+    parts += [f"{sources} sources" if sources else "no sources", *notes]
+    lines = [" · ".join(parts), *(f"! {flag}" for flag in flags)]
+    return terminal_safe("\n".join(lines))
+
+
+def describe(error: BaseException, model: str | None, doing: str = "answer") -> str:
+    """An error as the chat shows it: what happened and what to do. Errors a user can act on
+    carry their advice; anything else is a bug, said plainly, and the app keeps running."""
+    if isinstance(error, ModelUnavailable):
+        hint = INSTALL_HINT.format(model=model or DEFAULT_READER_MODEL)
+        return (
+            f"Could not {doing}: {error}. {hint[0].upper()}{hint[1:]}; "
+            "or --reader extractive answers without a model."
+        )
+    if isinstance(error, UserError):
+        return f"Could not {doing}: {error}"
+    return (
+        f"Internal error: {type(error).__name__}: {error}. The conversation is saved; "
+        "`HTMLRAG_CHAT_DEBUG=1 htmlrag-chat ask ...` shows the traceback."
+    )
