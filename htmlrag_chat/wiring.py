@@ -185,6 +185,7 @@ def warm_up(settings: PruneSettings) -> bool:
         try:
             with suppress(Exception):
                 import sentence_transformers  # noqa: F401  (torch and transformers with it)
+                import trafilatura  # noqa: F401  (the fused stage's main-content opinion)
         finally:
             imported.set()
         with suppress(Exception):

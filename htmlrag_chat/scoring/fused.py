@@ -1,21 +1,20 @@
-"""The default first stage: lexical, semantic and structural evidence for every block, fused
-by rank.
+"""The default first stage: lexical, semantic and main-content evidence, fused by rank.
 
 BM25 and an embedding model find different answers: BM25 the block that repeats the
 question's rare words (names, numbers), the embedding the paragraph that says the same thing
-in other words. Both are easily fooled by boilerplate that repeats the page's words (menus,
-"related articles"), which the main-content prior (``scoring.prior``) recognises by its
-structure. Each block is read with its context (page title and nearest heading,
-``html.headings``), then:
+in other words. Both are fooled by boilerplate that repeats the page's words (menus, "related
+articles"), which trafilatura's main-text extraction recognises (``scoring.content``). Each
+block is read with its context (page title and nearest heading, ``html.headings``), then:
 
-1. BM25 and the prior rank every block: microseconds a block, so 600 blocks cost nothing.
-2. The embedding model reads only the ``candidates`` blocks that BM25 and the prior together
-   rank highest, and only their first ``WINDOW_WORDS`` words. Embedding is the whole cost of
-   a cold question on a CPU (about 25 full blocks a second on two cores); these two cuts make
-   a cold question take a second instead of half a minute.
-3. Reciprocal rank fusion orders the candidates (``sum(weight / (k + rank))``, k = 60 as in
-   Cormack et al. 2009: ranks, not raw scores, so no scale dominates), the prior counting
-   twice; the other blocks follow, ordered by BM25 and the prior alone.
+1. BM25 ranks every block: microseconds a block, so 600 blocks cost nothing.
+2. The embedding model reads only the ``candidates`` blocks BM25 ranks highest, and only
+   their first ``WINDOW_WORDS`` words. Embedding is the whole cost of a cold question on a CPU
+   (about 25 full blocks a second on two cores); these two cuts make a cold question take a
+   second instead of half a minute.
+3. Reciprocal rank fusion orders the candidates: ``1/(k + BM25 rank) + 1/(k + embedding
+   rank)``, k = 60 as in Cormack et al. 2009 (ranks, not raw scores, so no scale dominates),
+   plus ``1/(k + 1)`` for main content: what coming first in a third ranking would give. The
+   other blocks follow, by BM25 and the same bonus.
 
 Every choice was measured on ``../shared/corpus`` (docs/method.md has the figures). The
 scores depend only on the query and the blocks, and ties go to the earlier block, so the
@@ -31,11 +30,11 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.scoring.bm25 import bm25_scores
-from htmlrag_chat.scoring.prior import content_prior
+from htmlrag_chat.scoring.content import main_content
 
 RRF_K = 60
+CONTENT_BONUS = 1 / (RRF_K + 1)  # main content: as if ranked first by a third opinion
 DEFAULT_CANDIDATES = 24
-PRIOR_WEIGHT = 2.0  # the prior's say in the final order, against 1 for BM25 and embedding
 # Words of a candidate (its context line included) the embedding model reads: about 128 of
 # its tokens, half its window, at half the cost of a full window, with the same QA figures.
 WINDOW_WORDS = 96
@@ -66,13 +65,11 @@ class FusedScorer:
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
         lexical = ranks(bm25_scores(query, texts))
-        prior = ranks(content_prior(tree))
-        structural = [rrf(index, (lexical, prior)) for index in range(len(texts))]
-        chosen = ranking(structural)[: self.candidates]
+        chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
         before = self.embedder.encoded
         semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
         self.last_stats = FusedStats(len(texts), len(chosen), self.embedder.encoded - before)
-        return fuse(lexical, prior, chosen, semantic)
+        return fuse(lexical, chosen, semantic, main_content(tree))
 
 
 def contextual_texts(tree: BlockTree) -> list[str]:
@@ -102,24 +99,19 @@ def ranks(scores: Sequence[float]) -> list[int]:
     return places
 
 
-def rrf(index: int, rankings: Sequence[Sequence[int]], weights: Sequence[float] = ()) -> float:
-    """Reciprocal rank fusion of ``index``'s places in ``rankings`` (weights default to 1)."""
-    weights = weights or [1.0] * len(rankings)
-    return sum(w / (RRF_K + places[index] + 1) for places, w in zip(rankings, weights, strict=True))
-
-
 def fuse(
     lexical: Sequence[int],
-    prior: Sequence[int],
     chosen: Sequence[int],
     semantic: Sequence[float],
+    content: Sequence[bool],
 ) -> list[float]:
-    """Scores from the lexical and prior places of every block and the semantic scores of the
-    ``chosen`` ones: the chosen above all others (whose scores are below 0), each group in
-    fused order."""
-    rankings, weights = (lexical, prior), (1.0, PRIOR_WEIGHT)
-    scores = [rrf(index, rankings, weights) - 1.0 for index in range(len(lexical))]
+    """Scores from every block's lexical place and main-content flag and the ``chosen``
+    blocks' semantic scores: the chosen above all others (whose scores are below 0)."""
+    scores = [
+        1 / (RRF_K + place + 1) + (CONTENT_BONUS if is_content else 0.0) - 1.0
+        for place, is_content in zip(lexical, content, strict=True)
+    ]
     semantic_places = ranks(semantic)
     for position, index in enumerate(chosen):
-        scores[index] = rrf(index, rankings, weights) + 1 / (RRF_K + semantic_places[position] + 1)
+        scores[index] += 1.0 + 1 / (RRF_K + semantic_places[position] + 1)
     return scores

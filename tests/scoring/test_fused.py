@@ -17,18 +17,17 @@ def test_candidates_come_first_in_fused_order_and_the_rest_follow():
     lexical = ranks([5.0, 4.0, 3.0, 2.0, 1.0])
     content = [True] * 5
     chosen = [0, 1, 2]
-    scores = fuse(lexical, content, chosen, [0.1, 0.2, 0.9])  # the embedding prefers block 2
+    scores = fuse(lexical, chosen, [0.1, 0.2, 0.9], content)  # the embedding prefers block 2
     order = ranking(scores)
     assert set(order[:3]) == {0, 1, 2} and order[3:] == [3, 4]
     assert order.index(2) < order.index(1)  # lifted over block 1 by the embedding
-    assert order == ranking(fuse(lexical, content, chosen, [0.1, 0.2, 0.9]))  # deterministic
+    assert scores == fuse(lexical, chosen, [0.1, 0.2, 0.9], content)  # deterministic
 
 
-def test_boilerplate_follows_the_main_content_whatever_its_match():
+def test_main_content_outranks_an_equal_match_outside_it():
     lexical = ranks([3.0, 2.0, 1.0])
-    content = [False, True, True]  # the best lexical match is a menu
-    order = ranking(fuse(lexical, content, [0, 1, 2], [0.9, 0.8, 0.7]))
-    assert order[-1] == 0
+    order = ranking(fuse(lexical, [0, 1, 2], [0.9, 0.8, 0.7], [False, True, True]))
+    assert order[0] == 1 and order.index(0) > 0  # the menu's best match no longer wins
 
 
 def tree():
