@@ -7,6 +7,7 @@ import socket
 import sqlite3
 import struct
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import pytest
@@ -50,15 +51,20 @@ async def site(hits: Counter, failing: dict[str, str] | None = None):
             return web.Response(status=int(how), text="not now")
         return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
 
+    async with serve(page) as base:
+        yield base
+
+
+@asynccontextmanager
+async def serve(page: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+    """``page`` answering every path of a server on a free loopback port; yields its URL."""
     app = web.Application()
     app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1)
+    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
     await runner.setup()
-    server = web.TCPSite(runner, "127.0.0.1", 0)
-    await server.start()
-    port = runner.addresses[0][1]
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
     finally:
         await runner.cleanup()
 
@@ -181,16 +187,8 @@ async def slow_site(delays: dict[str, float]):
         await asyncio.sleep(delays.get(request.path, 3600))
         return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
 
-    app = web.Application()
-    app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    server = web.TCPSite(runner, "127.0.0.1", 0)
-    await server.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    async with serve(page) as base:
+        yield base
 
 
 def test_the_deadline_leaves_out_a_page_that_never_answers_and_caches_a_late_one(tmp_path):

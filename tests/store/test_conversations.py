@@ -8,18 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.store.db import Store, StoreError
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "cache.sqlite3"
-
-
-@pytest.fixture
-def store(path: Path):
-    with Store.open(path) as opened:
-        yield opened
+from htmlrag_chat.store.db import StoreError
 
 
 def sql(path: Path, statement: str) -> list[tuple]:

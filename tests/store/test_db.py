@@ -21,17 +21,6 @@ from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "cache.sqlite3"
-
-
-@pytest.fixture
-def store(path: Path):
-    with Store.open(path) as opened:
-        yield opened
-
-
 def body_of(number: int, size: int = 1000) -> bytes:
     return bytes([number % 251]) * size
 
