@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.cli import main
 from tests.tiny_models import make_tiny_lm, make_tiny_tokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
+DEMO = Path(__file__).resolve().parent.parent / "demo"
 
 # Tests never reach the network: a model id that is not a local path fails fast.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -79,3 +81,11 @@ def tiny_counter(tiny_tokenizer_dir: Path):
     loaded = load_token_counter(str(tiny_tokenizer_dir))
     assert loaded.notice is None
     return loaded.counter
+
+
+def import_demo(folder: Path) -> Path:
+    """A new cache in ``folder`` holding the bundled recording, imported by the real CLI."""
+    path = folder / "recording.db"
+    argv = ["--cache", str(path), "cache", "import", "--jsonl", str(DEMO / "recording.jsonl.gz")]
+    assert main(argv) == 0
+    return path

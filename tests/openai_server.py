@@ -23,6 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.loopback import serve_app
+
 
 @dataclass
 class ScriptedLLM:
@@ -66,15 +68,11 @@ async def serve_llm(llm: ScriptedLLM) -> AsyncIterator[str]:
     app[LLM] = llm
     app.router.add_post("/v1/chat/completions", _chat_completions)
     app.router.add_get("/v1/models", _models)
-    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-    finally:
-        llm._stopping = True
-        await runner.cleanup()
+    async with serve_app(app) as port:
+        try:
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            llm._stopping = True
 
 
 class ThreadedLLM:

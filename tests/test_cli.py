@@ -14,7 +14,7 @@ from pathlib import Path
 import argcomplete
 import pytest
 
-from htmlrag_chat.cli import main
+from tests.conftest import import_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "demo"
@@ -132,12 +132,7 @@ def on_a_terminal(command: Path, *argv: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cli") / "demo.sqlite3"
-    assert (
-        main(["--cache", str(path), "cache", "import", "--jsonl", str(DEMO / "recording.jsonl.gz")])
-        == 0
-    )
-    return path
+    return import_demo(tmp_path_factory.mktemp("cli"))
 
 
 def test_no_colour_under_no_color_on_a_terminal(command: Path, recorded: Path) -> None:

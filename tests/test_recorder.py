@@ -23,6 +23,7 @@ from htmlrag_chat.recorder import (
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import FetchPolicy
 from htmlrag_chat.web.results import Outcome, SearchResult
+from tests.loopback import serve_app
 
 ARTICLE = (
     "<html><head><title>Docker</title></head><body><article>"
@@ -60,13 +61,8 @@ async def serve(page: Callable[[web.Request], Awaitable[web.StreamResponse]]):
     """``page`` answering every path of a server on a free loopback port; yields its URL."""
     app = web.Application()
     app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    async with serve_app(app, shutdown_timeout=0.1) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 LOOPBACK = FetchPolicy(allow_private=True, total_timeout=0.5)

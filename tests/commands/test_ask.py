@@ -20,6 +20,7 @@ from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchSettings
+from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
@@ -30,12 +31,7 @@ GOLD = QUESTION["answers"][0]
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled recording imported into a fresh cache (used read-only by replays)."""
-    path = tmp_path_factory.mktemp("ask") / "recording.db"
-    assert (
-        main(["--cache", str(path), "cache", "import", "--jsonl", str(DEMO / "recording.jsonl.gz")])
-        == 0
-    )
-    return path
+    return import_demo(tmp_path_factory.mktemp("ask"))
 
 
 def ask(*args: str) -> list[str]:

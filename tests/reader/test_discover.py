@@ -30,6 +30,7 @@ from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.wiring import build_reader
+from tests.loopback import serve_app
 from tests.openai_server import ScriptedLLM, serve_llm
 
 REPLY = "Sea otters float in kelp forests [1]."
@@ -145,14 +146,8 @@ async def other_service(kind: str) -> AsyncIterator[int]:
 
     app = web.Application()
     app.router.add_get("/v1/models", handle)
-    runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield runner.addresses[0][1]
-    finally:
-        await runner.cleanup()
+    async with serve_app(app, shutdown_timeout=0.1) as port:
+        yield port
 
 
 def test_other_services_on_the_ports_are_passed_over() -> None:

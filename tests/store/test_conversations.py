@@ -4,21 +4,11 @@ and deletion the history commands and the chat app rely on."""
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 import pytest
 
 from htmlrag_chat.store.db import StoreError
-
-
-def sql(path: Path, statement: str) -> list[tuple]:
-    """Run one statement on the file with a connection of our own."""
-    conn = sqlite3.connect(path)
-    try:
-        with conn:
-            return conn.execute(statement).fetchall()
-    finally:
-        conn.close()
+from tests.store.conftest import sql
 
 
 def test_conversations_messages_and_answers(store):

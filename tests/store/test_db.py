@@ -17,6 +17,7 @@ from htmlrag_chat.errors import EXIT_STORE
 from htmlrag_chat.scoring.embed import EmbeddingScorer, text_key
 from htmlrag_chat.store.db import SCHEMA_VERSION, Store, StoreError, default_cache_path
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from tests.store.conftest import sql
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,16 +29,6 @@ def body_of(number: int, size: int = 1000) -> bytes:
 def page(number: int, size: int = 1000) -> FetchResult:
     body = body_of(number, size)
     return FetchResult(f"https://example.com/{number}", Outcome.OK, body=body, bytes=len(body))
-
-
-def sql(path: Path, statement: str) -> list[tuple]:
-    """Run one statement on the file with a connection of our own."""
-    conn = sqlite3.connect(path)
-    try:
-        with conn:
-            return conn.execute(statement).fetchall()
-    finally:
-        conn.close()
 
 
 # -- where the cache lives

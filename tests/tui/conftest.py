@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from htmlrag_chat.cli import main
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.transcript import AnswerView
 from htmlrag_chat.wiring import AgentOptions, PruneSettings
+from tests.conftest import import_demo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -32,10 +32,7 @@ CHECK_MARK = "Do the sources above contain"
 @pytest.fixture(scope="session")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled recording imported into a cache, once (replays only read it)."""
-    path = tmp_path_factory.mktemp("recording") / "recording.db"
-    argv = ["--cache", str(path), "cache", "import", "--jsonl", str(DEMO / "recording.jsonl.gz")]
-    assert main(argv) == 0
-    return path
+    return import_demo(tmp_path_factory.mktemp("recording"))
 
 
 @pytest.fixture
