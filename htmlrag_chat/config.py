@@ -130,14 +130,21 @@ def _option(field: str) -> str:
 def load_deadline(path: Path | None = None) -> float:
     """``deadline`` of the ``[web]`` table (seconds a question waits for more pages after
     the first one arrived), else ``DEFAULT_DEADLINE``."""
+    return resolve_deadline(path)[0]
+
+
+def resolve_deadline(path: Path | None = None) -> tuple[float, Origin]:
+    """The deadline and where it came from (the file, or the default)."""
     file = config_path(path)
     table = _read_file(file).get("web", {})
     if not isinstance(table, dict) or set(table) - {"deadline"}:
         raise UserError(f"{file}: [web] takes only deadline = SECONDS")
-    value = table.get("deadline", DEFAULT_DEADLINE)
+    if "deadline" not in table:
+        return DEFAULT_DEADLINE, DEFAULT
+    value = table["deadline"]
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise UserError(f"{file}: [web] deadline must be a positive number of seconds")
-    return float(value)
+    return float(value), Origin("file", str(file))
 
 
 def _read_file(path: Path) -> dict[str, object]:

@@ -23,7 +23,13 @@ from htmlrag_chat.commands.common import (
     replaying,
     store_options,
 )
-from htmlrag_chat.config import DEFAULT, Origin, config_origin, resolve_reader_settings
+from htmlrag_chat.config import (
+    DEFAULT,
+    Origin,
+    config_origin,
+    resolve_deadline,
+    resolve_reader_settings,
+)
 from htmlrag_chat.errors import EXIT_OK
 from htmlrag_chat.safety import one_line
 
@@ -47,11 +53,13 @@ def run_config(args: argparse.Namespace) -> int:
     cache, where = cache_origin(args)
     settings, origins = resolve_reader_settings(args.config, reader_overrides(args))
     values = vars(settings) | {"api_key": HIDDEN if settings.api_key else None}
+    deadline, deadline_origin = resolve_deadline(args.config)
     record = {
         "config_file": {"path": str(file), "exists": file.is_file(), **_origin(file_origin)},
         "cache": {"path": str(cache), **_origin(where)},
         "replay": {"value": replaying(args), **_origin(_replay_origin(args))},
         "reader": {key: {"value": values[key], **_origin(origins[key])} for key in values},
+        "web": {"deadline": {"value": deadline, **_origin(deadline_origin)}},
     }
     if args.json:
         print(json.dumps(record, ensure_ascii=False, indent=2))
@@ -63,6 +71,7 @@ def run_config(args: argparse.Namespace) -> int:
         ["replay", "yes" if replaying(args) else "no", _source(_replay_origin(args))],
     ]
     rows += [[key, _shown(values[key]), _source(origins[key])] for key in values]
+    rows.append(["deadline", f"{deadline:g} s", _source(deadline_origin)])
     print_table(("SETTING", "VALUE", "FROM"), [[one_line(c) for c in row] for row in rows])
     return EXIT_OK
 

@@ -4,16 +4,18 @@ Every block's tokens are counted once (``token_costs``); the tags of expanded el
 charged while any block under them survives. Blocks are deleted lowest score first until the
 estimate fits (the paper's algorithm), then the deleted blocks are offered back best first
 and every one that still fits returns: one large block near the top no longer leaves half
-the budget empty. The deletions are applied to a copy of the document and the structural
-compression runs again. The estimate is an upper bound
-in practice (compression removes tags; BPE merges across block boundaries), but BPE gives no
-guarantee, so the real output is counted once and, in the rare case it is over, pruning
-continues from where it stopped. The output never exceeds the budget and is always whole
-HTML: we delete blocks, we never truncate text.
+the budget empty. A block scored ``DISCARD`` goes whatever room is left: a scorer that knows
+a block is boilerplate says so, rather than letting it fill the budget's spare room. The
+deletions are applied to a copy of the document and the structural compression runs again.
+The estimate is an upper bound in practice (compression removes tags; BPE merges across
+block boundaries), but BPE gives no guarantee, so the real output is counted once and, in
+the rare case it is over, pruning continues from where it stopped. The output never exceeds
+the budget and is always whole HTML: we delete blocks, we never truncate text.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +25,7 @@ from htmlrag_chat.html.clean import compress
 from htmlrag_chat.html.dom import clear_loose_text, drop, loose_text
 
 _MAX_ROUNDS = 16
+DISCARD = -math.inf  # a block's score when it must go even if the budget has room for it
 
 
 @dataclass(frozen=True)
@@ -85,9 +88,10 @@ def prune(
         raise ValueError(f"{len(scores)} scores for {len(tree.blocks)} blocks")
     costs = token_costs(tree, counter)
     order = deletion_order(scores)
+    discarded = sum(1 for score in scores if score == DISCARD)  # first in ``order``
     target = budget
     for rounds in range(1, _MAX_ROUNDS + 1):
-        deleted = select_deletions(tree, costs, order, target)
+        deleted = select_deletions(tree, costs, order, target, discarded)
         document = _apply(tree, deleted)
         tokens = counter.count(document.to_html())
         if tokens <= budget:
@@ -100,16 +104,17 @@ def prune(
 
 
 def select_deletions(
-    tree: BlockTree, costs: TokenCosts, order: Sequence[int], target: int
+    tree: BlockTree, costs: TokenCosts, order: Sequence[int], target: int, discarded: int = 0
 ) -> list[int]:
-    """Blocks to delete so the estimate fits ``target``: the lowest-scoring until it fits,
-    less those that fit back in afterwards (best first)."""
+    """Blocks to delete so the estimate fits ``target``: the first ``discarded`` of ``order``,
+    then the lowest-scoring until it fits, less those that fit back in afterwards (best
+    first; never a discarded one)."""
     estimate = TokenEstimate(tree, costs)
     deleted = 0
-    while deleted < len(order) and estimate.total > target:
+    while deleted < len(order) and (deleted < discarded or estimate.total > target):
         estimate.delete(order[deleted])
         deleted += 1
-    for index in reversed(order[:deleted]):
+    for index in reversed(order[discarded:deleted]):
         if estimate.total + estimate.restore_cost(index) <= target:
             estimate.restore(index)
     return [index for index in order[:deleted] if not estimate.alive(index)]

@@ -5,9 +5,9 @@ menu of a Docker page), so a query-based score keeps them as readily as the arti
 trafilatura, a main-text extractor tuned on thousands of real pages (and the ``plain``
 baseline of ``eval``), tells the article from the rest; a block counts as main content when
 most of its word triples are in the extracted text of its page. This is query-independent
-and costs 10-20 ms a page; the fused scorer gives main content a rank bonus, so it is a
-third opinion, not a filter: a recipe's ingredient list that trafilatura leaves out still
-wins on BM25 and embedding evidence.
+and costs 10-20 ms a page. The fused scorer gives main content a rank bonus and discards
+the rest unless the question's own evidence vouches for it: a recipe card that trafilatura
+leaves out still wins on BM25 and embedding evidence (``fused.boilerplate``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,14 @@ block is read with its context (page title and nearest heading, ``html.headings`
    rank)``, k = 60 as in Cormack et al. 2009 (ranks, not raw scores, so no scale dominates),
    plus ``1/(k + 1)`` for main content: what coming first in a third ranking would give. The
    other blocks follow, by BM25 and the same bonus.
+4. Boilerplate goes (``html.prune.DISCARD``) even when the budget has room for it: a block
+   outside the main text of a page that has one, unless it is among the ``ESCAPE_PLACES``
+   best by the fused evidence and its own words (not the context line lent to it) are among
+   the ``ESCAPE_PLACES`` best BM25 matches. Pruning alone fills the budget, and on a page
+   whose article is shorter than the budget it filled the rest with menus and "most
+   popular" lists; the escape keeps what trafilatura leaves out but the question asks for
+   (a recipe card, an infobox). Eight is about the number of blocks that fill a budget
+   (``recipe.block_words``).
 
 Every choice was measured on ``../shared/corpus`` (docs/method.md has the figures). The
 scores depend only on the query and the blocks, and ties go to the earlier block, so the
@@ -29,6 +37,7 @@ from typing import Protocol
 
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
+from htmlrag_chat.html.prune import DISCARD
 from htmlrag_chat.scoring.bm25 import bm25_scores
 from htmlrag_chat.scoring.content import main_content
 
@@ -38,6 +47,7 @@ DEFAULT_CANDIDATES = 24
 # Words of a candidate (its context line included) the embedding model reads: about 128 of
 # its tokens, half its window, at half the cost of a full window, with the same QA figures.
 WINDOW_WORDS = 96
+ESCAPE_PLACES = 8  # boilerplate stays only this high in both the fused and its own ranking
 
 
 class Similarities(Protocol):
@@ -53,6 +63,7 @@ class FusedStats:
     blocks: int
     candidates: int  # blocks the embedding model was asked about
     encoded: int  # texts embedded now, the question included (the rest came from the cache)
+    boilerplate: int  # blocks discarded as outside the main text
 
 
 @dataclass
@@ -68,8 +79,14 @@ class FusedScorer:
         chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
         before = self.embedder.encoded
         semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
-        self.last_stats = FusedStats(len(texts), len(chosen), self.embedder.encoded - before)
-        return fuse(lexical, chosen, semantic, main_content(tree))
+        evidence = fuse(lexical, chosen, semantic)
+        content = main_content(tree)
+        own = bm25_scores(query, [block.text for block in tree.blocks])
+        discard = boilerplate([block.page for block in tree.blocks], content, evidence, own)
+        self.last_stats = FusedStats(
+            len(texts), len(chosen), self.embedder.encoded - before, len(discard)
+        )
+        return final_scores(evidence, content, discard)
 
 
 def contextual_texts(tree: BlockTree) -> list[str]:
@@ -99,19 +116,42 @@ def ranks(scores: Sequence[float]) -> list[int]:
     return places
 
 
-def fuse(
-    lexical: Sequence[int],
-    chosen: Sequence[int],
-    semantic: Sequence[float],
-    content: Sequence[bool],
-) -> list[float]:
-    """Scores from every block's lexical place and main-content flag and the ``chosen``
-    blocks' semantic scores: the chosen above all others (whose scores are below 0)."""
-    scores = [
-        1 / (RRF_K + place + 1) + (CONTENT_BONUS if is_content else 0.0) - 1.0
-        for place, is_content in zip(lexical, content, strict=True)
-    ]
+def fuse(lexical: Sequence[int], chosen: Sequence[int], semantic: Sequence[float]) -> list[float]:
+    """Scores from every block's lexical place and the ``chosen`` blocks' semantic scores:
+    the chosen above all others (whose scores are below 0)."""
+    scores = [1 / (RRF_K + place + 1) - 1.0 for place in lexical]
     semantic_places = ranks(semantic)
     for position, index in enumerate(chosen):
         scores[index] += 1.0 + 1 / (RRF_K + semantic_places[position] + 1)
     return scores
+
+
+def final_scores(
+    evidence: Sequence[float], content: Sequence[bool], discard: Sequence[int]
+) -> list[float]:
+    """What pruning gets: the evidence plus the main-content bonus, ``DISCARD`` for the
+    blocks in ``discard``."""
+    scores = [
+        score + (CONTENT_BONUS if is_content else 0.0)
+        for score, is_content in zip(evidence, content, strict=True)
+    ]
+    for index in discard:
+        scores[index] = DISCARD
+    return scores
+
+
+def boilerplate(
+    pages: Sequence[int], content: Sequence[bool], evidence: Sequence[float], own: Sequence[float]
+) -> list[int]:
+    """Blocks outside the main text of their page (pages where trafilatura found none are
+    left alone) that neither the fused ``evidence`` nor their ``own`` BM25 scores put among
+    the ``ESCAPE_PLACES`` best."""
+    with_content = {page for page, is_content in zip(pages, content, strict=True) if is_content}
+    vouched = set(ranking(evidence)[:ESCAPE_PLACES]) & {
+        index for index in ranking(own)[:ESCAPE_PLACES] if own[index] > 0
+    }
+    return [
+        index
+        for index, (page, is_content) in enumerate(zip(pages, content, strict=True))
+        if not is_content and page in with_content and index not in vouched
+    ]

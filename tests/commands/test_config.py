@@ -58,6 +58,17 @@ def test_json_names_the_file_variable_or_option_behind_each_reader_setting(
     }
     assert reader["max_tokens"] == {"value": 64, "source": "option", "name": "--max-tokens"}
     assert reader["device"] == {"value": "auto", "source": "default", "name": None}
+    assert record["web"]["deadline"] == {"value": 3.0, "source": "default", "name": None}
+
+
+def test_the_question_deadline_shows_the_file_it_came_from(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with config_file.open("a", encoding="utf-8") as file:
+        file.write("[web]\ndeadline = 1.5\n")
+    assert main(["config"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["deadline"][1:] == ["1.5", "s", "file", str(config_file)]
 
 
 def test_options_before_the_command_count_too_and_text_shows_each_source(

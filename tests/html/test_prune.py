@@ -7,7 +7,13 @@ import pytest
 
 from htmlrag_chat.html.blocks import BlockKind, Document, Page, build_block_tree, serialize
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.prune import TokenEstimate, deletion_order, prune, token_costs
+from htmlrag_chat.html.prune import (
+    DISCARD,
+    TokenEstimate,
+    deletion_order,
+    prune,
+    token_costs,
+)
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.tokens import ApproxTokenCounter
 
@@ -175,3 +181,14 @@ def test_score_count_must_match_blocks(tiny_counter):
     tree = build_block_tree(document(unique_paragraphs(3)), max_words=4)
     with pytest.raises(ValueError):
         prune(tree, [1.0], 10, tiny_counter)
+
+
+def test_a_discarded_block_goes_even_when_the_budget_has_room():
+    tree = build_block_tree(document(unique_paragraphs(4)), max_words=8)
+    counter = ApproxTokenCounter()
+    everything = token_costs(tree, counter).total * 2
+    scores = [1.0] * len(tree.blocks)
+    scores[1] = DISCARD
+    result = prune(tree, scores, everything, counter)
+    assert result.kept == [index for index in range(len(tree.blocks)) if index != 1]
+    assert tree.blocks[1].text not in result.document.to_html()

@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.html.prune import DISCARD
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
-from htmlrag_chat.scoring.fused import FusedScorer, fuse, ranking, ranks
+from htmlrag_chat.scoring.fused import (
+    ESCAPE_PLACES,
+    FusedScorer,
+    boilerplate,
+    final_scores,
+    fuse,
+    ranking,
+    ranks,
+)
 
 
 def test_ranking_puts_ties_in_document_order():
@@ -15,9 +24,8 @@ def test_ranking_puts_ties_in_document_order():
 
 def test_candidates_come_first_in_fused_order_and_the_rest_follow():
     lexical = ranks([5.0, 4.0, 3.0, 2.0, 1.0])
-    content = [True] * 5
     chosen = [0, 1, 2]
-    scores = fuse(lexical, chosen, [0.1, 0.2, 0.9], content)  # the embedding prefers block 2
+    scores = fuse(lexical, chosen, [0.1, 0.2, 0.9])  # the embedding prefers block 2
     order = ranking(scores)
     assert set(order[:3]) == {0, 1, 2} and order[3:] == [3, 4]
     assert order.index(2) < order.index(1)  # lifted over block 1 by the embedding
@@ -25,8 +33,31 @@ def test_candidates_come_first_in_fused_order_and_the_rest_follow():
 
 def test_main_content_outranks_an_equal_match_outside_it():
     lexical = ranks([3.0, 2.0, 1.0])
-    order = ranking(fuse(lexical, [0, 1, 2], [0.9, 0.8, 0.7], [False, True, True]))
+    evidence = fuse(lexical, [0, 1, 2], [0.9, 0.8, 0.7])
+    order = ranking(final_scores(evidence, [False, True, True], []))
+    assert ranking(evidence)[0] == 0
     assert order[0] == 1 and order.index(0) > 0  # the menu's best match no longer wins
+
+
+def test_boilerplate_goes_unless_both_rankings_vouch_for_it():
+    blocks = 2 * ESCAPE_PLACES
+    pages = [0] * blocks
+    content = [index % 2 == 0 for index in range(blocks)]  # odd blocks: menus and footers
+    evidence = [float(blocks - index) for index in range(blocks)]  # earlier is better
+    own = [0.0] * blocks
+    own[1] = 3.0  # its own words match, and the fused evidence ranks it second: it stays
+    own[blocks - 1] = 5.0  # its own words match best, but the fused evidence ranks it last
+    discard = boilerplate(pages, content, evidence, own)
+    assert discard == list(range(3, blocks, 2))
+    scores = final_scores(evidence, content, discard)
+    assert [scores[index] for index in discard] == [DISCARD] * len(discard)
+    assert scores[1] == evidence[1]
+
+
+def test_a_page_where_no_main_text_was_found_keeps_its_blocks():
+    pages = [0, 0, 1, 1]
+    content = [True, False, False, False]  # trafilatura found nothing on page 1
+    assert boilerplate(pages, content, [4.0, 3.0, 2.0, 1.0], [0.0] * 4) == [1]
 
 
 def tree():
