@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,11 +71,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
-def reader_options(default: object = None) -> argparse.ArgumentParser:
+def reader_options(default: object = None, hidden: Collection[str] = ()) -> argparse.ArgumentParser:
     """Reader and research options, taken by ``ask`` and by the chat app (the bare command).
 
     The chat app's copy sits on the top-level parser with the real defaults; ``ask``'s copy
     uses ``argparse.SUPPRESS`` so that it never overwrites a value given before ``ask``.
+    Commands that take the options but ignore some (``models``, ``config``) name those in
+    ``hidden``: they are still accepted, as before any command, but left out of the help.
     """
 
     def pick(value: object) -> object:
@@ -133,6 +136,9 @@ def reader_options(default: object = None) -> argparse.ArgumentParser:
         help="count budgets with this tokenizer (default: the local reader's, else Llama-3's, "
         "else an approximation)",
     )  # fmt: skip
+    for action in parser._actions:
+        if action.dest in hidden:
+            action.help = argparse.SUPPRESS
     return parser
 
 

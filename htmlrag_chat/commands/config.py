@@ -34,13 +34,15 @@ from htmlrag_chat.errors import EXIT_OK
 from htmlrag_chat.safety import one_line
 
 HIDDEN = "<hidden>"  # what is shown for a secret that is set
+# Options ``config`` accepts (they may come before the command) but does not show.
+IGNORED = ("rounds", "pages", "pruner", "budget", "embed_model", "gen_model", "tokenizer")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     suppress = argparse.SUPPRESS
     config = add_command(
         commands, "config", "show the settings in effect and where each one comes from",
-        run_config, [store_options(suppress), reader_options(suppress)],
+        run_config, [store_options(suppress), reader_options(suppress, hidden=IGNORED)],
     )  # fmt: skip
     config.add_argument("--json", action="store_true", help="print one JSON object")
     actions = config.add_subparsers(title="actions (none: show the settings)", metavar="ACTION")
@@ -54,6 +56,8 @@ def run_config(args: argparse.Namespace) -> int:
     settings, origins = resolve_reader_settings(args.config, reader_overrides(args))
     values = vars(settings) | {"api_key": HIDDEN if settings.api_key else None}
     deadline, deadline_origin = resolve_deadline(args.config)
+    if getattr(args, "deadline", None) is not None:
+        deadline, deadline_origin = args.deadline, Origin("option", "--deadline")
     record = {
         "config_file": {"path": str(file), "exists": file.is_file(), **_origin(file_origin)},
         "cache": {"path": str(cache), **_origin(where)},

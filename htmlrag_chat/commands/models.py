@@ -30,7 +30,8 @@ _WHERE = {
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    options = [reader_options(argparse.SUPPRESS)]
+    ignored = ("max_tokens", "rounds", "pages", "deadline", "budget")
+    options = [reader_options(argparse.SUPPRESS, hidden=ignored)]
     models = add_command(
         commands, "models",
         "the model of each role: where it is, present or missing, size, device", run_models,

@@ -69,6 +69,19 @@ def test_the_question_deadline_shows_the_file_it_came_from(
     assert main(["config"]) == 0
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
     assert rows["deadline"][1:] == ["1.5", "s", "file", str(config_file)]
+    assert main(["config", "--deadline", "7"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["deadline"][1:] == ["7", "s", "option", "--deadline"]
+
+
+def test_help_leaves_out_the_options_config_does_not_show(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["config", "--help"])
+    out = capsys.readouterr().out
+    assert "--deadline" in out and "--reader" in out
+    assert "--rounds" not in out and "--budget" not in out
 
 
 def test_options_before_the_command_count_too_and_text_shows_each_source(

@@ -223,3 +223,14 @@ def test_the_listing_imports_no_torch(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == "[]"
     assert [row["role"] for row in json.loads(done.stdout)["models"]] == list(ROLES)
+
+
+def test_help_lists_only_the_options_that_change_the_listing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["models", "--help"])
+    out = capsys.readouterr().out
+    assert "--embed-model" in out and "--tokenizer" in out and "--reader" in out
+    assert "--rounds" not in out and "--deadline" not in out and "--max-tokens" not in out
+    assert main(["--rounds", "3", "models", "--json"]) == 0  # still accepted before it
