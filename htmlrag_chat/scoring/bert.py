@@ -257,8 +257,8 @@ class BertEncoder:
         question ends this between layers and between a layer's two halves.
 
         Hidden states are kept as one (batch * tokens, hidden) matrix, so that every linear
-        layer is one large matrix product: numpy runs a 3-d array times a matrix as one
-        small product per text, four times slower here."""
+        layer is one matrix product rather than one per text, numpy's way with a 3-d array
+        (10 to 25% slower, measured on one core)."""
         batch, length = ids.shape
         hidden = self.words[ids] + self.positions[:length] + self.token_type
         hidden = self._norm(hidden.reshape(batch * length, -1), self.embedding_norm)
