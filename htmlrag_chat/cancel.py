@@ -4,11 +4,12 @@ Esc in the chat app and Ctrl+C cancel the question's asyncio task, but cleaning 
 run in a worker thread, inside model calls that the event loop cannot interrupt. The agent
 gives each worker a ``StopFlag`` and sets it when the question is cancelled; the stages call
 ``check()`` between small units of work, which raises ``Cancelled`` once the flag is set: the
-trie walk at every node, cleaning between pages, and the models before every module's
-forward pass (``make_stoppable``), so that even a large batch of embeddings stops within one
-matrix product, without giving up the speed of large batches. On the CPU a stop is noticed
-within a tenth of a second for the bundled MiniLM; a single matrix product of a large model
-over a long prompt is the one step that cannot be cut short.
+trie walk at every node, cleaning between pages, torch models before every module's forward
+pass (``make_stoppable``) and the numpy encoder (``scoring.bert``) before each half of every
+layer, so that even a large batch of embeddings stops within a few matrix products, without
+giving up the speed of large batches. On the CPU a stop is noticed within a tenth of a
+second for the bundled MiniLM; a single matrix product of a large model over a long prompt
+is the one step that cannot be cut short.
 
 The flag reaches the stages through a context variable set in the worker thread
 (``watching``), so no signature between the agent and the scorers changes, and work outside

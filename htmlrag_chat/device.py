@@ -3,18 +3,28 @@
 Half precision only on a GPU: on CPUs it is slower than float32 and loses accuracy. A device
 asked for by name is checked before any model is moved there, so ``--device cuda`` on a
 CPU-only build of torch is a one-line usage error rather than torch's assertion.
+
+torch is imported only when its answer could be a GPU: importing it takes two seconds of a
+cold question on a small CPU, and a machine without GPU drivers (``gpu_possible``) can only
+answer "cpu", where the embedding stage runs without torch (``scoring.bert``).
 """
 
 from __future__ import annotations
 
 import re
-
-import torch
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.errors import UserError
 
+if TYPE_CHECKING:
+    import torch
+
 _NAMED = re.compile(r"(cpu|cuda|mps)(?::(\d+))?")
 CHOICES = "auto, cpu, cuda, cuda:N or mps"
+# What a GPU's driver leaves in the file system: NVIDIA's (Linux), WSL2's GPU bridge, ROCm's.
+_GPU_MARKERS = ("dev/nvidiactl", "proc/driver/nvidia", "dev/dxg", "dev/kfd")
 
 
 class DeviceUnavailable(UserError):
@@ -27,6 +37,10 @@ def pick_device(requested: str | None = None) -> str:
     if requested and requested != "auto":
         check_device(requested)
         return requested
+    if not gpu_possible():
+        return "cpu"
+    import torch
+
     if torch.cuda.is_available():
         return "cuda"
     if torch.backends.mps.is_available():
@@ -34,11 +48,23 @@ def pick_device(requested: str | None = None) -> str:
     return "cpu"
 
 
+def gpu_possible(root: Path = Path("/")) -> bool:
+    """Whether torch could find a GPU here: always on macOS (MPS) and Windows (no driver
+    files to look at), elsewhere only with a GPU driver's files under ``root``."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return any((root / marker).exists() for marker in _GPU_MARKERS)
+
+
 def check_device(name: str) -> None:
     match = _NAMED.fullmatch(name)
     if match is None or (match[1] != "cuda" and match[2] is not None):
         raise DeviceUnavailable(f"device {name!r} is not one of {CHOICES}")
     kind, index = match[1], int(match[2] or 0)
+    if kind == "cpu":
+        return
+    import torch
+
     if kind == "cuda" and not torch.cuda.is_available():
         why = (
             f"this torch ({torch.__version__}) is a CPU-only build"
@@ -58,6 +84,8 @@ def check_device(name: str) -> None:
         )
 
 
-def model_dtype(device: str, half: torch.dtype = torch.bfloat16) -> torch.dtype:
-    """``half`` on a GPU, float32 on the CPU."""
-    return torch.float32 if device == "cpu" else half
+def model_dtype(device: str) -> torch.dtype:
+    """bfloat16 on a GPU, float32 on the CPU."""
+    import torch
+
+    return torch.float32 if device == "cpu" else torch.bfloat16

@@ -27,6 +27,8 @@ _NOT_NEEDED = [
     "*.msgpack", "*.h5", "*.ot", "flax_model*", "tf_model*", "rust_model*",
 ]  # fmt: skip
 _TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model"]
+# A snapshot in the cache holds a model, a tokenizer, or both.
+_SNAPSHOT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
 
 class ModelUnavailable(UserError):
@@ -71,15 +73,41 @@ def load_pretrained(
         except (OSError, ValueError):
             pass
         if local_only or not hub_reachable():
-            where = "downloads are off here" if local_only else "the hub is unreachable"
-            raise ModelUnavailable(
-                f"{name}: not a local path, not in the Hugging Face cache, and {where}"
-            )
+            raise _nowhere(name, local_only)
         return load(name, **kwargs)
     except (OSError, ValueError) as error:
         lines = str(error).strip().splitlines()
         reason = lines[0] if lines else type(error).__name__
         raise ModelUnavailable(f"{name}: cannot be loaded ({reason})") from error
+
+
+def check_obtainable(name: str, local_only: bool = False) -> None:
+    """Raise the ``ModelUnavailable`` that ``load_pretrained`` would for a model that is no
+    local path, not in the cache, and cannot be downloaded, without importing torch or
+    transformers (seconds that a missing model is not worth)."""
+    if Path(name).expanduser().exists() or cached_snapshot(name) is not None:
+        return
+    if local_only or not hub_reachable():
+        raise _nowhere(name, local_only)
+
+
+def _nowhere(name: str, local_only: bool) -> ModelUnavailable:
+    where = "downloads are off here" if local_only else "the hub is unreachable"
+    return ModelUnavailable(f"{name}: not a local path, not in the Hugging Face cache, and {where}")
+
+
+def cached_snapshot(name: str, cache_dir: Path | None = None) -> Path | None:
+    """The cached snapshot folder of hub id ``name`` (its ``main``), or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for filename in _SNAPSHOT_FILES:
+        try:
+            found = try_to_load_from_cache(name, filename, cache_dir=cache_dir)
+        except ValueError:  # not a valid hub id
+            return None
+        if isinstance(found, str):
+            return Path(found).parent
+    return None
 
 
 def require_hub() -> None:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.hub import hub_endpoint
+from htmlrag_chat.hub import cached_snapshot, hub_endpoint
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import (
     Server,
@@ -182,20 +182,6 @@ def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None =
     if name.count("/") == 1 and not path.is_absolute() and not name.startswith("."):
         return Found("hub", f"{hub_endpoint()}/{name}", False, None)
     return Found("nowhere", None, False, None)  # a path that does not exist
-
-
-def cached_snapshot(name: str, cache_dir: Path | None = None) -> Path | None:
-    """The cached snapshot folder of hub id ``name`` (its ``main``), or None."""
-    from huggingface_hub import try_to_load_from_cache
-
-    for filename in ("config.json", *_TOKENIZER_FILES):
-        try:
-            found = try_to_load_from_cache(name, filename, cache_dir=cache_dir)
-        except ValueError:  # not a valid hub id
-            return None
-        if isinstance(found, str):
-            return Path(found).parent
-    return None
 
 
 def complete_model(folder: Path) -> bool:

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
+from htmlrag_chat.device import check_device
+from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.hub import ModelUnavailable, check_obtainable
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
@@ -65,16 +67,20 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
                 context_tokens=settings.context_tokens,
             )
             return LLMReader(chat, "openai", settings.max_tokens)
-    from htmlrag_chat.reader.local import LocalChat  # torch: only for a local model
-
+    if settings.device and settings.device != "auto":
+        check_device(settings.device)  # a usage error, whether or not the model is here
     local_only = kind == "auto"
-    chat = LocalChat(settings.model or DEFAULT_READER_MODEL, settings.device, local_only)
+    model = settings.model or DEFAULT_READER_MODEL
     try:
+        check_obtainable(model, local_only)  # a model that is not here costs no torch import
+        from htmlrag_chat.reader.local import LocalChat
+
+        chat = LocalChat(model, settings.device, local_only)
         chat.load()
     except ModelUnavailable as error:
         if not local_only:
             raise
-        hint = INSTALL_HINT.format(model=chat.model_name)
+        hint = INSTALL_HINT.format(model=model)
         emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
         return ExtractiveReader()
     return LLMReader(chat, "local", settings.max_tokens)
@@ -83,11 +89,12 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
 def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
     """Budgets count the reader's own tokens when it is a local model; otherwise those of
     ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
-    from htmlrag_chat.reader.local import LocalChat
+    if isinstance(reader, LLMReader) and reader.kind == "local" and not tokenizer:
+        from htmlrag_chat.reader.local import LocalChat  # imported with the reader already
 
-    if isinstance(reader, LLMReader) and isinstance(reader.chat, LocalChat) and not tokenizer:
-        _, loaded = reader.chat.load()
-        return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
+        if isinstance(reader.chat, LocalChat):
+            _, loaded = reader.chat.load()
+            return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
     return load_token_counter(tokenizer)
 
 
@@ -147,7 +154,9 @@ def build_recipe(
 
 
 def generative_scorer(settings: PruneSettings) -> BlockScorer:
-    """Stage 2's scorer, its model loaded now (ModelUnavailable when it cannot be)."""
+    """Stage 2's scorer, its model loaded now (ModelUnavailable when it cannot be, found
+    before torch is imported when the model is not here at all)."""
+    check_obtainable(settings.gen_model)
     from htmlrag_chat.scoring.generative import GenerativeScorer
 
     gen = GenerativeScorer(settings.gen_model, device=settings.device)
@@ -171,20 +180,27 @@ def warm_up(settings: PruneSettings) -> bool:
     whether there is one. A model that fails to load here fails again, with its message,
     where it is used.
 
-    Returns once the thread has imported the model libraries: two threads importing
-    transformers at once can each find the other's half-initialised modules
+    A model that runs in numpy (``scoring.bert``) imports no torch. For one that needs
+    sentence-transformers, this returns once the thread has imported it: two threads
+    importing transformers at once can each find the other's half-initialised modules
     ("cannot import name ..."), so the caller imports nothing of them before that."""
     if settings.pruner not in ("two-stage", "fused", "embed"):
         return False
-    from htmlrag_chat.scoring.embed import EmbeddingScorer
+    from htmlrag_chat.device import pick_device
+    from htmlrag_chat.scoring.embed import EmbeddingScorer, numpy_layout
 
     model = EmbeddingScorer(settings.embed_model, device=settings.device)
+    try:
+        in_numpy = numpy_layout(settings.embed_model, pick_device(settings.device)) is not None
+    except UserError:  # a device that cannot be used: said where the model is used
+        in_numpy = False
     imported = threading.Event()
 
     def load() -> None:
         try:
             with suppress(Exception):
-                import sentence_transformers  # noqa: F401  (torch and transformers with it)
+                if not in_numpy:
+                    import sentence_transformers  # noqa: F401  (torch and transformers too)
                 import trafilatura  # noqa: F401  (the fused stage's main-content opinion)
         finally:
             imported.set()
@@ -192,7 +208,8 @@ def warm_up(settings: PruneSettings) -> bool:
             model.load()
 
     threading.Thread(target=load, name="warm-up", daemon=True).start()
-    imported.wait()
+    if not in_numpy:
+        imported.wait()
     return True
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import shutil
 import time
 from pathlib import Path
 
@@ -65,6 +67,58 @@ def test_counts_on_real_pages_match_the_tokenizers_own_encoding(tiny_tokenizer_d
     assert counter.count_many(texts) == expected
     assert [counter.count(text) for text in texts] == expected
     assert len(set(expected)) == len(expected) and min(expected) > 100
+
+
+ASSORTED = [
+    "",
+    " ",
+    "hello\n\n  hello",
+    "<|begin_of_text|>hello<|eot_id|>",  # special tokens in page text count as one each
+    "東京タワー 🚀 ∑",
+    "Welcher Torhüter stand beim CHL-Halbfinale 2022 im Tor?",
+    *[page.data.decode("utf-8", "replace") for page in PAGES],
+]
+
+
+def auto_tokenizer_counts(folder: Path, texts: list[str]) -> list[int]:
+    from transformers import AutoTokenizer
+
+    reference = AutoTokenizer.from_pretrained(folder)
+    return [len(reference.encode(text, add_special_tokens=False)) for text in texts]
+
+
+def with_config(folder: Path, copy: Path, **settings: object) -> Path:
+    """A copy of tokenizer ``folder`` whose tokenizer_config.json also holds ``settings``."""
+    copy = Path(shutil.copytree(folder, copy))
+    path = copy / "tokenizer_config.json"
+    path.write_text(json.dumps(json.loads(path.read_text("utf-8")) | settings), "utf-8")
+    return copy
+
+
+def test_a_folder_transformers_reads_as_saved_is_counted_without_transformers(
+    tiny_tokenizer_dir, tmp_path
+):
+    from tokenizers import Tokenizer
+
+    # split_special_tokens: "<|eot_id|>" in a page is its characters, not the special token.
+    split = with_config(tiny_tokenizer_dir, tmp_path / "split", split_special_tokens=True)
+    for folder in (tiny_tokenizer_dir, hand_made_tokenizer(tmp_path / "hand"), split):
+        counter = load_token_counter(str(folder)).counter
+        assert isinstance(counter, HFTokenCounter) and isinstance(counter.tokenizer, Tokenizer)
+        expected = auto_tokenizer_counts(folder, ASSORTED)
+        assert counter.count_many(ASSORTED) == expected
+        assert [counter.count(text) for text in ASSORTED] == expected
+
+
+def test_a_config_that_changes_the_tokenizer_takes_transformers(tiny_tokenizer_dir, tmp_path):
+    from tokenizers import Tokenizer
+
+    # A special token that tokenizer.json lacks: transformers adds it.
+    folder = with_config(tiny_tokenizer_dir, tmp_path / "tokenizer", extra_special_tokens=["<|x|>"])
+    counter = load_token_counter(str(folder)).counter
+    assert isinstance(counter, HFTokenCounter) and not isinstance(counter.tokenizer, Tokenizer)
+    texts = [*ASSORTED, "hello <|x|> hello"]
+    assert counter.count_many(texts) == auto_tokenizer_counts(folder, texts)
 
 
 def test_unavailable_tokenizer_falls_back_fast_with_a_notice(monkeypatch):

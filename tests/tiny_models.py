@@ -61,3 +61,46 @@ def make_tiny_lm(folder: Path, tokenizer_dir: Path | str, max_positions: int = 8
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def make_tiny_sentence_bert(
+    folder: Path, pooling: str = "mean", normalize: bool = True, max_seq_length: int = 24
+) -> Path:
+    """A random-weight BERT (hidden size 32, two layers, LayerNorm eps 1e-7) with a WordPiece
+    vocabulary of letters and a few words, saved by sentence-transformers itself as
+    Transformer + Pooling (+ Normalize)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import models as modules
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    letters = "abcdefghijklmnopqrstuvwxyzäöüé0123456789.,!?"
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *letters]
+    vocab += [f"##{char}" for char in letters] + ["the", "and", "hello", "world", "docker"]
+    bert = folder / "bert"
+    BertTokenizerFast(vocab={token: index for index, token in enumerate(vocab)}).save_pretrained(
+        bert
+    )
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        layer_norm_eps=1e-7,
+    )
+    model = BertModel(config, add_pooling_layer=False)
+    with torch.no_grad():  # away from the initial values: LayerNorm scales of 1, even attention
+        for weight in model.parameters():
+            weight.add_(torch.randn_like(weight) * 0.2)
+    model.save_pretrained(bert)
+    parts = [
+        modules.Transformer(str(bert), max_seq_length=max_seq_length),
+        modules.Pooling(config.hidden_size, pooling),
+    ]
+    if normalize:
+        parts.append(modules.Normalize())
+    SentenceTransformer(modules=parts, device="cpu").save(str(folder / "model"))
+    return folder / "model"

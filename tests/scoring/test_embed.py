@@ -1,16 +1,24 @@
 from __future__ import annotations
 
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from htmlrag_chat.cancel import Cancelled
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding
+from htmlrag_chat.scoring.bert import BertEncoder
 from htmlrag_chat.scoring.embed import (
     BGE_QUERY_INSTRUCTION,
     EmbeddingScorer,
     MemoryEmbeddingCache,
     load_embedding_model,
+    numpy_layout,
     query_instruction_for,
 )
 from tests.conftest import PAGES
@@ -60,11 +68,76 @@ def test_bge_models_get_their_query_instruction():
     assert query_instruction_for(DEFAULT_EMBED_MODEL) == ""
 
 
-def test_a_stopped_question_stops_the_embedding_stage_within_half_a_second():
+@pytest.fixture(scope="module")
+def max_pooled_minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled MiniLM with max pooling: a layout only sentence-transformers runs."""
+    bundled = bundled_embedding(DEFAULT_EMBED_MODEL)
+    assert bundled is not None
+    folder = tmp_path_factory.mktemp("max-pooled") / "minilm"
+    shutil.copytree(bundled, folder, copy_function=os.symlink)
+    pooling = folder / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text(encoding="utf-8"))
+    pooling.unlink()
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_max_tokens=True)
+    pooling.write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def test_on_the_cpu_bert_folders_run_in_numpy_and_the_rest_in_sentence_transformers(
+    max_pooled_minilm: Path,
+):
+    from sentence_transformers import SentenceTransformer
+
+    assert isinstance(load_embedding_model(DEFAULT_EMBED_MODEL, "cpu"), BertEncoder)
+    assert numpy_layout(DEFAULT_EMBED_MODEL, "cuda") is None  # GPUs keep fp16 and torch
+    assert numpy_layout(str(max_pooled_minilm), "cpu") is None
+    assert isinstance(load_embedding_model(str(max_pooled_minilm), "cpu"), SentenceTransformer)
+
+
+def test_a_hub_model_already_in_the_cache_runs_in_numpy(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    bundled = bundled_embedding(DEFAULT_EMBED_MODEL)
+    repo = tmp_path / "models--someone--minilm-copy"
+    shutil.copytree(bundled, repo / "snapshots" / "0123abcd", copy_function=os.symlink)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    layout = numpy_layout("someone/minilm-copy", "cpu")
+    assert layout is not None and layout.folder == repo / "snapshots" / "0123abcd"
+    assert numpy_layout("someone/not-downloaded", "cpu") is None
+
+
+def embed_all_blocks_and_stop(model_name: str, begun: Callable[[], bool]) -> None:
+    """Stop a question while its embedding stage works through every block of the fixture
+    pages (seconds of work on a CPU), once ``begun`` says the model is inside a batch."""
     document = Document.from_pages([(Page(p.name), clean_html(p.data)) for p in PAGES])
     tree = build_block_tree(document, 256)
-    scorer = EmbeddingScorer(device="cpu")  # an empty cache: every block must be embedded
-    model = load_embedding_model(scorer.model_name, "cpu")
+    scorer = EmbeddingScorer(model_name, device="cpu")  # an empty cache: all are embedded
+    stopped = stop_when(lambda: scorer.score("docker license", tree), begun)
+    assert len(tree.blocks) > 100
+    assert isinstance(stopped.raised, Cancelled) and stopped.seconds < 0.5
+    assert scorer.encoded == 0
+
+
+def test_a_stopped_question_stops_the_numpy_embedding_stage_within_half_a_second(monkeypatch):
+    model = load_embedding_model(DEFAULT_EMBED_MODEL, "cpu")
+    batches = 0
+    forward = model.forward
+
+    def counted(*args: object) -> object:
+        nonlocal batches
+        batches += 1
+        return forward(*args)
+
+    monkeypatch.setattr(model, "forward", counted)  # once per batch, in the worker threads
+    embed_all_blocks_and_stop(DEFAULT_EMBED_MODEL, lambda: batches > 0)
+
+
+def test_a_stopped_question_stops_sentence_transformers_within_half_a_second(
+    max_pooled_minilm: Path,
+):
+    model = load_embedding_model(str(max_pooled_minilm), "cpu")
     batches = 0
 
     def count(module: object, args: object) -> None:
@@ -73,9 +146,6 @@ def test_a_stopped_question_stops_the_embedding_stage_within_half_a_second():
 
     handle = model.register_forward_pre_hook(count)  # once per batch the model runs
     try:
-        stopped = stop_when(lambda: scorer.score("docker license", tree), lambda: batches > 0)
+        embed_all_blocks_and_stop(str(max_pooled_minilm), lambda: batches > 0)
     finally:
         handle.remove()
-    assert len(tree.blocks) > 100  # seconds of work on a CPU, stopped inside its first batch
-    assert isinstance(stopped.raised, Cancelled) and stopped.seconds < 0.5
-    assert scorer.encoded == 0
