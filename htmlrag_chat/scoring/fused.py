@@ -144,8 +144,8 @@ def boilerplate(
     pages: Sequence[int], content: Sequence[bool], evidence: Sequence[float], own: Sequence[float]
 ) -> list[int]:
     """Blocks outside the main text of their page (pages where trafilatura found none are
-    left alone) that neither the fused ``evidence`` nor their ``own`` BM25 scores put among
-    the ``ESCAPE_PLACES`` best."""
+    left alone), unless both the fused ``evidence`` and their ``own`` BM25 scores put them
+    among the ``ESCAPE_PLACES`` best."""
     with_content = {page for page, is_content in zip(pages, content, strict=True) if is_content}
     vouched = set(ranking(evidence)[:ESCAPE_PLACES]) & {
         index for index in ranking(own)[:ESCAPE_PLACES] if own[index] > 0
