@@ -42,3 +42,16 @@ def stop_when(work: Callable[[], object], started: Callable[[], bool]) -> Stoppe
     thread.join(30)
     assert not thread.is_alive(), "the work did not stop"
     return Stopped(raised[0] if raised else None, ended[0] - stopped_at)
+
+
+class CountedCalls:
+    """Counts calls of a model's ``forward`` (patched in by the test): how a test knows
+    the model has started, from any thread."""
+
+    def __init__(self, forward: Callable[..., object]) -> None:
+        self.forward = forward
+        self.calls = 0
+
+    def __call__(self, *args: object) -> object:
+        self.calls += 1
+        return self.forward(*args)

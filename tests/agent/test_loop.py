@@ -43,6 +43,7 @@ from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
+from tests.stopping import CountedCalls
 
 MODEL = "scripted-reader"
 REWRITE_MARK = "New message:"
@@ -552,13 +553,7 @@ def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(
         store.put_page(FetchResult(url, Outcome.OK, status=200, body=fixture.data))
     scorer = MeteredScorer(device="cpu")
     model = load_embedding_model(scorer.model_name, "cpu")  # the numpy encoder
-    batches = 0
-    forward = model.forward
-
-    def counted(*args: object) -> object:
-        nonlocal batches
-        batches += 1
-        return forward(*args)
+    counted = CountedCalls(model.forward)
 
     async def main() -> tuple[float, int, Answer]:
         agent = Agent(
@@ -568,7 +563,7 @@ def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(
             counter=ApproxTokenCounter(),
         )
         task = asyncio.create_task(agent.ask(big_query))
-        while batches == 0:
+        while counted.calls == 0:
             assert not task.done()
             await asyncio.sleep(0.01)
         cancelled_at = time.perf_counter()

@@ -22,7 +22,7 @@ from htmlrag_chat.scoring.embed import (
     query_instruction_for,
 )
 from tests.conftest import PAGES
-from tests.stopping import stop_when
+from tests.stopping import CountedCalls, stop_when
 
 
 def tree_of(*paragraphs: str):
@@ -122,16 +122,9 @@ def embed_all_blocks_and_stop(model_name: str, begun: Callable[[], bool]) -> Non
 
 def test_a_stopped_question_stops_the_numpy_embedding_stage_within_half_a_second(monkeypatch):
     model = load_embedding_model(DEFAULT_EMBED_MODEL, "cpu")
-    batches = 0
-    forward = model.forward
-
-    def counted(*args: object) -> object:
-        nonlocal batches
-        batches += 1
-        return forward(*args)
-
+    counted = CountedCalls(model.forward)
     monkeypatch.setattr(model, "forward", counted)  # once per batch, in the worker threads
-    embed_all_blocks_and_stop(DEFAULT_EMBED_MODEL, lambda: batches > 0)
+    embed_all_blocks_and_stop(DEFAULT_EMBED_MODEL, lambda: counted.calls > 0)
 
 
 def test_a_stopped_question_stops_sentence_transformers_within_half_a_second(
