@@ -10,6 +10,8 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import huggingface_hub.constants
@@ -37,6 +39,15 @@ def online(monkeypatch: pytest.MonkeyPatch) -> None:
     """Undo the suite's HF_HUB_OFFLINE: these tests point the hub client at loopback."""
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+
+
+@contextmanager
+def running(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``hub`` on loopback, where the hub client goes (HF_ENDPOINT) until the block ends;
+    yields its endpoint."""
+    with serve_hub(hub) as endpoint:
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        yield endpoint
 
 
 def closed_port() -> int:
@@ -126,8 +137,7 @@ def test_pull_downloads_a_role_s_model_and_the_listing_then_finds_it(
     files = model_files(tiny_lm_dir)
     junk = {"original/consolidated.00.pth": b"p" * 64, "pytorch_model.bin": b"b" * 64}
     hub = Hub({"org/tiny-pruner": files | junk})
-    with serve_hub(hub) as endpoint:
-        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    with running(hub, monkeypatch):
         assert main(["models", "pull", "--gen-model", "org/tiny-pruner", "pruner"]) == 0
     captured = capsys.readouterr()
     # One format of the weights and the configuration; not Meta's originals, not the .bin.
@@ -150,8 +160,7 @@ def test_pull_without_a_target_gets_every_missing_model_once(
     files = model_files(tiny_lm_dir)
     hub = Hub({"org/reader": files, "org/pruner": files})
     options = ["--model", "org/reader", "--tokenizer", "org/reader", "--gen-model", "org/pruner"]
-    with serve_hub(hub) as endpoint:
-        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    with running(hub, monkeypatch):
         assert main(["models", "pull", *options]) == 0
         capsys.readouterr()
         assert main(["models", "pull", *options]) == 0  # nothing left to get
@@ -172,8 +181,7 @@ def test_pull_of_a_gated_model_says_how_to_get_access(
 ) -> None:
     hub = Hub({"meta-llama/Llama-3.1-8B-Instruct": model_files(tiny_lm_dir)})
     hub.gated.add("meta-llama/Llama-3.1-8B-Instruct")
-    with serve_hub(hub) as endpoint:
-        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    with running(hub, monkeypatch) as endpoint:
         assert main(["models", "pull", "reader"]) == 2
         err = capsys.readouterr().err
         assert main(["models", "pull", "nobody/nothing"]) == 2

@@ -16,6 +16,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.guard import GuardedResolver, Refused, check_url, is_public_address
 from htmlrag_chat.web.results import Outcome
+from tests.loopback import serve_app
 
 PRIVATE = [
     "10.0.0.1",
@@ -131,13 +132,8 @@ async def counting_server(requests: list[str]) -> AsyncIterator[int]:
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield runner.addresses[0][1]
-    finally:
-        await runner.cleanup()
+    async with serve_app(app) as port:
+        yield port
 
 
 def test_local_servers_are_blocked_before_any_request() -> None:
