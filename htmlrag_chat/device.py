@@ -12,6 +12,7 @@ answer "cpu", where the embedding stage runs without torch (``scoring.bert``).
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,10 +50,12 @@ def pick_device(requested: str | None = None) -> str:
 
 
 def gpu_possible(root: Path = Path("/")) -> bool:
-    """Whether torch could find a GPU here: always on macOS (MPS) and Windows (no driver
-    files to look at), elsewhere only with a GPU driver's files under ``root``."""
-    if sys.platform in ("darwin", "win32"):
+    """Whether torch could find a GPU here: always on macOS (MPS), on Windows where NVIDIA's
+    driver installed ``nvidia-smi``, elsewhere only with a GPU driver's files under ``root``."""
+    if sys.platform == "darwin":
         return True
+    if sys.platform == "win32":
+        return shutil.which("nvidia-smi") is not None
     return any((root / marker).exists() for marker in _GPU_MARKERS)
 
 

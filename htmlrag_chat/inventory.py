@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.device import gpu_possible
 from htmlrag_chat.hub import cached_snapshot, hub_endpoint
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import (
@@ -214,18 +214,11 @@ def guess_device(requested: str | None) -> tuple[str, str]:
         return "cpu", "torch is not installed"
     if sys.platform == "darwin":
         return ("mps", "") if platform.machine() == "arm64" else ("cpu", "")
-    gpu = _nvidia_gpu() or ("+rocm" in version and Path("/dev/kfd").exists())
+    gpu = gpu_possible()
     if "+cpu" in version:
         note = "a GPU is here but torch is a CPU build" if gpu else ""
         return "cpu", note
     return ("cuda", "") if gpu else ("cpu", "")
-
-
-def _nvidia_gpu() -> bool:
-    gpus = Path("/proc/driver/nvidia/gpus")
-    if gpus.is_dir():
-        return any(gpus.iterdir())
-    return sys.platform == "win32" and shutil.which("nvidia-smi") is not None
 
 
 def _fields(found: Found) -> tuple[str, str | None, bool, int | None]:

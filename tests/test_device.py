@@ -34,10 +34,23 @@ def test_auto_is_the_device_torch_picks_and_imports_torch_only_where_a_gpu_can_b
     assert imported == possible  # no GPU driver here: "cpu" without importing torch
 
 
-def test_no_gpu_without_a_drivers_files():
-    # An empty root stands for a Linux machine without GPU drivers; macOS and Windows have
-    # no such files to look at, so torch is always asked there.
-    assert gpu_possible(Path("/nonexistent-root")) == (sys.platform in ("darwin", "win32"))
+def test_no_gpu_without_a_drivers_files(monkeypatch):
+    # An empty root stands for a Linux machine without GPU drivers.
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert not gpu_possible(Path("/nonexistent-root"))
+
+
+def test_windows_is_judged_by_nvidia_smi_and_macos_always_asks_torch(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PATHEXT", ".exe")  # what shutil.which looks for on Windows
+    assert not gpu_possible()
+    smi = tmp_path / "nvidia-smi.exe"
+    smi.write_text("")
+    smi.chmod(0o755)
+    assert gpu_possible()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert gpu_possible(Path("/nonexistent-root"))
 
 
 @pytest.mark.parametrize("marker", ["dev/nvidiactl", "proc/driver/nvidia", "dev/dxg", "dev/kfd"])
