@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from aiohttp import web
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
+from tests.search_apis import SearchApis, searxng_config
 
 PAGE = "<html><head><title>T</title></head><body>" + "<p>Real words on a page.</p>" * 20
 
@@ -99,14 +99,26 @@ def test_replay_names_the_missing_url_and_query(capsys, tmp_path):
     assert code == 2 and "'what is htmlrag'" in err and err.count("\n") == 1
 
 
-def test_offline_search_is_one_line_with_advice(capsys, tmp_path, monkeypatch):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{port}")  # nothing listens there
-    monkeypatch.setattr("htmlrag_chat.web.search.SearchSettings.backoff", 0.01)
-    code, _, err = run(capsys, "--cache", str(tmp_path / "c"), "search", "htmlrag")
+def test_a_failed_search_is_one_line_with_advice(capsys, tmp_path, monkeypatch):
+    apis = SearchApis(status={"searxng": 503})
+    with searxng_config(monkeypatch, tmp_path, apis):
+        code, _, err = run(capsys, "--cache", str(tmp_path / "c"), "search", "htmlrag")
     assert code == 5 and err.count("\n") == 1 and "--replay" in err and "Traceback" not in err
+    assert "searxng answered HTTP 503" in err and len(apis.requests) == 1
+
+
+def test_search_takes_the_backends_in_order_and_says_when_it_switches(
+    capsys, tmp_path, monkeypatch
+):
+    """The config names SearXNG; ``--backends`` puts Tavily (no key set) first, so the
+    switch is one line and SearXNG's results are printed."""
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    apis = SearchApis([("https://example.org/a", "A", "")])
+    with searxng_config(monkeypatch, tmp_path, apis):
+        argv = ["--cache", str(tmp_path / "c"), "search", "q", "--backends", "tavily,searxng"]
+        code, lines, err = run(capsys, *argv)
+    assert code == 0 and [line["url"] for line in lines] == ["https://example.org/a"]
+    assert err == "htmlrag-chat: note: search: TAVILY_API_KEY is not set; trying searxng\n"
 
 
 def test_imported_recording_replays_byte_identical(capsys, tmp_path):
