@@ -272,7 +272,8 @@ def print_after_answer(answer: Answer) -> None:
         lines.append("Sources:")
         for source in answer.sources:
             title = one_line(source.title) or "Untitled"
-            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}")
+            date = f" ({source.date})" if source.date else ""
+            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}{date}")
     else:
         lines.append("No sources.")
     if answer.removed_citations:

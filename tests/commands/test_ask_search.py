@@ -93,14 +93,17 @@ def test_without_the_site_filter_the_other_site_is_cited_too(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The control for the test above: the same search without ``--site`` reads both
-    recorded pages."""
+    recorded pages; each source is listed with its date."""
     apis = SearchApis([(ON_SITE, "E", ""), (OFF_SITE[0], "O", "")])
     with ThreadedApp(apis.app()) as port:
         argv = [
-            "--cache", str(cache), "ask", QUESTION, "--json", "--pruner", "bm25",
+            "--cache", str(cache), "ask", QUESTION, "--pruner", "bm25",
             "--reader", "extractive", "--backends", "searxng",
             "--searxng-url", f"http://127.0.0.1:{port}",
         ]  # fmt: skip
         assert main(argv) == 0
-    record = json.loads(capsys.readouterr().out)
-    assert sorted(s["url"] for s in record["sources"]) == [ON_SITE, OFF_SITE[0]]
+    listed = capsys.readouterr().out.split("Sources:\n")[1].splitlines()
+    assert sorted(line.split(" - ")[1] for line in listed if line.startswith("[")) == [
+        f"{ON_SITE} (2024-03-05)",
+        f"{OFF_SITE[0]} (2024-03-05)",
+    ]
