@@ -175,3 +175,32 @@ def test_default_cache_follows_the_environment(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "env.sqlite3"))
     (stats,) = run(capsys, "cache", "stats")[1]
     assert Path(stats["path"]) == tmp_path / "env.sqlite3"
+
+
+def test_a_searxng_json_response_imports_as_a_search(capsys, tmp_path):
+    response = {
+        "query": "eiffel tower",
+        "number_of_results": 2,
+        "results": [
+            {"url": "https://example.org/a", "title": "A \x1b[2J", "content": "about",
+             "engine": "duckduckgo", "score": 1.0},
+            {"title": "no url"},
+            {"url": "https://example.org/b", "title": "B", "engine": "bing", "score": 0.5},
+        ],
+        "answers": [], "suggestions": [], "unresponsive_engines": [],
+    }  # fmt: skip
+    file = tmp_path / "searxng.json"
+    file.write_text(json.dumps(response), encoding="utf-8")
+    cache = str(tmp_path / "c.sqlite3")
+    code, lines, _ = run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    assert code == 0 and lines == [{"imported": 1}]
+    code, lines, _ = run(capsys, "search", "eiffel tower", "--replay-db", cache)
+    assert code == 0 and lines == [
+        {"url": "https://example.org/a", "title": "A [2J", "snippet": "about"},
+        {"url": "https://example.org/b", "title": "B", "snippet": ""},
+    ]
+    file.write_text('{"results": "none"}', encoding="utf-8")
+    code, _, err = run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    assert code == 3 and err.count("\n") == 1 and "expected SearXNG's JSON" in err
+    code, _, err = run(capsys, "--cache", cache, "cache", "export", "--searxng", str(file))
+    assert code == 2 and "goes with cache import" in err
