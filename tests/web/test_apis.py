@@ -154,3 +154,21 @@ def test_no_searxng_url_says_how_to_give_one():
     assert "--searxng-url" in str(failure.value) and "HTMLRAG_CHAT_SEARXNG_URL" in str(
         failure.value
     )
+
+
+def test_the_proxy_carries_the_api_requests():
+    """With ``proxy`` set, the request for an unresolvable host goes to the proxy (the
+    loopback server, which answers it as the host would): no name is looked up here."""
+    apis = SearchApis(RESULTS[:1])
+
+    async def scenario():
+        async with serve_app(apis.app()) as port:
+            settings = SearchSettings(
+                backends=("searxng",), searxng_url="http://searx.invalid:8888",
+                proxy=f"http://127.0.0.1:{port}",
+            )  # fmt: skip
+            return await WebSearcher(settings).search("q")
+
+    assert [r.url for r in asyncio.run(scenario())] == ["https://example.org/a"]
+    (sent,) = apis.sent("searxng")
+    assert sent.headers["Host"] == "searx.invalid:8888"
