@@ -68,8 +68,7 @@ async def searxng(
         params["language"] = language
     url = settings.searxng_url.rstrip("/") + "/search"
     data = await _json(session.get(url, params=params, proxy=settings.proxy), "searxng")
-    items = data.get("results") if isinstance(data, dict) else None
-    return [_result(i.get("url"), i.get("title"), i.get("content")) for i in _dicts(items)]
+    return _listed(data, ("results",), "content")
 
 
 async def brave_api(
@@ -88,10 +87,7 @@ async def brave_api(
         params["country"] = _country(settings.region)
     headers = {"X-Subscription-Token": key, "Accept": "application/json"}
     request = session.get(endpoint, params=params, headers=headers, proxy=settings.proxy)
-    data = await _json(request, "brave-api")
-    web = data.get("web") if isinstance(data, dict) else None
-    items = web.get("results") if isinstance(web, dict) else None
-    return [_result(i.get("url"), i.get("title"), i.get("description")) for i in _dicts(items)]
+    return _listed(await _json(request, "brave-api"), ("web", "results"), "description")
 
 
 async def tavily(
@@ -108,9 +104,7 @@ async def tavily(
         body["time_range"] = settings.time
     headers = {"Authorization": f"Bearer {key}"}
     request = session.post(endpoint, json=body, headers=headers, proxy=settings.proxy)
-    data = await _json(request, "tavily")
-    items = data.get("results") if isinstance(data, dict) else None
-    return [_result(i.get("url"), i.get("title"), i.get("content")) for i in _dicts(items)]
+    return _listed(await _json(request, "tavily"), ("results",), "content")
 
 
 APIS: Mapping[str, Api] = {"searxng": searxng, "brave-api": brave_api, "tavily": tavily}
@@ -160,16 +154,20 @@ def _key(value: str | None, variable: str) -> str:
     return value
 
 
-def _dicts(items: object) -> list[dict[str, Any]]:
-    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
-
-
-def _result(url: object, title: object, snippet: object) -> SearchResult:
-    """A result as stored: URL and text from the web made safe before anything keeps them."""
-    return SearchResult(
-        url=safe_url(str(url or "")), title=one_line(str(title or "")),
-        snippet=one_line(str(snippet or "")),
-    )  # fmt: skip
+def _listed(data: object, path: tuple[str, ...], snippet: str) -> list[SearchResult]:
+    """The results at ``path`` in an API's JSON (a part missing or malformed: none), their
+    URLs and text made safe before anything keeps them."""
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    items = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    return [
+        SearchResult(
+            safe_url(str(item.get("url") or "")),
+            one_line(str(item.get("title") or "")),
+            one_line(str(item.get(snippet) or "")),
+        )
+        for item in items
+    ]
 
 
 def _language(region: str) -> str | None:

@@ -172,3 +172,29 @@ def test_the_proxy_carries_the_api_requests():
     assert [r.url for r in asyncio.run(scenario())] == ["https://example.org/a"]
     (sent,) = apis.sent("searxng")
     assert sent.headers["Host"] == "searx.invalid:8888"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("<html>an error page</html>", "searxng: "),  # not JSON
+        ('{"results": "none"}', "searxng found no results"),
+        ('{"results": [{"title": "no url"}, 7]}', "searxng found no results"),
+    ],
+)
+def test_an_answer_that_is_not_the_documented_json_is_a_failure_not_a_crash(body, expected):
+    from aiohttp import web
+
+    async def scenario():
+        async def broken(request: web.Request) -> web.Response:
+            return web.Response(text=body, content_type="application/json")
+
+        app = web.Application()
+        app.router.add_get("/search", broken)
+        async with serve_app(app) as port:
+            settings = SearchSettings(backends=("searxng",), searxng_url=f"http://127.0.0.1:{port}")
+            with pytest.raises(SearchError) as failure:
+                await WebSearcher(settings).search("q")
+            return str(failure.value)
+
+    assert expected in asyncio.run(scenario())
