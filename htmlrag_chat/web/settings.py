@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
+from typing import Any
 
 DDGS_ENGINES = ("duckduckgo", "brave", "mojeek", "bing", "google", "yahoo", "yandex", "wikipedia")
 API_BACKENDS = ("searxng", "brave-api", "tavily")
@@ -32,13 +33,11 @@ def _setting(
     choices: tuple[str, ...] = (),
     secret: bool = False,
     metavar: str | None = None,
-) -> object:
+) -> Any:
     """A declared setting: ``option`` makes a command-line option of it, ``env`` lists the
     variables it may come from (the first one set wins)."""
     metadata = {"help": help, "option": option, "env": env, "choices": choices, "secret": secret}
     metadata["metavar"] = metavar
-    if isinstance(default, tuple):
-        return field(default=default, metadata=metadata)
     return field(default=default, metadata=metadata, repr=not secret)
 
 
@@ -48,35 +47,34 @@ class SearchSettings:
         DEFAULT_BACKENDS,
         f"search backends in fallback order, comma-separated (default "
         f"{','.join(DEFAULT_BACKENDS)}; also {', '.join(API_BACKENDS)}, bing, google, ...)",
-        choices=BACKENDS,
         metavar="A,B",
-    )  # type: ignore[assignment]
+    )
     searxng_url: str | None = _setting(
         None, "a SearXNG instance for --backends searxng, e.g. http://127.0.0.1:8888",
         env=("HTMLRAG_CHAT_SEARXNG_URL",), metavar="URL",
-    )  # type: ignore[assignment]  # fmt: skip
+    )  # fmt: skip
     proxy: str | None = _setting(
         None, "proxy for every search backend, e.g. socks5://127.0.0.1:9050", metavar="URL"
-    )  # type: ignore[assignment]
-    site: tuple[str, ...] = _setting((), "search only this site (repeatable)", metavar="DOMAIN")  # type: ignore[assignment]
+    )
+    site: tuple[str, ...] = _setting((), "search only this site (repeatable)", metavar="DOMAIN")
     exclude_site: tuple[str, ...] = _setting(
         (), "never use this site (repeatable)", metavar="DOMAIN"
-    )  # type: ignore[assignment]
+    )
     time: str | None = _setting(
         None, "only results from the last day, week, month or year", choices=TIMES
-    )  # type: ignore[assignment]
-    region: str = _setting(NO_REGION, "e.g. de-de, us-en (default: none)", metavar="REGION")  # type: ignore[assignment]
-    safesearch: str = _setting("moderate", "safe search", choices=SAFESEARCH)  # type: ignore[assignment]
-    max_results: int = _setting(8, "results per search", option=False)  # type: ignore[assignment]
-    timeout: int = _setting(10, "seconds per search request", option=False)  # type: ignore[assignment]
-    retries: int = _setting(2, "retries of a ddgs engine after the first try", option=False)  # type: ignore[assignment]
-    backoff: float = _setting(1.0, "seconds before the first retry, doubled", option=False)  # type: ignore[assignment]
+    )
+    region: str = _setting(NO_REGION, "e.g. de-de, us-en (default: none)", metavar="REGION")
+    safesearch: str = _setting("moderate", "safe search", choices=SAFESEARCH)
+    max_results: int = _setting(8, "results per search", option=False)
+    timeout: int = _setting(10, "seconds per search request", option=False)
+    retries: int = _setting(2, "retries of a ddgs engine after the first try", option=False)
+    backoff: float = _setting(1.0, "seconds before the first retry, doubled", option=False)
     brave_api_key: str | None = _setting(
         None, "Brave Search API key", option=False, env=("BRAVE_API_KEY",), secret=True
-    )  # type: ignore[assignment]
+    )
     tavily_api_key: str | None = _setting(
         None, "Tavily API key", option=False, env=("TAVILY_API_KEY",), secret=True
-    )  # type: ignore[assignment]
+    )
 
     def cache_key(self) -> str:
         """What the cache keys a search by besides query, region and safesearch: the backends
