@@ -90,6 +90,28 @@ def test_live_pages_are_recorded_and_then_served_from_the_cache(tmp_path):
     assert hits == Counter({"/a": 1, "/b": 1})
 
 
+def test_overlapping_batches_share_one_fetcher_that_closes_after_the_last(tmp_path):
+    """A question's downloads may start while the last one's late pages still arrive: both
+    go through the one fetcher handed in, which closes its session when both are done."""
+    hits: Counter = Counter()
+
+    async def scenario():
+        async with site(hits, {"/slow": "slow"}) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                fetcher = Fetcher(FetchPolicy(allow_private=True))
+                recorder = WebRecorder(store, fetcher=fetcher)
+                late = asyncio.create_task(recorder.fetch_many([f"{base}/slow"]))
+                await asyncio.sleep(0.2)
+                (quick,) = await recorder.fetch_many([f"{base}/quick"])
+                open_meanwhile = fetcher._session is not None
+                (slow,) = await late
+                return quick, slow, open_meanwhile, fetcher._session
+
+    quick, slow, open_meanwhile, session = asyncio.run(scenario())
+    assert quick.outcome is Outcome.OK and slow.outcome is Outcome.OK
+    assert open_meanwhile and session is None
+
+
 def test_refresh_refetches_pages_older_than_the_age(tmp_path):
     hits: Counter = Counter()
 
