@@ -419,3 +419,23 @@ def test_a_page_blocked_by_the_guard_is_tried_again_once_private_addresses_are_a
     blocked, again, allowed = asyncio.run(scenario())
     assert blocked.outcome is again.outcome is Outcome.BLOCKED and again.from_cache
     assert allowed.outcome is Outcome.OK and hits["/a"] == 1
+
+
+def test_a_loopback_searxng_is_asked_but_the_pages_it_lists_still_pass_the_guard(tmp_path):
+    """The SearXNG instance is the user's own, so loopback is fine for it; a result that
+    points at a loopback page is still refused by the fetcher's guard."""
+
+    async def scenario():
+        apis = SearchApis()
+        async with serve_app(apis.app()) as port:
+            base = f"http://127.0.0.1:{port}"
+            apis.results.append((f"{base}/search", "a private page", ""))
+            settings = SearchSettings(backends=("searxng",), searxng_url=base)
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                recorder = WebRecorder(store, WebSearcher(settings))
+                (result,) = await recorder.search("q")
+                return result, await recorder.fetch_many([result.url]), apis.requests
+
+    result, (page,), requests = asyncio.run(scenario())
+    assert result.title == "a private page" and len(requests) == 1
+    assert page.outcome is Outcome.BLOCKED and len(requests) == 1
