@@ -130,22 +130,28 @@ def test_a_wrong_key_and_a_missing_one_are_failures_that_name_the_variable_not_t
     assert "wrong-key-42" not in str(error) + "".join(notices)
 
 
-def test_a_searxng_without_the_json_format_gets_advice():
-    async def html_only():
-        from aiohttp import web
+def searxng_failure(status: int, body: str) -> str:
+    """The SearchError of a search whose only backend, a loopback SearXNG, answers every
+    request with ``status`` and ``body``."""
+    from aiohttp import web
 
-        async def html_only_instance(request: web.Request) -> web.Response:
-            return web.Response(status=403, text="403 Forbidden")
+    async def scenario():
+        async def answer(request: web.Request) -> web.Response:
+            return web.Response(status=status, text=body, content_type="application/json")
 
         app = web.Application()
-        app.router.add_get("/search", html_only_instance)
+        app.router.add_get("/search", answer)
         async with serve_app(app) as port:
             settings = SearchSettings(backends=("searxng",), searxng_url=f"http://127.0.0.1:{port}")
             with pytest.raises(SearchError) as failure:
                 await WebSearcher(settings).search("q")
             return str(failure.value)
 
-    assert "enable the json format" in asyncio.run(html_only())
+    return asyncio.run(scenario())
+
+
+def test_a_searxng_without_the_json_format_gets_advice():
+    assert "enable the json format" in searxng_failure(403, "403 Forbidden")
 
 
 def test_no_searxng_url_says_how_to_give_one():
@@ -183,18 +189,4 @@ def test_the_proxy_carries_the_api_requests():
     ],
 )
 def test_an_answer_that_is_not_the_documented_json_is_a_failure_not_a_crash(body, expected):
-    from aiohttp import web
-
-    async def scenario():
-        async def broken(request: web.Request) -> web.Response:
-            return web.Response(text=body, content_type="application/json")
-
-        app = web.Application()
-        app.router.add_get("/search", broken)
-        async with serve_app(app) as port:
-            settings = SearchSettings(backends=("searxng",), searxng_url=f"http://127.0.0.1:{port}")
-            with pytest.raises(SearchError) as failure:
-                await WebSearcher(settings).search("q")
-            return str(failure.value)
-
-    assert expected in asyncio.run(scenario())
+    assert expected in searxng_failure(200, body)
