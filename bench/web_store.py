@@ -25,7 +25,7 @@ from aiohttp import web
 from benchlib import argument_parser, quantiles
 from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.web.fetch import FetchPolicy
+from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import Outcome, SearchResult
 
 PAGES = 200
@@ -55,7 +55,7 @@ async def throughput(
     urls = [f"http://127.0.0.1:{port}/{name}" for name in pages]
     try:
         with Store.open(cache) as store:
-            recorder = WebRecorder(store, fetch_policy=FetchPolicy(allow_private=True))
+            recorder = WebRecorder(store, fetcher=Fetcher(FetchPolicy(allow_private=True)))
             start = time.perf_counter()
             results = await recorder.fetch_many(urls)
             seconds = time.perf_counter() - start

@@ -21,6 +21,7 @@ from htmlrag_chat.commands import ask, cache, chat, config, history, html, model
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
 from htmlrag_chat.commands.common import EPILOG, PROG, Parser, error, store_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
+from htmlrag_chat.web.settings import search_options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Local web-search answers from pruned HTML (HtmlRAG).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[store_options(), ask.reader_options()],
+        parents=[store_options(), ask.reader_options(), search_options()],
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.set_defaults(handler=chat.run_chat)

@@ -1,7 +1,8 @@
 """Reader settings: built-in defaults, then the TOML file, then the environment, then options.
 
 The file is ``--config``, else ``$HTMLRAG_CHAT_CONFIG``, else ``config.toml`` in the user
-config directory, with a ``[reader]`` table (and a ``[web]`` one for the question deadline).
+config directory, with a ``[reader]`` table, a ``[search]`` one (``web/settings.py``) and a
+``[web]`` one for the question deadline.
 Only the last may be missing: a file named on purpose that is not there is an error, not
 silently the defaults. The API key is read from the file or the environment only, never from
 an option, so it does not end up in shell history or process listings. Each value's origin
@@ -17,13 +18,15 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import Field, dataclass, fields, replace
 from pathlib import Path
 
 import platformdirs
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.reader.discover import DEFAULT_PORTS
+from htmlrag_chat.web.settings import SearchSettings, backend_list, domain, option_name
+from htmlrag_chat.web.settings import declared as search_fields
 
 READERS = ("local", "openai", "extractive", "auto")
 DEFAULT_DEADLINE = 3.0  # seconds after a question's first page arrives that it waits for more
@@ -145,6 +148,63 @@ def resolve_deadline(path: Path | None = None) -> tuple[float, Origin]:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise UserError(f"{file}: [web] deadline must be a positive number of seconds")
     return float(value), Origin("file", str(file))
+
+
+def resolve_search_settings(
+    path: Path | None, options: Mapping[str, object]
+) -> tuple[SearchSettings, dict[str, Origin]]:
+    """The search settings and each one's origin: the defaults, the ``[search]`` table, the
+    environment, then ``options`` (None: not given), as ``web/settings.py`` declares them."""
+    file = config_path(path)
+    table = _read_file(file).get("search", {})
+    if not isinstance(table, dict):
+        raise UserError(f"{file}: [search] must be a table")
+    declared = {setting.name: setting for setting in search_fields()}
+    unknown = sorted(set(table) - set(declared))
+    if unknown:
+        raise UserError(f"{file}: unknown [search] settings: {', '.join(unknown)}")
+    origin = Origin("file", str(file))
+    given = [
+        (key, _search_value(file, declared[key], value), origin) for key, value in table.items()
+    ]
+    for setting in declared.values():
+        name = next((n for n in setting.metadata["env"] if os.environ.get(n)), None)
+        if name:
+            given.append((setting.name, os.environ[name], Origin("environment", name)))
+    given += [
+        (key, value, Origin("option", option_name(declared[key])))
+        for key, value in options.items()
+        if value is not None
+    ]
+    settings = replace(SearchSettings(), **{key: value for key, value, _ in given})
+    origins = {name: DEFAULT for name in declared}
+    origins.update({key: origin for key, _, origin in given})
+    return settings, origins
+
+
+def _search_value(file: Path, setting: Field[object], value: object) -> object:
+    """A ``[search]`` value checked against its declaration."""
+    where = f"{file}: [search] {setting.name}"
+    choices = setting.metadata["choices"]
+    try:
+        if setting.name == "backends":
+            return backend_list(value if isinstance(value, list) else str(value))
+        if isinstance(setting.default, tuple):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError("must be a list of strings")
+            return tuple(domain(v) for v in value)
+    except ValueError as error:
+        raise UserError(f"{where}: {error}") from None
+    expected = type(setting.default) if setting.default is not None else str
+    accepted = (int, float) if expected is float else expected
+    if isinstance(value, bool) or not isinstance(value, accepted):
+        raise UserError(f"{where} must be {_KINDS.get(expected, 'a string')}")
+    if choices and value not in choices:
+        raise UserError(f"{where} must be one of {', '.join(choices)}, not {value!r}")
+    return float(value) if expected is float else value
+
+
+_KINDS = {int: "a whole number", float: "a number", str: "a string"}
 
 
 def _read_file(path: Path) -> dict[str, object]:

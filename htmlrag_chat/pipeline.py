@@ -22,6 +22,7 @@ from htmlrag_chat.html.blocks import (
     page_title,
 )
 from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.html.dates import page_date
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element
 from htmlrag_chat.html.limits import check_page_size
@@ -45,8 +46,9 @@ def clean_page(page: PageInput) -> tuple[Page, Element]:
     check_page_size(page.source, len(page.data))  # a cache or recording may hold more
     if looks_binary(page.data):
         raise InputError(f"{page.source}: binary data, not HTML")
-    html = clean_html(decode_html(page.data, page.charset).utf8)
-    return Page(page.source, page_title(html)), html
+    utf8 = decode_html(page.data, page.charset).utf8
+    html = clean_html(utf8)
+    return Page(page.source, page_title(html), page_date(utf8)), html
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from ``prompts/`` beside the package, so an edit there shows on the next run.
 
 from __future__ import annotations
 
+import datetime as dt
 from functools import cache
 from pathlib import Path
 
@@ -24,3 +25,9 @@ PROMPTS_DIR = _prompts_dir()
 def load_prompt(name: str) -> str:
     """The text of ``prompts/<name>.md``."""
     return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8")
+
+
+def today() -> str:
+    """Today's date as the prompts give it (``{today}``): the model's own sense of "now" is
+    its training cut-off."""
+    return dt.date.today().isoformat()

@@ -15,6 +15,13 @@ A question never waits for its slowest page: ``deadline`` seconds after the firs
 arrived, ``fetch_many`` returns with what is there and reports the rest as left out. Those
 downloads go on in the background and land in the cache as they finish, ready for the next
 question; ``settle`` gives them a last moment before the program exits.
+
+The searcher and the fetcher are handed in, as httpx's client takes a transport: the
+recorder decides between cache and network, they do the network, and tests give it real
+ones pointed at loopback servers. Neither opens a socket before it is asked to, so a replay
+built with the defaults opens none. The searcher's settings also key the cache and carry
+``--site``/``--exclude-site``, which the recorder applies to every result and download,
+cached and recorded ones included.
 """
 
 from __future__ import annotations
@@ -27,9 +34,10 @@ from math import inf
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
+from htmlrag_chat.web.fetch import Fetcher
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
-from htmlrag_chat.web.search import SearchSettings, WebSearcher
+from htmlrag_chat.web.search import WebSearcher
+from htmlrag_chat.web.sites import allowed, refusal
 
 NOT_RECORDED = "not in the recording"
 LEFT_OUT = "left out: still downloading"
@@ -49,34 +57,35 @@ class WebRecorder:
     store, or replayed from it. (The reader's numbered contexts are ``reader.Source``.)"""
 
     store: Store
+    searcher: WebSearcher = field(default_factory=WebSearcher)
+    fetcher: Fetcher = field(default_factory=Fetcher)
     replay: bool = False
     max_age: float | None = None  # --refresh: cached entries older than this are redone
-    search_settings: SearchSettings = field(default_factory=SearchSettings)
-    fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)
     # Downloads a deadline left behind, with the URLs each one still waits for.
     _late: dict[asyncio.Task[None], set[str]] = field(default_factory=dict, init=False)
 
     async def search(self, query: str) -> list[SearchResult]:
-        settings = self.search_settings
+        settings = self.searcher.settings
         # A replay takes the recorded results whatever the settings they were made with;
         # record mode takes those made with these settings, or imported with none.
         cached = self.store.get_search(
             query,
             region=None if self.replay else settings.region,
             safesearch=None if self.replay else settings.safesearch,
+            backend=None if self.replay else settings.cache_key(),
             max_age=None if self.replay else self.max_age,
         )
         if cached is not None:
-            return cached
+            return [result for result in cached if allowed(result.url, settings)]
         if self.replay:
             raise MissingFromRecording(f"query {NOT_RECORDED}: {query!r}")
-        results = await WebSearcher(settings).search(query)
+        results = await self.searcher.search(query)
         self.store.put_search(
             query,
             results,
             region=settings.region,
             safesearch=settings.safesearch,
-            backend=",".join(settings.backends),
+            backend=settings.cache_key(),
         )
         return results
 
@@ -92,9 +101,12 @@ class WebRecorder:
         cached when it does arrive."""
         found: dict[str, FetchResult] = {}
         stored: dict[str, FetchResult] = {}  # good pages too old to reuse, kept if refetching fails
+        settings = self.searcher.settings
         for url in dict.fromkeys(urls):
             cached = self.store.get_page(url)
-            if self.replay:
+            if not allowed(url, settings):  # never downloaded, whatever a result said
+                found[url] = FetchResult(url, Outcome.SKIPPED, refusal(settings))
+            elif self.replay:
                 found[url] = cached or FetchResult(url, Outcome.FAILED, NOT_RECORDED)
             elif cached is not None and self._reusable(cached):
                 found[url] = cached
@@ -115,7 +127,7 @@ class WebRecorder:
         age = time.time() - cached.fetched_at
         if cached.outcome is Outcome.OK:
             return self.max_age is None or age <= self.max_age
-        if cached.outcome is Outcome.BLOCKED and self.fetch_policy.allow_private:
+        if cached.outcome is Outcome.BLOCKED and self.fetcher.policy.allow_private:
             return False
         return age <= min(FAILURE_MAX_AGE, self.max_age if self.max_age is not None else inf)
 
@@ -148,9 +160,14 @@ class WebRecorder:
             first_page.set()
         waiting = set(urls)
 
+        settings = self.searcher.settings
+
         def record(result: FetchResult) -> None:
             if not result.transient:
                 self.store.put_page(result)  # which never replaces a good page with a failure
+            if result.final_url and not allowed(result.final_url, settings):  # redirected away
+                result = replace(result, outcome=Outcome.SKIPPED, body=None,
+                                 reason=f"redirected to {refusal(settings)}")  # fmt: skip
             waiting.discard(result.url)
             if task in self._late:  # the question went on without it
                 return
@@ -185,5 +202,5 @@ class WebRecorder:
         return arrived
 
     async def _fetch_all(self, urls: list[str], record: Callable[[FetchResult], None]) -> None:
-        async with Fetcher(self.fetch_policy) as fetcher:
+        async with self.fetcher as fetcher:
             await fetcher.fetch_many(urls, record)

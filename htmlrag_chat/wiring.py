@@ -23,7 +23,7 @@ from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
-from htmlrag_chat.web.search import SearchSettings
+from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.loop import Agent
@@ -234,6 +234,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.recorder import WebRecorder
     from htmlrag_chat.store.embeddings import embeddings_for
+    from htmlrag_chat.web.search import WebSearcher
 
     with stage(emit, "load") as counts:
         counts["warming"] = int(warm_up(options.prune))
@@ -247,7 +248,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
         recipe = build_recipe(prune, emit, embeddings_for(store))
     return Agent(
         web=WebRecorder(
-            store, replay=options.replay, max_age=options.refresh, search_settings=options.search
+            store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         ),
         reader=reader,
         stages=recipe.stages(prune.budget),

@@ -3,6 +3,8 @@ socket (a web site, an LLM server, a hub)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -20,3 +22,25 @@ async def serve_app(app: web.Application, shutdown_timeout: float = 1.0) -> Asyn
         yield runner.addresses[0][1]
     finally:
         await runner.cleanup()
+
+
+class ThreadedApp:
+    """``serve_app`` on its own loop in a thread, for callers that block or run their own
+    loop (the CLI's ``main``). Use as a context manager; it gives the port."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> int:
+        self.thread.start()
+        self.context = serve_app(self.app)
+        return asyncio.run_coroutine_threadsafe(self.context.__aenter__(), self.loop).result(5)
+
+    def __exit__(self, *exc: object) -> None:
+        done = asyncio.run_coroutine_threadsafe(self.context.__aexit__(None, None, None), self.loop)
+        done.result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()

@@ -14,12 +14,14 @@ import re
 import shlex
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from string import Template
 
 import pytest
 
 from htmlrag_chat.cli import main
+from tests.search_apis import SearchApis, searxng_config
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "<!-- tests/test_readme.py runs each command of the next block -->"
@@ -48,15 +50,16 @@ class Terminal(io.TextIOWrapper):
 
 
 @pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No connection can be made: a search goes to a proxy on a closed port, and any
-    socket the process itself opens raises."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{port}")
-    monkeypatch.setattr("htmlrag_chat.web.search.SearchSettings.retries", 0)
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No connection can be made: the only search backend is a loopback SearXNG (ddgs's
+    own HTTP client would pass the next line by), and any socket the process itself
+    opens raises."""
+    with searxng_config(monkeypatch, tmp_path, SearchApis(status={"searxng": 429})):
+        _refuse_connections(monkeypatch)
+        yield
 
+
+def _refuse_connections(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_network(*args: object, **kwargs: object) -> None:
         raise AssertionError("a README example used the network")
 

@@ -21,9 +21,12 @@ from htmlrag_chat.recorder import (
     WebRecorder,
 )
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.web.fetch import FetchPolicy
+from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import Outcome, SearchResult
+from htmlrag_chat.web.search import WebSearcher
+from htmlrag_chat.web.settings import SearchSettings
 from tests.loopback import serve_app
+from tests.search_apis import SearchApis
 
 ARTICLE = (
     "<html><head><title>Docker</title></head><body><article>"
@@ -75,7 +78,7 @@ def test_live_pages_are_recorded_and_then_served_from_the_cache(tmp_path):
         async with site(hits) as base:
             urls = [f"{base}/a", f"{base}/b"]
             with Store.open(tmp_path / "c.sqlite3") as store:
-                recorder = WebRecorder(store, fetch_policy=LOOPBACK)
+                recorder = WebRecorder(store, fetcher=Fetcher(LOOPBACK))
                 first = await recorder.fetch_many(urls)
                 again = await recorder.fetch_many(urls)
             return first, again
@@ -87,15 +90,37 @@ def test_live_pages_are_recorded_and_then_served_from_the_cache(tmp_path):
     assert hits == Counter({"/a": 1, "/b": 1})
 
 
+def test_overlapping_batches_share_one_fetcher_that_closes_after_the_last(tmp_path):
+    """A question's downloads may start while the last one's late pages still arrive: both
+    go through the one fetcher handed in, which closes its session when both are done."""
+    hits: Counter = Counter()
+
+    async def scenario():
+        async with site(hits, {"/slow": "slow"}) as base:
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                fetcher = Fetcher(FetchPolicy(allow_private=True))
+                recorder = WebRecorder(store, fetcher=fetcher)
+                late = asyncio.create_task(recorder.fetch_many([f"{base}/slow"]))
+                await asyncio.sleep(0.2)
+                (quick,) = await recorder.fetch_many([f"{base}/quick"])
+                open_meanwhile = fetcher._session is not None
+                (slow,) = await late
+                return quick, slow, open_meanwhile, fetcher._session
+
+    quick, slow, open_meanwhile, session = asyncio.run(scenario())
+    assert quick.outcome is Outcome.OK and slow.outcome is Outcome.OK
+    assert open_meanwhile and session is None
+
+
 def test_refresh_refetches_pages_older_than_the_age(tmp_path):
     hits: Counter = Counter()
 
     async def scenario():
         async with site(hits) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                await WebRecorder(store, fetcher=Fetcher(LOOPBACK)).fetch_many([f"{base}/a"])
                 await asyncio.sleep(0.05)
-                fresh = WebRecorder(store, max_age=0.01, fetch_policy=LOOPBACK)
+                fresh = WebRecorder(store, max_age=0.01, fetcher=Fetcher(LOOPBACK))
                 return await fresh.fetch_many([f"{base}/a"])
 
     (result,) = asyncio.run(scenario())
@@ -134,18 +159,13 @@ def test_replay_opens_no_socket_and_names_what_is_missing(tmp_path, monkeypatch)
     assert pages[1].outcome is Outcome.FAILED and pages[1].reason == NOT_RECORDED
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_an_imported_search_answers_in_record_mode_until_refresh_finds_it_old(tmp_path):
-    """``cache import`` stores searches without settings; record mode (whatever its region
-    and safesearch) takes them, and goes live only when ``--refresh`` says they are too old.
-    Live searches go through a proxy on a closed port, so "went live" is a SearchError."""
+    """``cache import`` stores searches without settings; record mode (whatever its region,
+    safesearch, backends and filters) takes them, and goes live only when ``--refresh``
+    says they are too old. Live searches go to a loopback SearXNG that answers 429, so "went
+    live" is a SearchError and a request it saw."""
     from htmlrag_chat.store.recording import import_jsonl
-    from htmlrag_chat.web.search import SearchError, SearchSettings
+    from htmlrag_chat.web.search import SearchError
 
     recording = tmp_path / "rec.jsonl"
     recording.write_text(
@@ -153,15 +173,17 @@ def test_an_imported_search_answers_in_record_mode_until_refresh_finds_it_old(tm
         ' "title": "A", "snippet": "", "html": "<p>Apache</p>"}]}\n',
         encoding="utf-8",
     )
-    offline = SearchSettings(
-        region="de-de", safesearch="off", proxy=f"http://127.0.0.1:{closed_port()}", retries=0
-    )
+    apis = SearchApis(status={"searxng": 429})
 
     async def scenario(max_age: float | None) -> list[SearchResult]:
-        with Store.open(tmp_path / "c.sqlite3") as store:
-            return await WebRecorder(store, max_age=max_age, search_settings=offline).search(
-                "docker license"
-            )
+        async with serve_app(apis.app()) as port:
+            settings = SearchSettings(
+                backends=("searxng",), searxng_url=f"http://127.0.0.1:{port}",
+                region="de-de", safesearch="off", time="week",
+            )  # fmt: skip
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                recorder = WebRecorder(store, WebSearcher(settings), max_age=max_age)
+                return await recorder.search("docker license")
 
     with Store.open(tmp_path / "c.sqlite3") as store:
         import_jsonl(store, recording)
@@ -171,8 +193,69 @@ def test_an_imported_search_answers_in_record_mode_until_refresh_finds_it_old(tm
         conn.execute("UPDATE searches SET searched_at = searched_at - 100")
     conn.close()
     assert [r.url for r in asyncio.run(scenario(3600))] == ["https://docs.example/a"]
+    assert apis.requests == []
     with pytest.raises(SearchError):
         asyncio.run(scenario(50))
+    assert len(apis.sent("searxng")) == 1
+
+
+def test_searches_are_kept_by_backend_and_filters_and_a_replay_takes_any(tmp_path):
+    """A search made with other backends or filters is not these results: record mode asks
+    again (and keeps the new one); a replay answers with what was recorded, whatever its
+    settings, but still under the sites asked for."""
+    apis = SearchApis([("https://example.org/a", "A", ""), ("https://other.net/b", "B", "")])
+
+    async def scenario(replay: bool = False, **changes: object) -> list[str]:
+        async with serve_app(apis.app()) as port:
+            settings = SearchSettings(searxng_url=f"http://127.0.0.1:{port}", **changes)
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                recorder = WebRecorder(store, WebSearcher(settings), replay=replay)
+                return [result.url for result in await recorder.search("q")]
+
+    both = ["https://example.org/a", "https://other.net/b"]
+    assert asyncio.run(scenario(backends=("searxng",))) == both
+    assert asyncio.run(scenario(backends=("searxng",))) == both  # from the cache
+    assert len(apis.requests) == 1
+    assert asyncio.run(scenario(backends=("searxng",), time="day")) == both
+    assert asyncio.run(scenario(backends=("searxng",), site=("example.org",))) == both[:1]
+    assert len(apis.requests) == 3
+    assert apis.requests[1].params["time_range"] == "day"
+    assert "site:example.org" in apis.requests[2].params["q"]
+    # One row per query, region and safesearch: the last search made is the one kept.
+    assert asyncio.run(scenario(replay=True, time="year")) == both[:1]
+    assert asyncio.run(scenario(replay=True, exclude_site=("example.org",))) == []
+    assert len(apis.requests) == 3
+    with Store.open(tmp_path / "c.sqlite3", readonly=True) as store:
+        (row,) = store._rows("SELECT backend FROM searches")
+    assert row["backend"] == "searxng|site=example.org"
+
+
+def test_with_a_site_filter_no_page_of_another_site_is_downloaded(tmp_path):
+    """Two sites on one loopback server: ``localhost`` and ``127.0.0.1``. With ``site``
+    set to one, the other's pages come back skipped and are never requested, and a page
+    that redirects to the other site is not used."""
+    hits: Counter = Counter()
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        hits[f"{request.host.split(':')[0]}{request.path}"] += 1
+        if request.path == "/away":
+            raise web.HTTPFound(f"http://127.0.0.1:{request.url.port}/there")
+        return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
+
+    async def scenario():
+        async with serve(page) as base:
+            port = base.rsplit(":", 1)[1]
+            urls = [f"http://localhost:{port}/a", f"{base}/b", f"http://localhost:{port}/away"]
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                settings = SearchSettings(site=("localhost",))
+                recorder = WebRecorder(store, WebSearcher(settings), Fetcher(LOOPBACK))
+                return await recorder.fetch_many(urls)
+
+    kept, other, away = asyncio.run(scenario())
+    assert kept.outcome is Outcome.OK
+    assert other.outcome is Outcome.SKIPPED and other.reason == "not on localhost (--site)"
+    assert away.outcome is Outcome.SKIPPED and "redirected" in away.reason
+    assert set(hits) == {"localhost/a", "localhost/away", "127.0.0.1/there"}  # never /b
 
 
 @asynccontextmanager
@@ -194,7 +277,7 @@ def test_the_deadline_leaves_out_a_page_that_never_answers_and_caches_a_late_one
             with Store.open(tmp_path / "c.sqlite3") as store:
                 # The default per-page timeout: LOOPBACK's 0.5 s would fail the late page.
                 policy = FetchPolicy(allow_private=True)
-                recorder = WebRecorder(store, fetch_policy=policy)
+                recorder = WebRecorder(store, fetcher=Fetcher(policy))
                 loop = asyncio.get_running_loop()
                 start = loop.time()
                 results = await recorder.fetch_many(urls, deadline=0.3)
@@ -218,7 +301,7 @@ def test_without_a_deadline_every_page_is_waited_for(tmp_path):
     async def scenario():
         async with slow_site({"/a": 0.0, "/b": 0.4}) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                return await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many(
+                return await WebRecorder(store, fetcher=Fetcher(LOOPBACK)).fetch_many(
                     [f"{base}/a", f"{base}/b"]
                 )
 
@@ -236,7 +319,7 @@ def test_a_transient_failure_is_retried_on_the_next_request(tmp_path, how):
     async def scenario():
         async with site(hits, failing) as base:
             with Store.open(tmp_path / "c.sqlite3") as store:
-                recorder = WebRecorder(store, fetch_policy=LOOPBACK)
+                recorder = WebRecorder(store, fetcher=Fetcher(LOOPBACK))
                 (first,) = await recorder.fetch_many([f"{base}/a"])
                 failing.clear()  # the site is back
                 asked = hits["/a"]
@@ -259,7 +342,9 @@ def test_a_permanent_failure_is_reused_until_its_age_limit(tmp_path, how):
 
     async def fetch(base: str):
         with Store.open(path) as store:
-            (result,) = await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+            (result,) = await WebRecorder(store, fetcher=Fetcher(LOOPBACK)).fetch_many(
+                [f"{base}/a"]
+            )
         return result
 
     async def scenario():
@@ -297,10 +382,12 @@ def test_a_failed_refresh_keeps_and_serves_the_good_page(tmp_path, how):
     async def scenario():
         async with site(hits, failing) as base:
             with Store.open(path) as store:
-                (good,) = await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many([f"{base}/a"])
+                (good,) = await WebRecorder(store, fetcher=Fetcher(LOOPBACK)).fetch_many(
+                    [f"{base}/a"]
+                )
                 failing["/a"] = how
                 age(path, 10)
-                refresh = WebRecorder(store, max_age=1, fetch_policy=LOOPBACK)
+                refresh = WebRecorder(store, max_age=1, fetcher=Fetcher(LOOPBACK))
                 (refreshed,) = await refresh.fetch_many([f"{base}/a"])
         return good, refreshed
 
@@ -324,7 +411,7 @@ def test_a_page_blocked_by_the_guard_is_tried_again_once_private_addresses_are_a
                 guarded = WebRecorder(store)
                 (blocked,) = await guarded.fetch_many([f"{base}/a"])
                 (again,) = await guarded.fetch_many([f"{base}/a"])
-                (allowed,) = await WebRecorder(store, fetch_policy=LOOPBACK).fetch_many(
+                (allowed,) = await WebRecorder(store, fetcher=Fetcher(LOOPBACK)).fetch_many(
                     [f"{base}/a"]
                 )
         return blocked, again, allowed
@@ -332,3 +419,23 @@ def test_a_page_blocked_by_the_guard_is_tried_again_once_private_addresses_are_a
     blocked, again, allowed = asyncio.run(scenario())
     assert blocked.outcome is again.outcome is Outcome.BLOCKED and again.from_cache
     assert allowed.outcome is Outcome.OK and hits["/a"] == 1
+
+
+def test_a_loopback_searxng_is_asked_but_the_pages_it_lists_still_pass_the_guard(tmp_path):
+    """The SearXNG instance is the user's own, so loopback is fine for it; a result that
+    points at a loopback page is still refused by the fetcher's guard."""
+
+    async def scenario():
+        apis = SearchApis()
+        async with serve_app(apis.app()) as port:
+            base = f"http://127.0.0.1:{port}"
+            apis.results.append((f"{base}/search", "a private page", ""))
+            settings = SearchSettings(backends=("searxng",), searxng_url=base)
+            with Store.open(tmp_path / "c.sqlite3") as store:
+                recorder = WebRecorder(store, WebSearcher(settings))
+                (result,) = await recorder.search("q")
+                return result, await recorder.fetch_many([result.url]), apis.requests
+
+    result, (page,), requests = asyncio.run(scenario())
+    assert result.title == "a private page" and len(requests) == 1
+    assert page.outcome is Outcome.BLOCKED and len(requests) == 1

@@ -78,6 +78,7 @@ class Answer:
                         "number": s.number,
                         "url": safe_url(s.url),
                         "title": one_line(s.title),
+                        "date": s.date,
                         "content": s.html,
                     }
                     for s in self.sources
@@ -120,4 +121,5 @@ def stored_source(record: Mapping[str, Any]) -> Source:
     """A source as ``Answer.to_json`` stored it; its text is derived again from the HTML."""
     html = record.get("content") or ""
     text = visible_text(parse(html), lines=True) if html else ""
-    return Source(record["number"], record["url"], record.get("title") or "", html, text)
+    title, date = record.get("title") or "", record.get("date") or ""
+    return Source(record["number"], record["url"], title, html, text, date)

@@ -356,6 +356,7 @@ def _numbered(document: Document, titles: dict[str, str]) -> list[Source]:
                     title=terminal_safe(page.title or titles.get(page.source, "")),
                     html=document.page_html(index),
                     text=text,
+                    date=page.date,
                 )
             )
     return sources

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import Message
 
 MAX_QUERY_CHARS = 200
@@ -38,7 +38,10 @@ class Plan:
 
 def rewrite_messages(message: str, history: Sequence[Message], max_queries: int) -> list[Message]:
     prompt = load_prompt("rewrite").format(
-        history=format_history(history) or "(none)", message=message, max_queries=max_queries
+        today=today(),
+        history=format_history(history) or "(none)",
+        message=message,
+        max_queries=max_queries,
     )
     return [Message("user", prompt.strip())]
 

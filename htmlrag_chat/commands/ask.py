@@ -30,12 +30,19 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.history import find_conversation
-from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_deadline, load_reader_settings
+from htmlrag_chat.config import (
+    DEFAULT_DEADLINE,
+    READERS,
+    load_deadline,
+    load_reader_settings,
+    resolve_search_settings,
+)
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink, stage
 from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
+from htmlrag_chat.web.settings import search_options, search_overrides
 from htmlrag_chat.wiring import AgentOptions, PruneSettings
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
@@ -51,7 +58,8 @@ MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistak
 def add_commands(commands: argparse._SubParsersAction) -> None:
     ask = add_command(
         commands, "ask", "answer a question from the web, with cited sources", run_ask,
-        [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS)],
+        [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS),
+         search_options(argparse.SUPPRESS)],
     )  # fmt: skip
     ask.add_argument(
         "question", nargs="?", metavar="QUESTION",
@@ -159,6 +167,7 @@ def agent_options(args: argparse.Namespace) -> AgentOptions:
         replay=replaying(args),
         refresh=getattr(args, "refresh", None),
         deadline=args.deadline if args.deadline is not None else load_deadline(args.config),
+        search=resolve_search_settings(args.config, search_overrides(args))[0],
     )
 
 
@@ -263,7 +272,8 @@ def print_after_answer(answer: Answer) -> None:
         lines.append("Sources:")
         for source in answer.sources:
             title = one_line(source.title) or "Untitled"
-            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}")
+            date = f" ({source.date})" if source.date else ""
+            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}{date}")
     else:
         lines.append("No sources.")
     if answer.removed_citations:

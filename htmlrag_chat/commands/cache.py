@@ -17,6 +17,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     cache.add_argument("action", choices=["stats", "clear", "vacuum", "export", "import"])
     cache.add_argument(
+        "--searxng",
+        type=Path,
+        metavar="FILE",
+        help="import: a SearXNG JSON response (/search?q=...&format=json), as a search",
+    )
+    cache.add_argument(
         "--jsonl",
         type=Path,
         help='export/import: one {"query", "results": [{"url", "title", "snippet", "html"}]} '
@@ -25,9 +31,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from htmlrag_chat.store.recording import export_jsonl, import_jsonl
+    from htmlrag_chat.store.recording import export_jsonl, import_jsonl, import_searxng
 
-    if args.action in ("export", "import") and args.jsonl is None:
+    if args.searxng is not None and (args.action != "import" or args.jsonl is not None):
+        raise UserError("--searxng FILE goes with cache import, instead of --jsonl")
+    if args.action in ("export", "import") and args.jsonl is None and args.searxng is None:
         raise UserError(f"cache {args.action} needs --jsonl FILE")
     with open_store(args) as store:
         if args.action == "stats":
@@ -39,6 +47,8 @@ def run_cache(args: argparse.Namespace) -> int:
             store.vacuum()
         elif args.action == "export":
             print(json.dumps({"exported": export_jsonl(store, args.jsonl)}))
+        elif args.searxng is not None:
+            print(json.dumps({"imported": import_searxng(store, args.searxng)}))
         else:
             print(json.dumps({"imported": import_jsonl(store, args.jsonl)}))
     return EXIT_OK

@@ -29,9 +29,11 @@ from htmlrag_chat.config import (
     config_origin,
     resolve_deadline,
     resolve_reader_settings,
+    resolve_search_settings,
 )
 from htmlrag_chat.errors import EXIT_OK
 from htmlrag_chat.safety import one_line
+from htmlrag_chat.web.settings import declared, search_options, search_overrides
 
 HIDDEN = "<hidden>"  # what is shown for a secret that is set
 # Options ``config`` accepts (they may come before the command) but does not show.
@@ -42,7 +44,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     suppress = argparse.SUPPRESS
     config = add_command(
         commands, "config", "show the settings in effect and where each one comes from",
-        run_config, [store_options(suppress), reader_options(suppress, hidden=IGNORED)],
+        run_config,
+        [store_options(suppress), reader_options(suppress, hidden=IGNORED),
+         search_options(suppress)],
     )  # fmt: skip
     config.add_argument("--json", action="store_true", help="print one JSON object")
     actions = config.add_subparsers(title="actions (none: show the settings)", metavar="ACTION")
@@ -55,6 +59,7 @@ def run_config(args: argparse.Namespace) -> int:
     cache, where = cache_origin(args)
     settings, origins = resolve_reader_settings(args.config, reader_overrides(args))
     values = vars(settings) | {"api_key": HIDDEN if settings.api_key else None}
+    search = _search(args)
     deadline, deadline_origin = resolve_deadline(args.config)
     if getattr(args, "deadline", None) is not None:
         deadline, deadline_origin = args.deadline, Origin("option", "--deadline")
@@ -64,6 +69,9 @@ def run_config(args: argparse.Namespace) -> int:
         "replay": {"value": replaying(args), **_origin(_replay_origin(args))},
         "reader": {key: {"value": values[key], **_origin(origins[key])} for key in values},
         "web": {"deadline": {"value": deadline, **_origin(deadline_origin)}},
+        "search": {
+            key: {"value": value, **_origin(origin)} for key, (value, origin) in search.items()
+        },
     }
     if args.json:
         print(json.dumps(record, ensure_ascii=False, indent=2))
@@ -76,8 +84,23 @@ def run_config(args: argparse.Namespace) -> int:
     ]
     rows += [[key, _shown(values[key]), _source(origins[key])] for key in values]
     rows.append(["deadline", f"{deadline:g} s", _source(deadline_origin)])
+    rows += [[key, _shown(value), _source(origin)] for key, (value, origin) in search.items()]
     print_table(("SETTING", "VALUE", "FROM"), [[one_line(c) for c in row] for row in rows])
     return EXIT_OK
+
+
+def _search(args: argparse.Namespace) -> dict[str, tuple[object, Origin]]:
+    """The search settings with their origins; a key shows only whether it is set."""
+    settings, origins = resolve_search_settings(args.config, search_overrides(args))
+    shown = {}
+    for setting in declared():
+        value = getattr(settings, setting.name)
+        if setting.metadata["secret"]:
+            value = HIDDEN if value else None
+        elif isinstance(value, tuple):
+            value = list(value)
+        shown[setting.name] = (value, origins[setting.name])
+    return shown
 
 
 def run_path(args: argparse.Namespace) -> int:
@@ -100,4 +123,6 @@ def _source(origin: Origin) -> str:
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "-"
     return "-" if value is None else str(value)

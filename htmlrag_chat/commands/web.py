@@ -12,7 +12,8 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 
 from htmlrag_chat.commands.common import (
     add_command,
@@ -23,24 +24,22 @@ from htmlrag_chat.commands.common import (
     replaying,
     store_options,
 )
+from htmlrag_chat.config import resolve_search_settings
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
 from htmlrag_chat.web.results import FetchResult, Outcome
-from htmlrag_chat.web.search import DEFAULT_BACKENDS, SearchSettings
+from htmlrag_chat.web.settings import search_options, search_overrides
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     parents = [store_options(argparse.SUPPRESS)]
-    search = add_command(commands, "search", "search the web", run_search, parents)
+    search = add_command(
+        commands, "search", "search the web", run_search,
+        [*parents, search_options(argparse.SUPPRESS)],
+    )  # fmt: skip
     search.add_argument("query")
     search.add_argument("--max-results", type=positive_int, default=8)
-    search.add_argument("--region", default="wt-wt", help="e.g. de-de, us-en (default: none)")
-    search.add_argument("--safesearch", choices=["on", "moderate", "off"], default="moderate")
-    search.add_argument(
-        "--backends",
-        default=",".join(DEFAULT_BACKENDS),
-        help=f"search engines in order of preference (default {','.join(DEFAULT_BACKENDS)})",
-    )
+    search.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="settings file")
 
     fetch = add_command(commands, "fetch", "download pages, one JSON line each", run_fetch, parents)
     fetch.add_argument("urls", nargs="+", metavar="URL")
@@ -52,20 +51,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     fetch.add_argument("--progress", action="store_true", help="show progress on stderr")
 
 
-def search_settings(args: argparse.Namespace) -> SearchSettings:
-    return SearchSettings(
-        backends=tuple(name.strip() for name in args.backends.split(",") if name.strip()),
-        region=args.region,
-        safesearch=args.safesearch,
-        max_results=args.max_results,
-    )
-
-
 def run_search(args: argparse.Namespace) -> int:
     from htmlrag_chat.recorder import WebRecorder  # aiohttp: only for commands that go online
+    from htmlrag_chat.web.search import WebSearcher
 
+    settings = resolve_search_settings(getattr(args, "config", None), search_overrides(args))[0]
+    searcher = WebSearcher(replace(settings, max_results=args.max_results), progress_printer(False))
     with open_store(args) as store:
-        recorder = WebRecorder(store, replaying(args), args.refresh, search_settings(args))
+        recorder = WebRecorder(store, searcher, replay=replaying(args), max_age=args.refresh)
         for result in asyncio.run(recorder.search(args.query)):
             print(json.dumps(asdict(result), ensure_ascii=False))
     return EXIT_OK
@@ -73,7 +66,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_fetch(args: argparse.Namespace) -> int:
     from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
-    from htmlrag_chat.web.fetch import FetchPolicy
+    from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 
     show = progress_printer(args.progress or sys.stderr.isatty())
     policy = FetchPolicy(allow_private=args.allow_private)
@@ -84,7 +77,9 @@ def run_fetch(args: argparse.Namespace) -> int:
         show(Progress("fetch", tally.total(), len(args.urls), tally[False]))
 
     with open_store(args) as store:
-        recorder = WebRecorder(store, replaying(args), args.refresh, fetch_policy=policy)
+        recorder = WebRecorder(
+            store, fetcher=Fetcher(policy), replay=replaying(args), max_age=args.refresh
+        )
         with stage(show, "fetch", len(args.urls)) as counts:
             results = asyncio.run(recorder.fetch_many(args.urls, report))
             ok = sum(r.outcome is Outcome.OK for r in results)

@@ -30,10 +30,12 @@ DEFAULT_MAX_WORDS = 256
 
 @dataclass(frozen=True)
 class Page:
-    """Where a page came from (a file name or URL) and its title."""
+    """Where a page came from (a file name or URL), its title and the publication day its
+    metadata declares (``YYYY-MM-DD``, or "")."""
 
     source: str
     title: str = ""
+    date: str = ""
 
 
 @dataclass

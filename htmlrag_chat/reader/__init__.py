@@ -34,6 +34,7 @@ class Source:
     title: str
     html: str
     text: str
+    date: str = ""  # the publication day the page declares (YYYY-MM-DD), or ""
 
 
 class ChatModel(Protocol):

@@ -1,8 +1,10 @@
 """The LLM reader: numbered sources and the question in, a streamed answer with [n] out.
 
 The prompt (``prompts/reader.md`` and ``prompts/reader_question.md``) gives each source its
-number, title, URL and pruned HTML. Earlier turns of the conversation come before the
-question so that follow-ups like "shorter please" work; their sources are not repeated.
+number, title, URL, publication day (when the page declares one) and pruned HTML, and the
+system prompt today's date, so that "latest" and "this year" mean something. Earlier turns
+of the conversation come before the question so that follow-ups like "shorter please" work;
+their sources are not repeated.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import escape_markers
 from htmlrag_chat.safety import defuse_control_tokens
@@ -28,9 +30,14 @@ def render_sources(sources: Sequence[Source]) -> str:
         return "(no sources)"
     return "\n\n".join(
         defuse_control_tokens(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
-        f"URL: {source.url}\n{_escape_prose_markers(source.html)}")
+        f"URL: {source.url}\n{_published(source)}{_escape_prose_markers(source.html)}")
         for source in sources
     )  # fmt: skip
+
+
+def _published(source: Source) -> str:
+    """The source header line with the page's declared publication day, if any."""
+    return f"Published: {source.date}\n" if source.date else ""
 
 
 def _escape_prose_markers(html: str) -> str:
@@ -50,7 +57,7 @@ def reader_messages(
         sources=render_sources(sources), question=question
     )
     return [
-        Message("system", load_prompt("reader").strip()),
+        Message("system", load_prompt("reader").format(today=today()).strip()),
         *history,
         Message("user", question_text.strip()),
     ]

@@ -51,18 +51,22 @@ class WebCache(Connection):
         *,
         region: str | None = "",
         safesearch: str | None = "",
+        backend: str | None = None,
         max_age: float | None = None,
     ) -> list[SearchResult] | None:
         """The results last stored for these settings, newest first; None if missing or older
         than ``max_age``. None as a setting matches any value (a replay takes what was
         recorded), and a search stored without settings (an imported recording: the exchange
-        format carries none) matches any settings, so it answers in record mode too."""
+        format carries none) matches any settings, so it answers in record mode too.
+        ``backend`` is the backends and filters a search was made with
+        (``SearchSettings.cache_key``); a search made with others is not these results."""
         rows = self._rows(
             "SELECT results, searched_at FROM searches WHERE query = ?"
             " AND ((region = '' AND safesearch = '')"
-            " OR ((? IS NULL OR region = ?) AND (? IS NULL OR safesearch = ?)))"
+            " OR ((? IS NULL OR region = ?) AND (? IS NULL OR safesearch = ?)"
+            " AND (? IS NULL OR backend = ?)))"
             " ORDER BY searched_at DESC, rowid DESC LIMIT 1",
-            [query, region, region, safesearch, safesearch],
+            [query, region, region, safesearch, safesearch, backend, backend],
         )
         if not rows or _expired(rows[0]["searched_at"], max_age):
             return None

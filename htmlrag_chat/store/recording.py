@@ -82,6 +82,59 @@ def import_jsonl(store: Store, path: Path) -> int:
     return records
 
 
+def import_searxng(store: Store, path: Path) -> int:
+    """Store the searches in a SearXNG JSON response file (what ``/search?q=...&format=json``
+    answers; one object, or one per line) as imported searches without pages: the next
+    question asking one of them takes its results and downloads the pages. Returns the
+    searches read; all or nothing, like ``import_jsonl``."""
+    path = Path(path)
+    try:
+        with _open_bytes(path) as file:
+            data = file.read(MAX_LINE_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as error:
+        raise InputError(f"cannot read {path}: {_reason(error)}") from None
+    if len(data) > MAX_LINE_BYTES:
+        raise InputError(f"{path}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+    try:
+        responses = [json.loads(data)]
+    except ValueError:
+        responses = [_searxng_line(line, f"{path}, line {n}") for n, line in
+                     enumerate(data.splitlines(), 1) if line.strip()]  # fmt: skip
+    searches = [_searxng_search(response, str(path)) for response in responses]
+    store.check()
+    with store.transaction():
+        for query, results in searches:
+            store.put_search(query, results)
+    return len(searches)
+
+
+def _searxng_line(line: bytes, where: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError as error:
+        raise InputError(f"{where}: not JSON ({error})") from None
+
+
+def _searxng_search(response: object, where: str) -> tuple[str, list[SearchResult]]:
+    """A SearXNG response's query and results (url, title, content), made safe."""
+    if not (
+        isinstance(response, dict)
+        and isinstance(response.get("query"), str)
+        and isinstance(response.get("results"), list)
+    ):
+        raise InputError(f'{where}: expected SearXNG\'s JSON: {{"query": "...", "results": [...]}}')
+    results = [
+        SearchResult(
+            safe_url(item["url"]),
+            one_line(str(item.get("title") or "")),
+            one_line(str(item.get("content") or "")),
+        )
+        for item in response["results"]
+        if isinstance(item, dict) and isinstance(item.get("url"), str)
+    ]
+    return response["query"], results
+
+
 def _capped_lines(file: IO[bytes]) -> Iterator[bytes]:
     """The file's lines, each read only up to one byte past ``MAX_LINE_BYTES``."""
     while line := file.readline(MAX_LINE_BYTES + 1):

@@ -36,6 +36,7 @@ from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResu
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
+from htmlrag_chat.tui.searching import SearchCommands
 from htmlrag_chat.tui.selection import SelectionActions
 from htmlrag_chat.tui.status import PipelineStatus
 from htmlrag_chat.tui.texts import answer_meta, describe
@@ -62,7 +63,7 @@ class PromptInput(Input):
 class ChatApp(SelectionActions):
     TITLE = "htmlrag-chat"
     CSS_PATH = "app.tcss"
-    COMMANDS = App.COMMANDS | {ReaderCommands}
+    COMMANDS = App.COMMANDS | {ReaderCommands, SearchCommands}
     AUTO_FOCUS = "#prompt"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (conversations are saved)"),

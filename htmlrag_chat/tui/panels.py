@@ -83,7 +83,7 @@ def _source_option(source: Source) -> Option:
         (f"[{source.number}] ", "bold"),
         title,
         "\n",
-        (domain(url), "italic"),
+        (domain(url) + (f" · {source.date}" if source.date else ""), "italic"),
         "\n",
         (url, "dim"),
     )

@@ -129,17 +129,26 @@ class Fetcher:
     """Downloads pages under a ``FetchPolicy``; one aiohttp session per run.
 
     Use as an async context manager; ``fetch`` and ``fetch_many`` never raise for network
-    or HTTP problems.
+    or HTTP problems. Creating one opens nothing. Entering it again while it is open (a
+    question's downloads while the last one's late pages still arrive) shares the session,
+    which closes when the last user leaves.
     """
 
     def __init__(self, policy: FetchPolicy = FetchPolicy()) -> None:
         self.policy = policy
         self._session: aiohttp.ClientSession | None = None
+        self._users = 0
         self._slots = asyncio.Semaphore(policy.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
 
     async def __aenter__(self) -> Fetcher:
+        self._users += 1
+        if self._session is not None:
+            return self
         policy = self.policy
+        # Fresh per opening: a semaphore belongs to the event loop that first waited on it.
+        self._slots = asyncio.Semaphore(policy.concurrency)
+        self._host_slots = {}
         connector = aiohttp.TCPConnector(
             limit=policy.concurrency,
             limit_per_host=policy.per_host,
@@ -162,9 +171,10 @@ class Fetcher:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        self._users -= 1
+        if self._users == 0 and self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
 
     async def fetch_many(
         self, urls: Sequence[str], on_result: Callable[[FetchResult], None] | None = None

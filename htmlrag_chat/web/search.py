@@ -1,25 +1,30 @@
-"""Web search through ``ddgs`` (DuckDuckGo first, then the fallbacks named in the settings).
+"""Web search over the backends the settings name, in their order as the fallback order.
 
-``ddgs`` is synchronous, so searches run in a worker thread. Its failures are easy to
-misread: a rate limit surfaces as ``DDGSException("No results found.")`` rather than
-``RatelimitException``, and no network as a DNS or connect error inside a DDGSException.
-``classify`` turns them into a kind a user can act on, searches are retried with backoff,
-and what finally fails says what happened and what to do.
+A backend that rate-limits, fails or finds nothing hands over to the next one with one
+line saying so (a ``Notice``), since a search that silently returns nothing is what users of
+such tools complain about most. Consecutive ``ddgs`` engines go to ``ddgs`` as one step (it
+tries them in order itself); those steps are retried with backoff, because DuckDuckGo's rate
+limit looks like an empty answer that a moment later is not. An API backend says 429 plainly,
+and the next backend is its remedy, so it is asked once. What finally fails says what
+happened and what to do.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
-from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.events import EventSink, Notice, ignore
+from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session
+from htmlrag_chat.web.ddgs import ddgs_search
 from htmlrag_chat.web.results import SearchResult
-
-DEFAULT_BACKENDS = ("duckduckgo", "brave", "mojeek")
+from htmlrag_chat.web.settings import DDGS_ENGINES, SearchSettings
+from htmlrag_chat.web.sites import allowed
 
 _ADVICE = {
     "offline": "the search engines cannot be reached (no network?): check the connection, "
@@ -27,46 +32,20 @@ _ADVICE = {
     "rate_limited": "no results: the search engines returned none, which is also how "
     "DuckDuckGo answers when it rate-limits: wait a minute and retry, rephrase, or use --replay",
     "timeout": "the search timed out: retry, raise the timeout, or use --replay",
-    "failed": "the search failed: retry later, or use --replay",
+    "failed": "the search failed: retry later, try other --backends, or use --replay",
+    "empty": "no results: rephrase, or widen --site, --exclude-site or --time",
 }
-_OFFLINE_SIGNS = ("dnserror", "connecterror", "connection refused", "network is unreachable")
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 
 
 class SearchError(UserError):
-    """A search that failed after its retries; ``kind`` says why."""
+    """A search that failed on every backend after the retries; ``kind`` says why."""
 
     exit_code = EXIT_NETWORK
 
     def __init__(self, query: str, kind: str, detail: str) -> None:
         super().__init__(f"search for {query!r} failed: {_ADVICE[kind]} ({detail})")
         self.kind = kind
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    backends: tuple[str, ...] = DEFAULT_BACKENDS
-    region: str = "wt-wt"  # ddgs's "no region"
-    safesearch: str = "moderate"
-    max_results: int = 8
-    timeout: int = 10  # seconds per request
-    retries: int = 2  # after the first try
-    backoff: float = 1.0  # seconds before the first retry, doubled for each next one
-    proxy: str | None = None
-
-
-def classify(error: Exception) -> str:
-    """The kind of a ddgs failure: offline, rate_limited, timeout or failed."""
-    from ddgs.exceptions import RatelimitException, TimeoutException
-
-    text = str(error).lower()
-    if isinstance(error, TimeoutException) or "timeout" in text or "timed out" in text:
-        return "timeout"
-    if any(sign in text for sign in _OFFLINE_SIGNS):
-        return "offline"
-    if isinstance(error, RatelimitException) or "no results" in text or "ratelimit" in text:
-        return "rate_limited"
-    return "failed"
 
 
 def normalize_url(url: str) -> str:
@@ -97,54 +76,61 @@ def deduplicate(results: list[SearchResult]) -> list[SearchResult]:
     return unique
 
 
+def steps(backends: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The backends as fallback steps: each API backend alone, consecutive ddgs engines
+    together."""
+    grouped = groupby(backends, key=lambda name: name in DDGS_ENGINES)
+    out: list[tuple[str, ...]] = []
+    for is_ddgs, names in grouped:
+        out += [tuple(names)] if is_ddgs else [(name,) for name in names]
+    return out
+
+
 @dataclass
 class WebSearcher:
-    settings: SearchSettings = SearchSettings()
+    """Searches under ``settings``; ``emit`` hears each hand-over, ``endpoints`` are where
+    the API backends live (tests point them at loopback servers speaking the same JSON)."""
+
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    emit: EventSink = ignore
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep  # tests pass a recorder
+    endpoints: Mapping[str, str] = field(default_factory=lambda: dict(ENDPOINTS))
 
     async def search(self, query: str) -> list[SearchResult]:
-        """Results for ``query``, deduplicated; raises SearchError after the retries."""
-        from ddgs.exceptions import DDGSException
-
+        """Results for ``query`` from the first backend that has some, deduplicated and on
+        the allowed sites; raises SearchError when none has."""
+        plan = steps(self.settings.backends)
+        failures: list[tuple[str, BackendFailure]] = []
         delay = self.settings.backoff
         for attempt in range(self.settings.retries + 1):
-            try:
-                raw = await asyncio.to_thread(self._text, query)
-            except DDGSException as error:
-                kind, detail = classify(error), _first_line(error)
-            else:
-                results = deduplicate([_result(item) for item in raw if item.get("href")])
-                if results:
-                    return results
-                kind, detail = "rate_limited", "empty result list"
-            if attempt < self.settings.retries:
+            tried = [step for step in plan if attempt == 0 or step[0] in DDGS_ENGINES]
+            if not tried:
+                break
+            if attempt:
                 await self.sleep(delay)
                 delay *= 2
-        raise SearchError(query, kind, detail)
+            for number, step in enumerate(tried):
+                name = ",".join(step)
+                try:
+                    return await self._step(step, query)
+                except BackendFailure as failure:
+                    failures.append((name, failure))
+                    if number + 1 < len(tried):
+                        following = ",".join(tried[number + 1])
+                        self.emit(Notice(f"search: {failure.detail}; trying {following}"))
+        last = failures[-1][1]
+        detail = "; ".join(dict.fromkeys(failure.detail for _, failure in failures))
+        raise SearchError(query, last.kind, detail)
 
-    def _text(self, query: str) -> list[dict[str, Any]]:
-        from ddgs import DDGS
-
+    async def _step(self, step: tuple[str, ...], query: str) -> list[SearchResult]:
         settings = self.settings
-        return DDGS(timeout=settings.timeout, proxy=settings.proxy).text(
-            query,
-            region=settings.region,
-            safesearch=settings.safesearch,
-            max_results=settings.max_results,
-            backend=",".join(settings.backends),
-        )
-
-
-def _result(item: dict[str, Any]) -> SearchResult:
-    """A ddgs result as stored: URL and text from the web made safe before anything keeps
-    them."""
-    return SearchResult(
-        url=safe_url(str(item["href"])),
-        title=one_line(str(item.get("title", ""))),
-        snippet=one_line(str(item.get("body", ""))),
-    )
-
-
-def _first_line(error: Exception) -> str:
-    lines = str(error).strip().splitlines()
-    return (lines[0] if lines else type(error).__name__)[:200]
+        if step[0] in DDGS_ENGINES:
+            found = await ddgs_search(step, query, settings)
+        else:
+            name = step[0]
+            async with session(settings) as client:
+                found = await APIS[name](client, query, settings, self.endpoints.get(name, ""))
+        results = deduplicate([r for r in found if r.url and allowed(r.url, settings)])
+        if not results:
+            raise BackendFailure("empty", f"{','.join(step)} found no results")
+        return results

@@ -12,7 +12,7 @@ from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tokens import ApproxTokenCounter
-from htmlrag_chat.web.fetch import FetchPolicy
+from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import SearchResult
 from tests.test_recorder import slow_site
 
@@ -28,7 +28,7 @@ def test_a_page_that_never_answers_is_left_out_and_the_answer_still_comes(tmp_pa
                 results = [SearchResult(f"{base}/{name}", name) for name in ("fast", "never")]
                 store.put_search(QUESTION, results)  # as `cache import` stores it
                 agent = Agent(
-                    web=WebRecorder(store, fetch_policy=FetchPolicy(allow_private=True)),
+                    web=WebRecorder(store, fetcher=Fetcher(FetchPolicy(allow_private=True))),
                     reader=ExtractiveReader(),
                     stages=[Stage(BM25Scorer(), 1000)],
                     counter=ApproxTokenCounter(),

@@ -22,6 +22,7 @@ from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchSettings
 from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, ThreadedLLM
+from tests.search_apis import SearchApis, searxng_config
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -87,18 +88,13 @@ def test_auto_without_a_model_says_it_answers_extractively(
     assert captured.out.startswith(HEADER)
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any live search fails at once (through a proxy on a closed port), so what these tests
-    answer comes from the cache, with no network."""
-    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{closed_port()}")
-    monkeypatch.setattr("htmlrag_chat.web.search.SearchSettings.backoff", 0.01)
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SearchApis]:
+    """Any live search fails at once (the only backend, a loopback SearXNG, answers 429),
+    so what these tests answer comes from the cache, with no network."""
+    apis = SearchApis(status={"searxng": 429})
+    with searxng_config(monkeypatch, tmp_path, apis):
+        yield apis
 
 
 @pytest.fixture

@@ -122,3 +122,78 @@ def test_a_broken_config_file_is_one_line(
     assert main(["config"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(config_file) in err and "not valid TOML" in err
+
+
+def test_the_search_settings_show_their_origins_and_no_key(
+    config_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config_file.write_text(
+        '[search]\nbackends = ["searxng", "duckduckgo"]\nsearxng_url = "http://127.0.0.1:8888"\n'
+        'exclude_site = ["pinterest.com"]\ntime = "month"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("BRAVE_API_KEY", SECRET)
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    monkeypatch.setenv("HTMLRAG_CHAT_SEARXNG_URL", "http://searx.lan:8080")
+    argv = ["config", "--json", "--site", "example.org", "--site", "https://www.python.org/"]
+    assert main([*argv, "--time", "week", "--region", "de-de"]) == 0
+    out = capsys.readouterr().out
+    assert SECRET not in out
+    search = json.loads(out)["search"]
+    file = {"source": "file", "name": str(config_file)}
+    assert search["backends"] == {"value": ["searxng", "duckduckgo"], **file}
+    assert search["exclude_site"] == {"value": ["pinterest.com"], **file}
+    assert search["searxng_url"] == {
+        "value": "http://searx.lan:8080", "source": "environment",
+        "name": "HTMLRAG_CHAT_SEARXNG_URL",
+    }  # fmt: skip
+    option = {"source": "option"}
+    assert search["site"] == {"value": ["example.org", "python.org"], **option, "name": "--site"}
+    assert search["time"] == {"value": "week", **option, "name": "--time"}
+    assert search["region"] == {"value": "de-de", **option, "name": "--region"}
+    assert search["proxy"] == {"value": None, "source": "default", "name": None}
+    assert search["brave_api_key"] == {
+        "value": "<hidden>", "source": "environment", "name": "BRAVE_API_KEY"
+    }  # fmt: skip
+    assert search["tavily_api_key"]["value"] is None
+
+    assert main(["config", "--backends", "tavily,brave-api"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["backends"][1:] == ["tavily,brave-api", "option", "--backends"]
+    assert rows["brave_api_key"][1:] == ["<hidden>", "environment", "BRAVE_API_KEY"]
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('backends = ["searxng", "altavista"]', "unknown search backend altavista"),
+        ('time = "decade"', "time must be one of day, week, month, year"),
+        ('site = "example.org"', "site: must be a list of strings"),
+        ("searxng_url = 8888", "searxng_url must be a string"),
+        ("proxies = []", "unknown [search] settings: proxies"),
+    ],
+)
+def test_a_bad_search_setting_is_one_line_naming_the_file(
+    config_file: Path, capsys: pytest.CaptureFixture[str], table: str, expected: str
+) -> None:
+    config_file.write_text(f"[search]\n{table}\n", encoding="utf-8")
+    assert main(["config"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(config_file) in err and expected in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["ask", "q", "--backends", "searxng,,altavista"], "unknown search backend altavista"),
+        (["search", "q", "--time", "decade"], "invalid choice: 'decade'"),
+        (["ask", "q", "--site", "not a domain"], "not a domain: 'not a domain'"),
+    ],
+)
+def test_a_bad_search_option_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    with pytest.raises(SystemExit) as usage:
+        main(argv)
+    err = capsys.readouterr().err
+    assert usage.value.code == 2 and err.count("\n") == 1 and expected in err, err

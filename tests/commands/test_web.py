@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from aiohttp import web
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
+from tests.search_apis import SearchApis, searxng_config
 
 PAGE = "<html><head><title>T</title></head><body>" + "<p>Real words on a page.</p>" * 20
 
@@ -99,14 +99,26 @@ def test_replay_names_the_missing_url_and_query(capsys, tmp_path):
     assert code == 2 and "'what is htmlrag'" in err and err.count("\n") == 1
 
 
-def test_offline_search_is_one_line_with_advice(capsys, tmp_path, monkeypatch):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{port}")  # nothing listens there
-    monkeypatch.setattr("htmlrag_chat.web.search.SearchSettings.backoff", 0.01)
-    code, _, err = run(capsys, "--cache", str(tmp_path / "c"), "search", "htmlrag")
+def test_a_failed_search_is_one_line_with_advice(capsys, tmp_path, monkeypatch):
+    apis = SearchApis(status={"searxng": 503})
+    with searxng_config(monkeypatch, tmp_path, apis):
+        code, _, err = run(capsys, "--cache", str(tmp_path / "c"), "search", "htmlrag")
     assert code == 5 and err.count("\n") == 1 and "--replay" in err and "Traceback" not in err
+    assert "searxng answered HTTP 503" in err and len(apis.requests) == 1
+
+
+def test_search_takes_the_backends_in_order_and_says_when_it_switches(
+    capsys, tmp_path, monkeypatch
+):
+    """The config names SearXNG; ``--backends`` puts Tavily (no key set) first, so the
+    switch is one line and SearXNG's results are printed."""
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    apis = SearchApis([("https://example.org/a", "A", "")])
+    with searxng_config(monkeypatch, tmp_path, apis):
+        argv = ["--cache", str(tmp_path / "c"), "search", "q", "--backends", "tavily,searxng"]
+        code, lines, err = run(capsys, *argv)
+    assert code == 0 and [line["url"] for line in lines] == ["https://example.org/a"]
+    assert err == "htmlrag-chat: note: search: TAVILY_API_KEY is not set; trying searxng\n"
 
 
 def test_imported_recording_replays_byte_identical(capsys, tmp_path):
@@ -163,3 +175,32 @@ def test_default_cache_follows_the_environment(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "env.sqlite3"))
     (stats,) = run(capsys, "cache", "stats")[1]
     assert Path(stats["path"]) == tmp_path / "env.sqlite3"
+
+
+def test_a_searxng_json_response_imports_as_a_search(capsys, tmp_path):
+    response = {
+        "query": "eiffel tower",
+        "number_of_results": 2,
+        "results": [
+            {"url": "https://example.org/a", "title": "A \x1b[2J", "content": "about",
+             "engine": "duckduckgo", "score": 1.0},
+            {"title": "no url"},
+            {"url": "https://example.org/b", "title": "B", "engine": "bing", "score": 0.5},
+        ],
+        "answers": [], "suggestions": [], "unresponsive_engines": [],
+    }  # fmt: skip
+    file = tmp_path / "searxng.json"
+    file.write_text(json.dumps(response), encoding="utf-8")
+    cache = str(tmp_path / "c.sqlite3")
+    code, lines, _ = run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    assert code == 0 and lines == [{"imported": 1}]
+    code, lines, _ = run(capsys, "search", "eiffel tower", "--replay-db", cache)
+    assert code == 0 and lines == [
+        {"url": "https://example.org/a", "title": "A [2J", "snippet": "about"},
+        {"url": "https://example.org/b", "title": "B", "snippet": ""},
+    ]
+    file.write_text('{"results": "none"}', encoding="utf-8")
+    code, _, err = run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    assert code == 3 and err.count("\n") == 1 and "expected SearXNG's JSON" in err
+    code, _, err = run(capsys, "--cache", cache, "cache", "export", "--searxng", str(file))
+    assert code == 2 and "goes with cache import" in err

@@ -292,21 +292,27 @@ def test_errors_are_messages_in_the_chat(
     run(scenario())
 
 
-def test_an_offline_search_says_what_to_do(history: Store, tmp_path: Path) -> None:
+def test_a_failed_search_says_what_to_do(history: Store, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from htmlrag_chat.web.search import SearchSettings
+    from htmlrag_chat.web.settings import SearchSettings
+    from tests.loopback import serve_app
+    from tests.search_apis import SearchApis
 
-    offline = SearchSettings(proxy=f"http://127.0.0.1:{closed_port()}", retries=0, timeout=2)
+    apis = SearchApis(status={"searxng": 429})
 
     async def scenario() -> None:
-        with Store.open(tmp_path / "cache.db") as cache:
-            agent_options = replace(options(replay=False), search=offline)
-            app = make_app(cache, history, agent_options, tmp_path)
-            async with app.run_test(size=SIZE) as pilot:
-                await ask(pilot, "what is htmlrag")
-                (error,) = app.query(ErrorView)
-                assert "no network?" in str(error.render()) and "--replay" in str(error.render())
+        async with serve_app(apis.app()) as port:
+            url = f"http://127.0.0.1:{port}"
+            limited = SearchSettings(backends=("searxng",), searxng_url=url)
+            with Store.open(tmp_path / "cache.db") as cache:
+                agent_options = replace(options(replay=False), search=limited)
+                app = make_app(cache, history, agent_options, tmp_path)
+                async with app.run_test(size=SIZE) as pilot:
+                    await ask(pilot, "what is htmlrag")
+                    (error,) = app.query(ErrorView)
+                    shown = str(error.render())
+                    assert "searxng answered HTTP 429" in shown and "--replay" in shown
 
     run(scenario())
 

@@ -6,16 +6,10 @@ import socket
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
+from htmlrag_chat.web.ddgs import _result, classify
 from htmlrag_chat.web.results import SearchResult
-from htmlrag_chat.web.search import (
-    SearchError,
-    SearchSettings,
-    WebSearcher,
-    _result,
-    classify,
-    deduplicate,
-    normalize_url,
-)
+from htmlrag_chat.web.search import SearchError, WebSearcher, deduplicate, normalize_url, steps
+from htmlrag_chat.web.settings import SearchSettings
 
 
 def closed_port() -> int:
@@ -111,3 +105,8 @@ def test_a_result_from_the_engines_is_made_safe_before_it_is_kept():
         "Grüße [2J evil < |im_start| > 東京",
         "snippet x",
     )
+
+
+def test_api_backends_are_steps_of_their_own_and_ddgs_engines_in_a_row_one_step():
+    backends = ("searxng", "duckduckgo", "brave", "tavily", "mojeek")
+    assert steps(backends) == [("searxng",), ("duckduckgo", "brave"), ("tavily",), ("mojeek",)]

@@ -1,0 +1,183 @@
+"""Search backends with a JSON API: SearXNG, the Brave Search API and Tavily, over aiohttp.
+
+Each one turns the settings into its own parameters (site, time and region where the API
+has a way to say them) and its documented JSON into ``SearchResult``s, and says why it
+failed as a ``BackendFailure`` kind: a 429 is ``rate_limited``, an unreachable host
+``offline``, anything else ``failed`` with the status. The keys travel in headers, never in
+a URL, and no failure text carries them.
+
+The SearXNG instance is the user's own, so it may be on loopback or the LAN: these
+requests do not go through the page fetcher's guard (which still checks every page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+
+from htmlrag_chat import __version__
+from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.web.results import SearchResult
+from htmlrag_chat.web.settings import NO_REGION, SearchSettings
+
+ENDPOINTS: Mapping[str, str] = {
+    "brave-api": "https://api.search.brave.com/res/v1/web/search",
+    "tavily": "https://api.tavily.com/search",
+}
+_BRAVE_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+_BRAVE_SAFESEARCH = {"on": "strict", "moderate": "moderate", "off": "off"}
+_SEARXNG_SAFESEARCH = {"on": "2", "moderate": "1", "off": "0"}
+
+
+class BackendFailure(Exception):
+    """One backend could not answer; ``kind`` is offline, rate_limited, timeout, failed or
+    empty, ``detail`` one line for the user."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+Api = Callable[[aiohttp.ClientSession, str, SearchSettings, str], Awaitable[list[SearchResult]]]
+
+
+async def searxng(
+    session: aiohttp.ClientSession, query: str, settings: SearchSettings, endpoint: str
+) -> list[SearchResult]:
+    """``GET /search?q=...&format=json`` (the instance must enable the json format, else it
+    answers 403)."""
+    if not settings.searxng_url:
+        raise BackendFailure(
+            "failed", "no SearXNG URL: pass --searxng-url, set [search] searxng_url or "
+            "HTMLRAG_CHAT_SEARXNG_URL",
+        )  # fmt: skip
+    params = {
+        "q": with_operators(query, settings),
+        "format": "json",
+        "categories": "general",
+        "pageno": "1",
+        "safesearch": _SEARXNG_SAFESEARCH[settings.safesearch],
+    }
+    if settings.time:
+        params["time_range"] = settings.time
+    language = _language(settings.region)
+    if language:
+        params["language"] = language
+    url = settings.searxng_url.rstrip("/") + "/search"
+    data = await _json(session.get(url, params=params, proxy=settings.proxy), "searxng")
+    return _listed(data, ("results",), "content")
+
+
+async def brave_api(
+    session: aiohttp.ClientSession, query: str, settings: SearchSettings, endpoint: str
+) -> list[SearchResult]:
+    """The Brave Search API's web results (``web.results``), key in X-Subscription-Token."""
+    key = _key(settings.brave_api_key, "BRAVE_API_KEY")
+    params = {
+        "q": with_operators(query, settings),
+        "count": str(min(settings.max_results, 20)),
+        "safesearch": _BRAVE_SAFESEARCH[settings.safesearch],
+    }
+    if settings.time:
+        params["freshness"] = _BRAVE_FRESHNESS[settings.time]
+    if settings.region != NO_REGION:
+        params["country"] = _country(settings.region)
+    headers = {"X-Subscription-Token": key, "Accept": "application/json"}
+    request = session.get(endpoint, params=params, headers=headers, proxy=settings.proxy)
+    return _listed(await _json(request, "brave-api"), ("web", "results"), "description")
+
+
+async def tavily(
+    session: aiohttp.ClientSession, query: str, settings: SearchSettings, endpoint: str
+) -> list[SearchResult]:
+    """Tavily's ``POST /search``; sites go in ``include_domains``/``exclude_domains``."""
+    key = _key(settings.tavily_api_key, "TAVILY_API_KEY")
+    body: dict[str, Any] = {"query": query, "max_results": min(settings.max_results, 20)}
+    if settings.site:
+        body["include_domains"] = list(settings.site)
+    if settings.exclude_site:
+        body["exclude_domains"] = list(settings.exclude_site)
+    if settings.time:
+        body["time_range"] = settings.time
+    headers = {"Authorization": f"Bearer {key}"}
+    request = session.post(endpoint, json=body, headers=headers, proxy=settings.proxy)
+    return _listed(await _json(request, "tavily"), ("results",), "content")
+
+
+APIS: Mapping[str, Api] = {"searxng": searxng, "brave-api": brave_api, "tavily": tavily}
+
+
+def with_operators(query: str, settings: SearchSettings) -> str:
+    """The query with ``site:`` and ``-site:`` operators, for engines that read them."""
+    words = [query]
+    if settings.site:
+        words.append(" OR ".join(f"site:{site}" for site in settings.site))
+    words += [f"-site:{site}" for site in settings.exclude_site]
+    return " ".join(words)
+
+
+def session(settings: SearchSettings) -> aiohttp.ClientSession:
+    """One session per search; no proxy from the environment (``--proxy`` says it)."""
+    timeout = aiohttp.ClientTimeout(total=settings.timeout)
+    headers = {"User-Agent": f"htmlrag-chat/{__version__}"}
+    return aiohttp.ClientSession(timeout=timeout, headers=headers)
+
+
+async def _json(request: Any, name: str) -> object:
+    try:
+        async with request as response:
+            if response.status == 429:
+                raise BackendFailure("rate_limited", f"{name} answered HTTP 429 (rate limited)")
+            if response.status == 403 and name == "searxng":
+                raise BackendFailure(
+                    "failed", "searxng answered HTTP 403: enable the json format in the "
+                    "instance's settings.yml (search: formats: [html, json])",
+                )  # fmt: skip
+            if response.status >= 400:
+                raise BackendFailure("failed", f"{name} answered HTTP {response.status}")
+            return await response.json(content_type=None)
+    except TimeoutError:
+        raise BackendFailure("timeout", f"{name} timed out") from None
+    except aiohttp.ClientConnectorError as error:
+        raise BackendFailure("offline", f"{name} cannot be reached ({error.os_error})") from None
+    except (aiohttp.ClientError, ValueError) as error:  # ValueError: not JSON, a bad URL
+        detail = one_line(str(error))[:120] or type(error).__name__
+        raise BackendFailure("failed", f"{name}: {detail}") from None
+
+
+def _key(value: str | None, variable: str) -> str:
+    if not value:
+        raise BackendFailure("failed", f"{variable} is not set")
+    return value
+
+
+def _listed(data: object, path: tuple[str, ...], snippet: str) -> list[SearchResult]:
+    """The results at ``path`` in an API's JSON (a part missing or malformed: none), their
+    URLs and text made safe before anything keeps them."""
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    items = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    return [
+        SearchResult(
+            safe_url(str(item.get("url") or "")),
+            one_line(str(item.get("title") or "")),
+            one_line(str(item.get(snippet) or "")),
+        )
+        for item in items
+    ]
+
+
+def _language(region: str) -> str | None:
+    """ddgs's ``us-en`` as SearXNG's ``en-US``; no region, no language."""
+    if region == NO_REGION or "-" not in region:
+        return None
+    country, language = region.split("-", 1)
+    return f"{language}-{country.upper()}"
+
+
+def _country(region: str) -> str:
+    country = region.split("-", 1)[0].upper()
+    return "GB" if country == "UK" else country

@@ -1,0 +1,54 @@
+"""Search controls from the command palette, under Pilot, against a loopback SearXNG."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.searching import fixed_choices, typed_choice
+from htmlrag_chat.web.settings import SearchSettings
+from tests.loopback import serve_app
+from tests.search_apis import SearchApis
+from tests.tui.conftest import SIZE, ask, make_app, options, run, wait_until
+from tests.tui.test_readers import choose
+
+
+def test_typed_commands_stand_for_settings_and_bad_values_for_none() -> None:
+    current = SearchSettings(site=("a.org",))
+    assert typed_choice(current, "site www.example.org").settings.site == ("a.org", "example.org")
+    assert typed_choice(current, "Search: exclude pinterest.com").settings.exclude_site == (
+        "pinterest.com",
+    )
+    assert typed_choice(current, "region DE-de").settings.region == "de-de"
+    assert typed_choice(current, "backends searxng,brave").settings.backends == ("searxng", "brave")
+    for nothing in ("backends altavista", "site", "site a b", "weather in Paris"):
+        assert typed_choice(current, nothing) is None
+    titles = [choice.title for choice in fixed_choices(replace(current, time="week"))]
+    assert "Search: any time" in titles and "Search: all sites" in titles
+    assert "Search: results from the last week" not in titles
+
+
+def test_the_palette_sets_the_site_and_time_of_the_next_searches(
+    history: Store, tmp_path: Path
+) -> None:
+    apis = SearchApis()  # no results: the question ends in a message, the request is the point
+
+    async def scenario() -> None:
+        async with serve_app(apis.app()) as port:
+            settings = SearchSettings(backends=("searxng",), searxng_url=f"http://127.0.0.1:{port}")
+            with Store.open(tmp_path / "cache.db") as cache:
+                app = make_app(
+                    cache, history, replace(options(replay=False), search=settings), tmp_path
+                )
+                async with app.run_test(size=SIZE) as pilot:
+                    await choose(pilot, "site example.org", "Search: only example.org")
+                    await choose(pilot, "last week", "Search: results from the last week")
+                    await ask(pilot, "what is htmlrag")
+                    await wait_until(pilot, lambda: len(apis.requests) == 1, 10, "the search")
+                    assert app.options.search.site == ("example.org",)
+
+    run(scenario())
+    (sent,) = apis.sent("searxng")
+    assert sent.params["q"] == "what is htmlrag site:example.org"
+    assert sent.params["time_range"] == "week"
