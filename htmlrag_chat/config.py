@@ -23,7 +23,7 @@ from pathlib import Path
 import platformdirs
 
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.reader.discover import DEFAULT_PORTS
+from htmlrag_chat.ports import DEFAULT_PORTS
 
 READERS = ("local", "openai", "extractive", "auto")
 DEFAULT_DEADLINE = 3.0  # seconds after a question's first page arrives that it waits for more

@@ -16,8 +16,8 @@ compare. All of them count with the same tokenizer.
 - ``htmlrag-fused``: one stage of the fused scorer (``scoring.fused``) on blocks sized for
   the budget (``recipe.block_words``).
 - ``default``: what ``ask`` and the chat app run with the same models (``recipe.Recipe``
-  built by ``wiring.build_recipe`` from the default settings): today, without the generative
-  pruner installed, the fused stage alone; with it, both stages.
+  built by ``prune_factory.build_recipe`` from the default settings): today, without the
+  generative pruner installed, the fused stage alone; with it, both stages.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.prune import prune, token_costs
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
-from htmlrag_chat.scoring.bm25 import BM25Scorer, bm25_scores
+from htmlrag_chat.scoring.bm25 import BM25Scorer
 
 if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer
@@ -175,8 +176,8 @@ def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     """The recipe ``ask`` builds from its default settings, with this run's models. Block
     sizes, and so every score, depend on the budget: each budget is a cold question of its
     own (an empty embedding cache), as a user's first question would be."""
+    from htmlrag_chat.prune_factory import PruneSettings, build_recipe
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
-    from htmlrag_chat.wiring import PruneSettings, build_recipe
 
     document = load_pages(pages).document
     settings = PruneSettings(
