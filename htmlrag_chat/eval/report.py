@@ -125,5 +125,3 @@ def _number(value: float | None) -> str:
 
 def _whole(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
-def _scratch():
-    from htmlrag_chat.wiring import INSTALL_HINT  # noqa: F401  (scratch: eval reaching wiring)

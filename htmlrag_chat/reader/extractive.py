@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.html.text import count_words
-from htmlrag_chat.scoring.bm25 import bm25_scores  # scratch: the old break
+from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.markup import Quoted
 

@@ -20,4 +20,3 @@ class BM25Scorer:
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         return bm25_scores(query, [block.text for block in tree.blocks], self.k1, self.b)
-bm25_scores = __import__('htmlrag_chat.lexical').lexical.bm25_scores
