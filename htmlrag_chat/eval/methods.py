@@ -23,13 +23,14 @@ compare. All of them count with the same tokenizer.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
+from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.truncate import truncate
 from htmlrag_chat.events import ignore
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, BlockTree, Document, build_block_tree
@@ -46,9 +47,6 @@ if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
 Fit = Callable[[int], str]  # budget -> the context the reader gets
-# Cached results of the recipe's methods are valid for one version of the recipe: bump when
-# its scorers, granularity or budgets change.
-_RECIPE_VERSION = ("recipe", 4)
 
 
 @dataclass(frozen=True)
@@ -59,6 +57,7 @@ class Env:
     embed_model: str
     gen_model: str
     device: str  # resolved: cpu, cuda or mps
+    code: str = field(default_factory=installed_fingerprint)  # the code results come from
 
     def embedder(self) -> EmbeddingScorer:
         """A scorer with an empty in-memory cache: each method pays for its embeddings."""
@@ -211,9 +210,9 @@ METHODS = {
             _htmlrag_two_stage,
             ("max words", DEFAULT_MAX_WORDS, FINE_MAX_WORDS, "coarse", COARSE_FACTOR),
         ),
-        Method("htmlrag-fused", True, ("embed",), _htmlrag_fused, _RECIPE_VERSION),
+        Method("htmlrag-fused", True, ("embed",), _htmlrag_fused),
         # "gen" is not required: without the pruner, ``default`` is the first stage alone.
-        Method("default", True, ("embed",), _default, _RECIPE_VERSION, optional=("gen",)),
+        Method("default", True, ("embed",), _default, optional=("gen",)),
     )
 }
 
