@@ -17,6 +17,7 @@ import pytest
 from htmlrag_chat.imports import ROOT, closure, import_graph, imported_names, module_files
 
 GRAPH = import_graph()
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
 
 # Layers named by their module prefixes (a prefix covers a package and its modules).
 BASE = (
@@ -245,6 +246,26 @@ def test_every_module_is_in_a_layer() -> None:
         + EVAL + ASSEMBLY + FACES + HTML + LEXICAL
     )  # fmt: skip
     assert [module for module in GRAPH if not _within(module, layers)] == []
+
+
+def test_the_architecture_page_states_every_contract() -> None:
+    page = " ".join(ARCHITECTURE.read_text(encoding="utf-8").split())
+    missing = [c.rule for c in CONTRACTS if " ".join(c.rule.split()) not in page]
+    assert missing == []
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """Its table of who owns what: each module by its path, or by its name in the row of
+    its package (``tui/``: ``app.py``, ...)."""
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    missing = []
+    for path in module_files().values():
+        relative = path.relative_to(ROOT)
+        if relative.name == "__init__.py" or f"`{relative.as_posix()}`" in page:
+            continue
+        if not (f"`{relative.parent.as_posix()}/`" in page and f"`{relative.name}`" in page):
+            missing.append(relative.as_posix())
+    assert missing == []
 
 
 def test_a_contract_fails_on_a_forbidden_import() -> None:
