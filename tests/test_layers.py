@@ -55,6 +55,8 @@ ASSEMBLY = ("htmlrag_chat.wiring", "htmlrag_chat.inventory")
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
 FACES = COMMANDS + TUI
+# What drives the stages, from the agent up: no stage below it imports any of it.
+UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *ASSEMBLY, *FACES)
 
 
 @dataclass(frozen=True)
@@ -108,30 +110,12 @@ CONTRACTS = (
         "scoring/ and the pruning around it know blocks, not readers, the web, the store, "
         "the agent, the settings or the faces",
         PRUNING,
-        forbidden=READER
-        + WEB
-        + STORE
-        + RECORDER
-        + AGENT
-        + CONVERSATIONS
-        + SETTINGS
-        + EVAL
-        + ASSEMBLY
-        + FACES,
+        forbidden=(*READER, *WEB, *STORE, *RECORDER, *SETTINGS, *UPPER),
     ),
     Contract(
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
         READER,
-        forbidden=PRUNING
-        + WEB
-        + STORE
-        + RECORDER
-        + AGENT
-        + CONVERSATIONS
-        + SETTINGS
-        + EVAL
-        + ASSEMBLY
-        + FACES,
+        forbidden=(*PRUNING, *WEB, *STORE, *RECORDER, *SETTINGS, *UPPER),
         exceptions={
             # Removed at merge: the reader branch moves the model loading both share to a
             # loader module below them.
@@ -144,40 +128,22 @@ CONTRACTS = (
         "web/ searches and downloads: it knows no store, scorer, reader or agent "
         "(recorder.py decides between the cache and the network)",
         WEB,
-        forbidden=PRUNING
-        + READER
-        + STORE
-        + RECORDER
-        + AGENT
-        + CONVERSATIONS
-        + SETTINGS
-        + EVAL
-        + ASSEMBLY
-        + FACES,
+        forbidden=(*PRUNING, *READER, *STORE, *RECORDER, *SETTINGS, *UPPER),
     ),
     Contract(
         "store/ keeps what the web produced, never reaching the network itself",
         STORE,
-        forbidden=NETWORK
-        + PRUNING
-        + READER
-        + RECORDER
-        + AGENT
-        + CONVERSATIONS
-        + SETTINGS
-        + EVAL
-        + ASSEMBLY
-        + FACES,
+        forbidden=(*NETWORK, *PRUNING, *READER, *RECORDER, *SETTINGS, *UPPER),
     ),
     Contract(
         "recorder.py sits on the web and the store, below the agent",
         RECORDER,
-        forbidden=PRUNING + READER + AGENT + CONVERSATIONS + SETTINGS + EVAL + ASSEMBLY + FACES,
+        forbidden=(*PRUNING, *READER, *SETTINGS, *UPPER),
     ),
     Contract(
         "config.py sits below the parts it configures: no reader, agent or face",
         SETTINGS,
-        forbidden=READER + RECORDER + STORE + AGENT + CONVERSATIONS + EVAL + ASSEMBLY + FACES,
+        forbidden=(*READER, *RECORDER, *STORE, *UPPER),
     ),
     Contract(
         "agent/ drives the stages; it never reaches the faces or their assembly",
