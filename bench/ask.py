@@ -34,6 +34,7 @@ from benchlib import ROOT, argument_parser, build_model, machine, quantiles, wri
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import AnswerDelta, Event
+from htmlrag_chat.prune_factory import PruneSettings, build_recipe
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
@@ -41,7 +42,7 @@ from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl
-from htmlrag_chat.wiring import PruneSettings, build_recipe, reader_counter
+from htmlrag_chat.wiring import reader_counter
 
 DEMO = ROOT / "demo"
 

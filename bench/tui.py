@@ -24,10 +24,11 @@ from benchlib import ROOT, argument_parser, build_model, machine, quantiles, wri
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.device import pick_device
+from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import ChatApp
-from htmlrag_chat.wiring import AgentOptions, PruneSettings
+from htmlrag_chat.wiring import AgentOptions
 
 DEMO = ROOT / "demo"
 INTERVAL = 0.05  # seconds between key presses

@@ -43,9 +43,6 @@ class StopFlag:
     def set(self) -> None:
         self._event.set()
 
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
     def check(self) -> None:
         if self._event.is_set():
             raise Cancelled

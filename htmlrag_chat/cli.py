@@ -40,7 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         error("interrupted")
         return 130
     except BrokenPipeError:
-        # The reader of our stdout went away (e.g. `| head`): not an error of ours.
+        # The reader of our stdout went away (e.g. `| head`): not an error of ours. Python
+        # flushes stdout once more at exit and reports that failure on stderr ("Exception
+        # ignored ... BrokenPipeError"); closing stderr keeps that line off the terminal.
         sys.stderr.close()
         return EXIT_OK
     except Exception as failure:

@@ -24,7 +24,7 @@ from pathlib import Path
 import platformdirs
 
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.reader.discover import DEFAULT_PORTS
+from htmlrag_chat.ports import DEFAULT_PORTS
 from htmlrag_chat.web.settings import SearchSettings, backend_list, domain, option_name
 from htmlrag_chat.web.settings import declared as search_fields
 

@@ -1,7 +1,7 @@
 """From page bytes to pruned HTML: decode, clean, then per stage build blocks, score, prune.
 
 Each step is a stage with progress events; the CLI turns them into a progress line and the
-``--stats`` record, later the TUI into its status bar.
+``--stats`` record, the chat app into its progress line.
 """
 
 from __future__ import annotations

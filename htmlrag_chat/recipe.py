@@ -1,9 +1,9 @@
 """What users run: the pruning stages, their granularity and budgets, in one place.
 
 ``ask``, the chat app, ``prune`` and ``eval``'s ``default`` method all prune with
-``Recipe.stages``, so the figures in the README are the ones users get. Loading the models a
-recipe names (and falling back when one is missing) is ``wiring.build_recipe``'s job; this
-module only decides the shape, so it imports no model code.
+``Recipe.stages``, so the figures in the README are the ones users get. Loading the models
+a recipe names (and falling back when one is missing) is ``prune_factory.build_recipe``'s
+job; this module only decides the shape, so it imports no model code.
 
 Granularity follows the budget (``block_words``): the paper's 256-word blocks suit its 4K+
 token budgets, but at 512 tokens one such block (about 350 tokens of text and tags) fills

@@ -1,33 +1,29 @@
-"""From settings to working parts: the reader, the pruning stages and the token counter.
+"""From settings to working parts, assembled: the reader, the token counter, the pruning
+recipe (built by ``prune_factory``) and the agent around them.
 
 Kept apart from ``ask`` so that the chat app can build the same parts and degrade the same
 way, always with a notice: no local reader model under ``--reader auto`` means extractive
-answers; no generative pruner means the fused first stage alone.
+answers. Only assembly lives here; what each part is made of is decided below it.
 """
 
 from __future__ import annotations
 
-import threading
-from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
 from htmlrag_chat.device import check_device
-from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
+from htmlrag_chat.prune_factory import PruneSettings, build_recipe, warm_up
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.scoring.embed import EmbeddingCache, EmbeddingScorer
     from htmlrag_chat.store.db import Store
 
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
@@ -98,18 +94,6 @@ def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) 
     return load_token_counter(tokenizer)
 
 
-@dataclass(frozen=True)
-class PruneSettings:
-    pruner: str = DEFAULT_PRUNER  # one of ``recipe.PRUNERS``
-    budget: int = 4096  # tokens of pruned HTML the reader gets (the paper's final budget)
-    coarse_budget: int | None = None  # two-stage: the first stage's (default 2x budget)
-    max_words: int | None = None  # block size of the last stage (default: from the budget)
-    coarse_max_words: int | None = None  # two-stage: block size of the first stage
-    embed_model: str = DEFAULT_EMBED_MODEL
-    gen_model: str = DEFAULT_GEN_MODEL
-    device: str = "auto"
-
-
 def fit_budget(
     settings: PruneSettings, context: int | None, answer_tokens: int, emit: EventSink
 ) -> PruneSettings:
@@ -119,98 +103,6 @@ def fit_budget(
     budget = max(context - answer_tokens - PROMPT_RESERVE, 256)
     emit(Notice(f"the reader's context of {context} tokens fits a budget of {budget}"))
     return replace(settings, budget=budget, coarse_budget=None)
-
-
-def build_recipe(
-    settings: PruneSettings, emit: EventSink, cache: EmbeddingCache | None = None
-) -> Recipe:
-    """The scorers ``settings.pruner`` names, loaded; ``two-stage`` falls back to the fused
-    first stage alone, with a notice, when the generative pruner cannot be loaded."""
-    from htmlrag_chat.scoring.bm25 import BM25Scorer
-
-    sizes = {
-        "coarse_budget": settings.coarse_budget,
-        "max_words": settings.max_words,
-        "coarse_max_words": settings.coarse_max_words,
-    }
-    if settings.pruner == "bm25":
-        return Recipe(BM25Scorer(), **sizes)
-    if settings.pruner == "gen":
-        return Recipe(generative_scorer(settings), **sizes)
-    embed = embedding_scorer(settings.embed_model, settings.device, cache)
-    if settings.pruner == "embed":
-        return Recipe(embed, **sizes)
-    from htmlrag_chat.scoring.fused import FusedScorer
-
-    fused = FusedScorer(embed)
-    if settings.pruner == "fused":
-        return Recipe(fused, **sizes)
-    try:
-        gen = generative_scorer(settings)
-    except ModelUnavailable as error:
-        emit(Notice(f"generative pruner {error}: pruning with the first stage only"))
-        return Recipe(fused, max_words=settings.max_words)
-    return Recipe(fused, gen, **sizes)
-
-
-def generative_scorer(settings: PruneSettings) -> BlockScorer:
-    """Stage 2's scorer, its model loaded now (ModelUnavailable when it cannot be, found
-    before torch is imported when the model is not here at all)."""
-    check_obtainable(settings.gen_model)
-    from htmlrag_chat.scoring.generative import GenerativeScorer
-
-    gen = GenerativeScorer(settings.gen_model, device=settings.device)
-    gen.context_limit()  # loads the model
-    return gen
-
-
-def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> EmbeddingScorer:
-    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory)."""
-    from htmlrag_chat.scoring.embed import EmbeddingScorer
-
-    scorer = EmbeddingScorer(model, device=device)
-    if cache is not None:
-        scorer.cache = cache
-    return scorer
-
-
-def warm_up(settings: PruneSettings) -> bool:
-    """Load the embedding model of the pruner ``settings`` name in a thread, so that its
-    weights load while the reader is set up and the question is searched and fetched;
-    whether there is one. A model that fails to load here fails again, with its message,
-    where it is used.
-
-    A model that runs in numpy (``scoring.bert``) imports no torch. For one that needs
-    sentence-transformers, this returns once the thread has imported it: two threads
-    importing transformers at once can each find the other's half-initialised modules
-    ("cannot import name ..."), so the caller imports nothing of them before that."""
-    if settings.pruner not in ("two-stage", "fused", "embed"):
-        return False
-    from htmlrag_chat.device import pick_device
-    from htmlrag_chat.scoring.embed import EmbeddingScorer, numpy_layout
-
-    model = EmbeddingScorer(settings.embed_model, device=settings.device)
-    try:
-        in_numpy = numpy_layout(settings.embed_model, pick_device(settings.device)) is not None
-    except UserError:  # a device that cannot be used: said where the model is used
-        in_numpy = False
-    imported = threading.Event()
-
-    def load() -> None:
-        try:
-            with suppress(Exception):
-                if not in_numpy:
-                    import sentence_transformers  # noqa: F401  (torch and transformers too)
-                import trafilatura  # noqa: F401  (the fused stage's main-content opinion)
-        finally:
-            imported.set()
-        with suppress(Exception):
-            model.load()
-
-    threading.Thread(target=load, name="warm-up", daemon=True).start()
-    if not in_numpy:
-        imported.wait()
-    return True
 
 
 @dataclass(frozen=True)

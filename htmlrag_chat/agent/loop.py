@@ -44,8 +44,8 @@ from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
+from htmlrag_chat.reader.literal import Quoted, escape_markdown
 from htmlrag_chat.reader.llm import render_sources
-from htmlrag_chat.reader.markup import Quoted, escape_markdown
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.safety import terminal_safe, text_safe
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult

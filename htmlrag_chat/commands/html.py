@@ -199,9 +199,9 @@ def run_prune(args: argparse.Namespace) -> int:
 
 
 def prune_stages(args: argparse.Namespace, resources: ExitStack, emit: EventSink) -> list[Stage]:
-    """The stages of the recipe the options name (``wiring.build_recipe``, as ``ask``);
+    """The stages of the recipe the options name (``prune_factory.build_recipe``, as ``ask``);
     the embedding stage keeps its block embeddings in the cache file."""
-    from htmlrag_chat.wiring import PruneSettings, build_recipe
+    from htmlrag_chat.prune_factory import PruneSettings, build_recipe
 
     settings = PruneSettings(
         pruner=args.pruner,

@@ -21,22 +21,22 @@ TITLE_CHARS = 80  # a new conversation is titled with the start of its first que
 
 @dataclass
 class ChatSession:
-    history: Store  # where conversations are kept (a scratch file in a replay)
-    kept: bool = True  # False: the history store is thrown away at exit
+    store: Store  # where conversations are kept (a scratch file in a replay)
+    kept: bool = True  # False: the store is thrown away at exit
     conversation: int | None = None  # None: a new chat, created by its first question
     title: str = ""
     turns: list[Turn] = field(default_factory=list)
 
     def conversations(self) -> list[dict[str, Any]]:
-        return self.history.conversations()
+        return self.store.conversations()
 
     def new(self) -> None:
         self.conversation, self.title, self.turns = None, "", []
 
     def open(self, conversation_id: int) -> list[dict[str, Any]]:
         """Make a stored conversation the current one; returns its messages to show."""
-        messages = self.history.messages(conversation_id)
-        found = self.history.conversation(conversation_id)
+        messages = self.store.messages(conversation_id)
+        found = self.store.conversation(conversation_id)
         self.conversation, self.title = conversation_id, found["title"] if found else ""
         self.turns = turns_from_messages(messages)
         return messages
@@ -46,7 +46,7 @@ class ChatSession:
         history (one transaction with the new conversation it may open); returns the
         message id its answer is saved under. ``ask`` and the chat app both save here."""
         title = title_for(question) if self.conversation is None else self.title
-        self.conversation, message_id = self.history.save_question(
+        self.conversation, message_id = self.store.save_question(
             self.conversation, question, title=title
         )
         self.title = title
@@ -54,15 +54,15 @@ class ChatSession:
 
     def answered(self, message_id: int, answer: Answer) -> None:
         self.turns.append(Turn(answer.question, answer.markdown, tuple(answer.sources)))
-        self.history.add_answer(message_id, **answer.store_record())
+        self.store.add_answer(message_id, **answer.store_record())
 
     def rename(self, conversation_id: int, title: str) -> None:
-        self.history.rename_conversation(conversation_id, title)
+        self.store.rename_conversation(conversation_id, title)
         if conversation_id == self.conversation:
             self.title = title
 
     def delete(self, conversation_id: int) -> None:
-        self.history.delete_conversation(conversation_id)
+        self.store.delete_conversation(conversation_id)
         if conversation_id == self.conversation:
             self.new()
 
@@ -71,7 +71,7 @@ class ChatSession:
         if self.conversation is None:
             raise LookupError("nothing to export yet: ask a question first")
         path = export_path(folder, self.conversation, self.title)
-        text = conversation_markdown(self.title, self.history.messages(self.conversation))
+        text = conversation_markdown(self.title, self.store.messages(self.conversation))
         path.write_text(text, encoding="utf-8")
         return path
 

@@ -2,7 +2,8 @@
 
 Every result is stored under a hash of everything it depends on: the item (its text and
 the bytes of its pages, in order), the method, the budget, the tokenizer, the models and
-the device they ran on, and ``EVAL_VERSION``. A rerun finds what an interrupted run
+the device they ran on, the source of the code that computed it (``code.py``) and
+``EVAL_VERSION``. A rerun finds what an interrupted run
 finished and computes only the rest; since stored results include their timings, the
 report comes out the same either way.
 """
@@ -14,8 +15,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-# Bump when a method or a metric changes what it computes: old results stop matching.
-EVAL_VERSION = 1
+# Bump when what a key holds changes; a changed method, metric or scorer changes the code
+# fingerprint in every key by itself.
+EVAL_VERSION = 2
 RESULTS = "eval"  # derived-artefact kinds in the store
 TEXTS = "eval-text"
 

@@ -19,8 +19,8 @@ from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.events import EventSink, ignore, stage
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pipeline import PageInput, clean_page
-from htmlrag_chat.scoring.bm25 import bm25_scores
 
 MODES = ("hard", "random")
 

@@ -16,20 +16,21 @@ compare. All of them count with the same tokenizer.
 - ``htmlrag-fused``: one stage of the fused scorer (``scoring.fused``) on blocks sized for
   the budget (``recipe.block_words``).
 - ``default``: what ``ask`` and the chat app run with the same models (``recipe.Recipe``
-  built by ``wiring.build_recipe`` from the default settings): today, without the generative
-  pruner installed, the fused stage alone; with it, both stages.
+  built by ``prune_factory.build_recipe`` from the default settings): today, without the
+  generative pruner installed, the fused stage alone; with it, both stages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
+from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.truncate import truncate
 from htmlrag_chat.events import ignore
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, BlockTree, Document, build_block_tree
@@ -37,17 +38,15 @@ from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.prune import prune, token_costs
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
-from htmlrag_chat.scoring.bm25 import BM25Scorer, bm25_scores
+from htmlrag_chat.scoring.bm25 import BM25Scorer
 
 if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
 Fit = Callable[[int], str]  # budget -> the context the reader gets
-# Cached results of the recipe's methods are valid for one version of the recipe: bump when
-# its scorers, granularity or budgets change.
-_RECIPE_VERSION = ("recipe", 4)
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,7 @@ class Env:
     embed_model: str
     gen_model: str
     device: str  # resolved: cpu, cuda or mps
+    code: str = field(default_factory=installed_fingerprint)  # the code results come from
 
     def embedder(self) -> EmbeddingScorer:
         """A scorer with an empty in-memory cache: each method pays for its embeddings."""
@@ -175,8 +175,8 @@ def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     """The recipe ``ask`` builds from its default settings, with this run's models. Block
     sizes, and so every score, depend on the budget: each budget is a cold question of its
     own (an empty embedding cache), as a user's first question would be."""
+    from htmlrag_chat.prune_factory import PruneSettings, build_recipe
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
-    from htmlrag_chat.wiring import PruneSettings, build_recipe
 
     document = load_pages(pages).document
     settings = PruneSettings(
@@ -210,9 +210,9 @@ METHODS = {
             _htmlrag_two_stage,
             ("max words", DEFAULT_MAX_WORDS, FINE_MAX_WORDS, "coarse", COARSE_FACTOR),
         ),
-        Method("htmlrag-fused", True, ("embed",), _htmlrag_fused, _RECIPE_VERSION),
+        Method("htmlrag-fused", True, ("embed",), _htmlrag_fused),
         # "gen" is not required: without the pruner, ``default`` is the first stage alone.
-        Method("default", True, ("embed",), _default, _RECIPE_VERSION, optional=("gen",)),
+        Method("default", True, ("embed",), _default, optional=("gen",)),
     )
 }
 

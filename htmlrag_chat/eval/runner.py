@@ -105,7 +105,7 @@ def _run_method(
 ) -> dict[str, dict[str, Any]]:
     """One method's results on one item at every budget; only missing budgets are run."""
     models = model_names(method, env, missing)
-    depends = (ready.key, method.name, env.counter.name, models, method.settings)
+    depends = (ready.key, method.name, env.counter.name, models, method.settings, env.code)
     keys = {budget: key_of(*depends, budget) for budget in settings.budgets}
     found = {budget: cache.get(RESULTS, key) for budget, key in keys.items()}
     todo = [budget for budget, result in found.items() if result is None]
@@ -142,6 +142,7 @@ def _described(settings: EvalSettings, env: Env) -> dict[str, Any]:
         "gen_model": env.gen_model,
         "device": env.device,
         "chunk_words": CHUNK_WORDS,
+        "code": env.code[:12],  # the fingerprint of the code that made the figures
     }
     if settings.task == "qa":
         described.update(

@@ -93,10 +93,6 @@ class Block:
     position: int  # the element's index in document order (``root.iter()``)
     owner: int  # the expanded node the block sits directly under (for ELEMENT: its parent)
 
-    @property
-    def path_str(self) -> str:
-        return render_path(self.path)
-
 
 @dataclass(frozen=True)
 class Node:

@@ -13,10 +13,10 @@ from htmlrag_chat.html.dom import BLOCK_TAGS, Element
 CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _SPACE = re.compile(r"\s+")
 
-# Content that is never rendered, even on a raw page.
 # Marks block boundaries while collecting text; the parser strips control characters from
 # pages, so it cannot occur in their text.
 _BLOCK_MARK = "\x00"
+# Content that is never rendered, even on a raw page.
 NEVER_VISIBLE = frozenset({"script", "style", "template"})
 
 

@@ -5,7 +5,8 @@ two ways: it cites a number no source has, or it cites a real source for a claim
 does not make. The first is fixed while the answer streams: ``CitationFilter`` holds back only
 what could still become a citation, so plain text reaches the terminal at once. The second is
 flagged afterwards by ``check_citations``, a lexical overlap test that needs no model and so can
-run on every answer.
+run on every answer. What a citation is, and when streamed prose is decided, is
+``citation_syntax``'s, shared with the chat app's citation links.
 
 Only the answer's own prose cites. Brackets in code (``arr[0]``, a fenced ``x[1]``), text a
 reader quotes from a source (``Quoted``: its ``[3]`` is the page's footnote), and
@@ -21,34 +22,23 @@ from dataclasses import dataclass
 
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.reader import Source
-from htmlrag_chat.reader.markup import CodeScanner, unescape_markdown
+from htmlrag_chat.reader.citation_syntax import (
+    CHAIN_RE,
+    GROUP,
+    GROUP_RE,
+    CitationStream,
+    expand,
+    written_numbers,
+)
+from htmlrag_chat.reader.literal import CodeScanner, unescape_markdown
 
-# [1-100] is a slip, not a hundred sources: a range expands to at most this many numbers.
-RANGE_CAP = 20
-# The longest bracket group read as a citation, brackets included. A stream holds back at most
-# this much (plus the space before it), so it bounds the delay a citation can cause.
-MAX_GROUP = 32
 # A sentence that paraphrases its source keeps at least half of its content words (names,
 # numbers, key nouns); an invented claim shares few of them with the source it cites.
 SUPPORT_THRESHOLD = 0.5
 
-_NUMBER = "[0-9]+"
-_ITEM = rf"({_NUMBER})(?: *[-\u2013] *({_NUMBER}))?"  # hyphen or en dash
-# The lookahead caps the length; "(" after the group makes it a markdown link, not a citation.
-# (An escaped "\\[" never reaches these patterns: CodeScanner hands it out as literal text.)
-_GROUP = rf"\[(?=[^\]\n]{{0,{MAX_GROUP - 2}}}\]) *{_ITEM}(?: *, *{_ITEM})* *\](?!\()"
-_GROUP_RE = re.compile(_GROUP)
-_ITEM_RE = re.compile(_ITEM)
-# Adjacent groups like [1][2] with the one space before them, which goes when all of them go.
-_CITATION = re.compile(rf"(?P<space> ?)(?P<chain>(?:{_GROUP})+)")
-# The end of a stream that could still become a citation: an open bracket followed only by
-# citation characters, or a whole group whose next character (a link's "(") is not known yet;
-# with the groups right before it, since whether their space goes depends on it.
-_OPEN_TAIL = re.compile(rf" ?(?:{_GROUP})*(?P<open>\[[0-9 ,\-\u2013]*\]?)\Z")
-
 # One sentence of a line: text up to its end mark (a CJK one needs no space after it), with
 # the citations that follow that mark.
-_SENTENCE = re.compile(rf".+?(?:(?:[.!?]+(?=\s|\[|\Z)|[\u3002\uff01\uff1f]+)(?: *{_GROUP})*|\Z)")
+_SENTENCE = re.compile(rf".+?(?:(?:[.!?]+(?=\s|\[|\Z)|[\u3002\uff01\uff1f]+)(?: *{GROUP})*|\Z)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
 # "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
 _ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
@@ -88,77 +78,35 @@ def parse_citations(text: str) -> list[tuple[int, ...]]:
     """The numbers of every citation group in the prose of ``text``, ranges expanded, as
     written."""
     return [
-        _expand(match[0])
+        expand(match[0])
         for literal, piece in CodeScanner().feed(text, final=True)
         if not literal
-        for match in _GROUP_RE.finditer(piece)
+        for match in GROUP_RE.finditer(piece)
     ]
-
-
-def _expand(group: str) -> tuple[int, ...]:
-    """The numbers of one group; a range counts up from its lower end however it was written."""
-    numbers: list[int] = []
-    for low, high in _ITEM_RE.findall(group):
-        first, last = sorted((int(low), int(high or low)))
-        numbers.extend(range(first, min(last, first + RANGE_CAP - 1) + 1))
-    return tuple(numbers)
 
 
 def _filter_group(group: str, sources: int) -> tuple[str, list[int]]:
     """The group as it may be shown ("" when none of it is real) and the numbers it loses."""
-    numbers = _expand(group)
+    numbers = expand(group)
     dropped = [n for n in numbers if not 1 <= n <= sources]
     # The written numbers count too: a capped range must not show its invalid end.
-    if not dropped and max(map(int, re.findall(_NUMBER, group))) <= sources:
+    if not dropped and max(written_numbers(group)) <= sources:
         return group, []
     kept = dict.fromkeys(n for n in numbers if 1 <= n <= sources)
     return (f"[{', '.join(map(str, kept))}]" if kept else ""), dropped
 
 
-def _rewrite(text: str, sources: int) -> tuple[str, list[int]]:
-    dropped: list[int] = []
-
-    def replace(match: re.Match[str]) -> str:
-        shown = []
-        for group in _GROUP_RE.finditer(match["chain"]):
-            kept, lost = _filter_group(group[0], sources)
-            shown.append(kept)
-            dropped.extend(lost)
-        chain = "".join(shown)
-        return match["space"] + chain if chain else ""
-
-    return _CITATION.sub(replace, text), dropped
-
-
-def filter_citations(text: str, sources: int) -> tuple[str, int]:
-    """``text`` with citations to numbers outside 1..``sources`` removed, and how many were."""
-    citations = CitationFilter(sources)
-    shown = citations.feed(text) + citations.finish()
-    return shown, citations.removed
-
-
-def _decided_end(text: str) -> int:
-    """How much of the prose streamed so far can be shown: all but an open citation at its
-    end with the space before it (which goes if the citation does), or else a trailing space
-    (which goes if a citation follows). Everything else renders the same whatever comes next."""
-    tail = _OPEN_TAIL.search(text)
-    if tail and len(tail["open"]) <= MAX_GROUP:
-        return tail.start()
-    return len(text) - text.endswith(" ")
-
-
 class CitationFilter:
-    """Invented citations taken out of a streamed answer, so that one is never shown.
-
-    The output of all ``feed`` calls and ``finish`` equals ``filter_citations`` of the whole
-    text, however it was chunked. Code passes untouched; quoted source text does not pass
-    through it at all (``before_quote``)."""
+    """Invented citations taken out of a streamed answer, so that one is never shown: the
+    shared ``CitationStream`` decides when prose is safe to show, and each decided run has
+    its groups rewritten with their valid numbers (or removed, with the space before them).
+    Code passes untouched; quoted source text does not pass through it at all
+    (``before_quote``)."""
 
     def __init__(self, sources: int) -> None:
         self.sources = sources
         self.removed_numbers: list[int] = []
-        self._code = CodeScanner()
-        self._prose = ""  # prose held back: it could still end in a citation
+        self._stream = CitationStream(self._rewrite)
 
     @property
     def removed(self) -> int:
@@ -166,45 +114,35 @@ class CitationFilter:
 
     def feed(self, chunk: str) -> str:
         """The part of the text so far that is safe to show now."""
-        return self._take(self._code.feed(chunk), final=False)
+        return self._stream.feed(chunk)
 
     def before_quote(self) -> str:
         """Everything held back, decided: source text quoted verbatim comes next, and no
         citation goes on across it. The caller shows the quote as it is, after this."""
-        decided = self.finish()
-        self._code.line_start = False
-        return decided
+        return self._stream.interrupt()
 
     def finish(self) -> str:
         """Whatever was held back, decided now that the stream has ended."""
-        return self._take(self._code.feed("", final=True), final=True)
+        return self._stream.finish()
 
-    def _take(self, pieces: list[tuple[bool, str]], final: bool) -> str:
-        shown: list[str] = []
-        for code, piece in pieces:
-            if code:  # nothing continues a citation across code: the prose before is decided
-                shown += [self._release(self._prose), piece]
-                self._prose = ""
-            else:
-                self._prose += piece
-        # Text the scanner holds back starts with a backtick or backslash, which ends any
-        # citation: then the prose before it is decided too.
-        end = len(self._prose) if final or self._code.pending else _decided_end(self._prose)
-        shown.append(self._release(self._prose[:end]))
-        self._prose = self._prose[end:]
-        return "".join(shown)
+    def _rewrite(self, text: str) -> str:
+        def replace(match: re.Match[str]) -> str:
+            shown = []
+            for group in GROUP_RE.finditer(match["chain"]):
+                kept, lost = _filter_group(group[0], self.sources)
+                shown.append(kept)
+                self.removed_numbers.extend(lost)
+            chain = "".join(shown)
+            return match["space"] + chain if chain else ""
 
-    def _release(self, text: str) -> str:
-        shown, dropped = _rewrite(text, self.sources)
-        self.removed_numbers.extend(dropped)
-        return shown
+        return CHAIN_RE.sub(replace, text)
 
 
 def escape_markers(text: str) -> str:
     """Source text with its own citation-like markers (footnotes ``[3]``, ``[1, 2]``)
     backslash-escaped, as Markdown escapes them (``\\[3\\]``): a reader that copies one copies
     text, not a citation of source 3."""
-    return _GROUP_RE.sub(lambda m: "\\" + m[0][:-1] + "\\]", text)
+    return GROUP_RE.sub(lambda m: "\\" + m[0][:-1] + "\\]", text)
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -267,7 +205,7 @@ def _judge(sentence: str, index: dict[int, _SourceTerms], threshold: float) -> C
     cited = tuple(dict.fromkeys(n for n in numbers if n in index))
     if not cited:
         return None
-    text = unescape_markdown(" ".join(_GROUP_RE.sub(" ", sentence).split()).translate(_UNMASK))
+    text = unescape_markdown(" ".join(GROUP_RE.sub(" ", sentence).split()).translate(_UNMASK))
     plain = _SPACE_BEFORE_MARK.sub("", text)
     terms = _terms(plain)
     support = round(max(index[n].overlap(terms) for n in cited), 3)

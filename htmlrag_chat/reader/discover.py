@@ -22,13 +22,11 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from htmlrag_chat.ports import DEFAULT_PORTS, SERVERS
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import one_line
 
 LOOPBACK = "127.0.0.1"
-# The default port of each server; a user's own port goes in --base-url instead.
-SERVERS = {11434: "Ollama", 1234: "LM Studio", 8080: "llama.cpp", 8000: "vLLM"}
-DEFAULT_PORTS = tuple(SERVERS)
 PROBE_SECONDS = 0.3  # all ports together: asked at once, unanswered ones are left out
 LIST_SECONDS = 3.0  # a configured server's model list (it may be remote)
 _MAX_LISTING_BYTES = 1 << 20

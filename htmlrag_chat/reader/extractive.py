@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.html.text import count_words
+from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.reader import ChatModel, Message, Source
-from htmlrag_chat.reader.markup import Quoted
-from htmlrag_chat.scoring.bm25 import bm25_scores
+from htmlrag_chat.reader.literal import Quoted
 
 HEADER = "Extractive answer (sentences quoted from the sources; no language model):"
 NOTHING = "No sentence of the sources matches the question."

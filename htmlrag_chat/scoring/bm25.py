@@ -1,26 +1,15 @@
 """Okapi BM25 over block text: query-aware pruning that needs no model.
 
 The blocks of one tree are the collection, so term rarity is judged within the pages being
-pruned. Terms are casefolded word characters split at punctuation; CJK text is split per
-character, since those scripts do not separate words with spaces.
+pruned. The terms and the formula are ``lexical``'s, shared with the extractive reader.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
 from dataclasses import dataclass
 
 from htmlrag_chat.html.blocks import BlockTree
-from htmlrag_chat.html.text import CJK
-
-_WORD = re.compile(r"[^\W_]+")
-
-
-def terms(text: str) -> list[str]:
-    """BM25 terms of a text: casefolded words, CJK characters one by one."""
-    return _WORD.findall(CJK.sub(r" \g<0> ", text.casefold()))
+from htmlrag_chat.lexical import bm25_scores
 
 
 @dataclass
@@ -31,31 +20,3 @@ class BM25Scorer:
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         return bm25_scores(query, [block.text for block in tree.blocks], self.k1, self.b)
-
-
-def bm25_scores(query: str, texts: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
-    """BM25 of each text for the query, the texts themselves being the collection (blocks of
-    a page, or the sentences an extractive reader chooses from)."""
-    query_terms = set(terms(query))
-    documents = [Counter(terms(text)) for text in texts]
-    if not documents or not query_terms:
-        return [0.0] * len(documents)
-    lengths = [sum(counts.values()) for counts in documents]
-    average = sum(lengths) / len(lengths) or 1.0
-    n = len(documents)
-    idf = {
-        term: math.log(1 + (n - df + 0.5) / (df + 0.5))
-        for term in query_terms
-        if (df := sum(1 for counts in documents if term in counts))
-    }
-    scores = []
-    for counts, length in zip(documents, lengths, strict=True):
-        norm = k1 * (1 - b + b * length / average)
-        scores.append(
-            sum(
-                weight * counts[term] * (k1 + 1) / (counts[term] + norm)
-                for term, weight in idf.items()
-                if term in counts
-            )
-        )
-    return scores

@@ -13,7 +13,7 @@ leaves out still wins on BM25 and embedding evidence (``fused.boilerplate``).
 from __future__ import annotations
 
 from htmlrag_chat.html.blocks import BlockTree, serialize
-from htmlrag_chat.scoring.bm25 import terms
+from htmlrag_chat.lexical import terms
 
 SHINGLE_WORDS = 3
 MIN_SHARE = 0.5  # of a block's term triples found in the main text

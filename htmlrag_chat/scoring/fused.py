@@ -38,7 +38,7 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.html.prune import DISCARD
-from htmlrag_chat.scoring.bm25 import bm25_scores
+from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.scoring.content import main_content
 
 RRF_K = 60

@@ -1,25 +1,21 @@
 """Answer text as the Markdown the transcript renders: citations become links.
 
 ``[3]`` turns into a link to ``cite:3``, so clicking it highlights source 3; the text on
-screen stays ``[3]``. Only prose is linked: code spans and fenced blocks are left exactly as
-they are (``x[1]`` in code is code), and so are escaped brackets (``\\[3\\]``: a source's
-own footnote, quoted). Everything else in the answer is left to the Markdown widget, which
-renders text as text (no console markup, no escape sequences: the agent already passed the
-answer through ``terminal_safe``).
+screen stays ``[3]``. What is a citation is the citation filter's grammar
+(``reader/citation_syntax.py``), with its caps, and a streamed answer is held back by the
+same engine: only prose is linked, code spans, fenced blocks and escaped brackets
+(``\\[3\\]``: a source's own footnote, quoted) are left exactly as they are. Everything else
+in the answer is left to the Markdown widget, which renders text as text (no console markup,
+no escape sequences: the agent already passed the answer through ``terminal_safe``).
 """
 
 from __future__ import annotations
 
 import re
 
-from htmlrag_chat.reader.markup import CodeScanner
+from htmlrag_chat.reader.citation_syntax import GROUP_RE, CitationStream, expand
 
-# The groups the citation filter lets through: [3], [1, 2], [2-4], [1][2]; not [x](url). An
-# escaped \[3] is no group: the code scanner hands it out as literal text, never linked.
-_CITATION = re.compile(r"\[(\d+(?:\s*[,\-\u2013]\s*\d+)*)\](?!\()")
-_OPEN_TAIL = re.compile(r"\[[\d\s,\-\u2013]{0,48}\]?\Z")
 CITE_SCHEME = "cite:"
-_WIDEST_RANGE = 50  # a stored answer is data: [1-999999999] must not build a huge list
 
 
 def link_citations(text: str) -> str:
@@ -29,51 +25,35 @@ def link_citations(text: str) -> str:
 
 
 class CitationLinker:
-    """``link_citations`` for an answer that streams in. Whether a piece is code can depend
-    on an earlier one (a fence opened three pieces ago), so the code scanner's state is kept
-    from piece to piece; and a citation cut between two pieces (or one that a "(" may yet
-    turn into a link) waits for the next."""
+    """``link_citations`` for an answer that streams in: whether a piece is code can depend
+    on an earlier one (a fence opened three pieces ago), and a citation cut between two
+    pieces (or one that a "(" may yet turn into a link) waits for the next, as in the
+    citation filter (``CitationStream``)."""
 
     def __init__(self) -> None:
-        self._code = CodeScanner()
-        self._prose = ""  # held back: it may end in a citation not complete yet
+        self._stream = CitationStream(_link_all)
 
     def feed(self, text: str) -> str:
-        return self._link(self._code.feed(text), final=False)
+        return self._stream.feed(text)
 
     def finish(self) -> str:
-        return self._link(self._code.feed("", final=True), final=True)
+        return self._stream.finish()
 
-    def _link(self, pieces: list[tuple[bool, str]], final: bool) -> str:
-        linked: list[str] = []
-        for code, piece in pieces:
-            if code:
-                linked += [_CITATION.sub(_link, self._prose), piece]
-                self._prose = ""
-            else:
-                self._prose += piece
-        tail = None if final or self._code.pending else _OPEN_TAIL.search(self._prose)
-        end = tail.start() if tail else len(self._prose)
-        linked.append(_CITATION.sub(_link, self._prose[:end]))
-        self._prose = self._prose[end:]
-        return "".join(linked)
+
+def _link_all(prose: str) -> str:
+    return GROUP_RE.sub(_link, prose)
 
 
 def _link(match: re.Match[str]) -> str:
-    group = match.group(1)
-    return f"[\\[{group}\\]]({CITE_SCHEME}{''.join(group.split())})"
+    inner = match[0][1:-1]
+    return f"[\\[{inner}\\]]({CITE_SCHEME}{''.join(inner.split())})"
 
 
 def cited_numbers(href: str) -> tuple[int, ...]:
-    """The source numbers a ``cite:`` link names (``cite:2-4`` -> 2, 3, 4); () otherwise."""
+    """The source numbers a ``cite:`` link names (``cite:2-4`` -> 2, 3, 4), read with the
+    citation grammar and its range cap (a stored answer is data: ``cite:1-999999999`` does
+    not build a huge list); () for anything else."""
     if not href.startswith(CITE_SCHEME):
         return ()
-    numbers: list[int] = []
-    for part in href[len(CITE_SCHEME) :].split(","):
-        low, _, high = part.replace("\u2013", "-").partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            return ()
-        if high and int(high) - int(low) > _WIDEST_RANGE:
-            return ()
-        numbers.extend(range(int(low), int(high or low) + 1))
-    return tuple(numbers)
+    group = f"[{href[len(CITE_SCHEME) :]}]"
+    return expand(group) if GROUP_RE.fullmatch(group) else ()

@@ -15,8 +15,9 @@ HELP = """\
 # htmlrag-chat
 
 Ask a question and press **Enter**. The app searches the web, downloads the pages, prunes
-them to what matters for the question (an embedding model, then a small generative model)
-and a reader model answers with citations like [1] to the numbered sources on the right.
+them to what matters for the question (BM25 and an embedding model, then a small generative
+model when it is installed) and a reader model answers with citations like [1] to the
+numbered sources on the right.
 Follow-up questions use the conversation.
 
 | Key | Does |

@@ -20,7 +20,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from htmlrag_chat.agent.answer import stored_source
 from htmlrag_chat.reader import Source
-from htmlrag_chat.reader.markup import escape_markdown
+from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.markdown import CitationLinker, link_citations
 from htmlrag_chat.tui.texts import stored_meta

@@ -32,8 +32,8 @@ from htmlrag_chat.events import (
 )
 from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.reader.markup import escape_markdown
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
 from htmlrag_chat.scoring.bm25 import BM25Scorer

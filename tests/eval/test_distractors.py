@@ -5,7 +5,7 @@ from pathlib import Path
 
 from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.eval.distractors import PoolPage, load_pool, mix, pick_distractors
-from htmlrag_chat.scoring.bm25 import bm25_scores
+from htmlrag_chat.lexical import bm25_scores
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"
 QUESTION = "Under which license is Docker Engine released?"

@@ -110,3 +110,17 @@ def test_two_stage_runs_with_a_local_generative_model(tiny_counter, tiny_lm_dir)
     )  # fmt: skip
     assert report["unavailable"] == {}
     assert 0 < report["results"]["htmlrag-two-stage"]["512"]["tokens"] <= 512
+
+
+def test_results_made_by_other_code_are_measured_again(tmp_path, tiny_counter):
+    """The code fingerprint is in every key: the same run under a changed scorer's
+    fingerprint computes everything again, and the old code's results stay found."""
+    dataset = FIXTURES / "retention.jsonl"
+    settings = EvalSettings("retention", dataset, (128,), ("htmlrag-bm25",))
+    items = load_dataset("retention", dataset, 2)
+    counts = []
+    with Store.open(tmp_path / "c.sqlite3") as store:
+        for code in ("before", "before", "after", "before"):
+            env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu", code=code)
+            counts.append(evaluate(items, settings, env, EvalCache(store))[1])
+    assert [(c.computed, c.cached) for c in counts] == [(2, 0), (0, 2), (2, 0), (0, 2)]

@@ -34,7 +34,7 @@ def test_pages_are_numbered_subtrees_and_blocks_know_their_page():
         f"<body><p>{words(3, 'c')}</p></body>",
     )
     tree = build_block_tree(doc, max_words=4)
-    paths = {block.text: (block.path_str, block.page) for block in tree.blocks}
+    paths = {block.text: (render_path(block.path), block.page) for block in tree.blocks}
     assert paths[words(5, "a")] == ("<html1><body><div><p1>", 0)
     assert paths[words(5, "b")] == ("<html1><body><div><p2>", 0)
     assert paths[words(3, "c")] == ("<html2>", 1)
@@ -43,9 +43,9 @@ def test_pages_are_numbered_subtrees_and_blocks_know_their_page():
 
 def test_small_elements_are_single_blocks_and_large_ones_expand():
     doc = document(f"<body><div><p>{words(3)}</p><p>{words(3, 'x')}</p></div></body>")
-    assert [b.path_str for b in build_block_tree(doc, max_words=10).blocks] == ["<html>"]
+    assert [render_path(b.path) for b in build_block_tree(doc, max_words=10).blocks] == ["<html>"]
     # The lone <div> was merged into <body> by cleaning.
-    assert [b.path_str for b in build_block_tree(doc, max_words=4).blocks] == [
+    assert [render_path(b.path) for b in build_block_tree(doc, max_words=4).blocks] == [
         "<html><body><p1>",
         "<html><body><p2>",
     ]
@@ -55,7 +55,8 @@ def test_loose_text_of_an_expanded_element_is_a_block_however_short():
     doc = document(f"<body><div>lead <p>{words(8)}</p> tail</div><p>{words(8, 'z')}</p></body>")
     tree = build_block_tree(doc, max_words=8)
     text_blocks = [b for b in tree.blocks if b.kind is BlockKind.TEXT]
-    assert [(b.path_str, b.text) for b in text_blocks] == [("<html><body><div>", "lead tail")]
+    paths = [(render_path(b.path), b.text) for b in text_blocks]
+    assert paths == [("<html><body><div>", "lead tail")]
 
 
 def test_blocks_partition_every_word(fixture_page):

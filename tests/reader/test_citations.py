@@ -7,17 +7,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.citation_syntax import MAX_GROUP
 from htmlrag_chat.reader.citations import (
-    MAX_GROUP,
     SUPPORT_THRESHOLD,
     Citation,
     CitationFilter,
     check_citations,
     escape_markers,
-    filter_citations,
     flag_lines,
     parse_citations,
 )
+
+
+def filter_citations(text: str, sources: int) -> tuple[str, int]:
+    """The whole text through the streaming filter in one piece: what it shows, and how
+    many numbers it removed."""
+    stream = CitationFilter(sources)
+    return stream.feed(text) + stream.finish(), stream.removed
+
 
 EIFFEL = Source(
     1,

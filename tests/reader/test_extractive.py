@@ -7,7 +7,7 @@ import asyncio
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.citations import check_citations
 from htmlrag_chat.reader.extractive import HEADER, NOTHING, ExtractiveReader, split_sentences
-from htmlrag_chat.reader.markup import Quoted
+from htmlrag_chat.reader.literal import Quoted
 
 OTTERS = Source(
     1,

@@ -15,10 +15,11 @@ from textual.pilot import Pilot
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
+from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.transcript import AnswerView
-from htmlrag_chat.wiring import AgentOptions, PruneSettings
+from htmlrag_chat.wiring import AgentOptions
 from tests.conftest import import_demo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"

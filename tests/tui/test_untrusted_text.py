@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from htmlrag_chat.reader.markup import unescape_markdown
+from htmlrag_chat.reader.literal import unescape_markdown
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.panels import SourcesPanel
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult

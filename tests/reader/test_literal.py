@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from htmlrag_chat.reader.markup import CodeScanner, escape_markdown, unescape_markdown
+from htmlrag_chat.reader.literal import CodeScanner, escape_markdown, unescape_markdown
 
 
 def literal_of(text: str) -> list[str]:

@@ -1,0 +1,52 @@
+"""Lexical matching over plain texts: BM25 terms and scores, with no model.
+
+Shared by the BM25 block scorer (``scoring/bm25.py``), the fused stage and the extractive
+reader, which ranks a source's sentences the same way. It sits below both the scorers and the
+readers, beside the HTML core it takes its CJK ranges from, so a reader never imports a scorer.
+
+Terms are casefolded word characters split at punctuation; CJK text is split per character,
+since those scripts do not separate words with spaces.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from htmlrag_chat.html.text import CJK
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def terms(text: str) -> list[str]:
+    """BM25 terms of a text: casefolded words, CJK characters one by one."""
+    return _WORD.findall(CJK.sub(r" \g<0> ", text.casefold()))
+
+
+def bm25_scores(query: str, texts: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """BM25 of each text for the query, the texts themselves being the collection (blocks of
+    a page, or the sentences an extractive reader chooses from)."""
+    query_terms = set(terms(query))
+    documents = [Counter(terms(text)) for text in texts]
+    if not documents or not query_terms:
+        return [0.0] * len(documents)
+    lengths = [sum(counts.values()) for counts in documents]
+    average = sum(lengths) / len(lengths) or 1.0
+    n = len(documents)
+    idf = {
+        term: math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for term in query_terms
+        if (df := sum(1 for counts in documents if term in counts))
+    }
+    scores = []
+    for counts, length in zip(documents, lengths, strict=True):
+        norm = k1 * (1 - b + b * length / average)
+        scores.append(
+            sum(
+                weight * counts[term] * (k1 + 1) / (counts[term] + norm)
+                for term, weight in idf.items()
+                if term in counts
+            )
+        )
+    return scores
