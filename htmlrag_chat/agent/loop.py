@@ -133,6 +133,23 @@ class Agent:
             markdown=markdown,
         )
 
+    # -- context without an answer (the MCP server's tools: the caller is the reader)
+
+    async def search_context(self, query: str) -> list[Source]:
+        """``query`` searched as typed, its pages fetched, cleaned and pruned: one round,
+        no plan, no sufficiency check, no reading."""
+        emit = self._recording({})
+        sources, _, _ = await self._research(query, Plan((query,)), "as typed", emit)
+        return sources
+
+    async def page_context(self, url: str, query: str) -> list[Source]:
+        """The page at ``url`` (fetched through the guard, or replayed) pruned for ``query``."""
+        emit = self._recording({})
+        pages = await self._fetch([url], emit)
+        if not pages:
+            return []
+        return await self._in_thread(emit, self._prune, query, pages, {})
+
     # -- planning
 
     async def _plan(
