@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -127,17 +128,21 @@ def build_server(service: ContextService) -> MCPServer:
         f"{URI}conversations", mime_type="application/json",
         description="The stored conversations (id, title, times), most recent first.",
     )  # fmt: skip
-    def conversations() -> str:
+    async def conversations() -> str:
         return json.dumps(service.history.conversations(), ensure_ascii=False)
 
     @server.resource(
         URI + "conversations/{conversation_id}", mime_type="text/markdown",
         description="One conversation: each question, its answer and the answer's sources.",
     )  # fmt: skip
-    def conversation(conversation_id: str) -> str:
-        found = service.history.conversation(int(conversation_id))
+    async def conversation(conversation_id: str) -> str:
+        found = (
+            service.history.conversation(int(conversation_id))
+            if conversation_id.isdigit()
+            else None
+        )
         if found is None:
-            raise UserError(f"no conversation {conversation_id}")
+            raise ResourceNotFoundError(f"no conversation {conversation_id}")
         return conversation_markdown(found["title"], service.history.messages(found["id"]))
 
     @server.resource(
@@ -145,7 +150,7 @@ def build_server(service: ContextService) -> MCPServer:
         description="A page in the cache, by its URL, cleaned (not pruned): untrusted web data.",
         security=ResourceSecurity(exempt_params={"url"}),
     )  # fmt: skip
-    def page(url: str) -> str:
+    async def page(url: str) -> str:
         return cached_page_text(service, url)
 
     return server
@@ -158,7 +163,7 @@ def cached_page_text(service: ContextService, url: str) -> str:
 
     found = service.cache.get_page(url)
     if found is None or found.outcome is not Outcome.OK:
-        raise UserError(f"no page in the cache for {safe_url(url)}")
+        raise ResourceNotFoundError(f"no page in the cache for {safe_url(url)}")
     page, html = clean_page(PageInput(url, found.body or b"", found.charset))
     header = f"{one_line(page.title) or 'Untitled'}\nURL: {safe_url(url)}\n"
     return header + Fence().wrap(1, serialize(html))
@@ -200,7 +205,8 @@ def answer_text(result: AnswerResult) -> str:
 
 async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T:
     """Run ``work`` with an event sink whose events reach the client as progress
-    notifications, in order, all sent before the result."""
+    notifications, in order, all sent before the result. A user error (a bad argument, a
+    search that failed) is the tool's error message; anything else is logged by the SDK."""
     lines: asyncio.Queue[str | None] = asyncio.Queue()
     sent = 0
 
@@ -218,6 +224,9 @@ async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T
     relay = asyncio.create_task(pump())
     try:
         result = await work(emit)
+    except UserError as error:
+        relay.cancel()
+        raise ToolError(str(error)) from None
     except BaseException:
         relay.cancel()
         raise
