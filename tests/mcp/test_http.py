@@ -1,0 +1,87 @@
+"""``htmlrag-chat --replay-db <recording> mcp --http`` with the SDK's streamable HTTP client:
+eight calls at once on one cache and one model load, and a cancelled call that stops."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.conftest import import_demo
+from tests.mcp.servers import QUESTION, ProgressLog, http_server, http_session, structured
+from tests.mcp.test_stdio import reply
+from tests.openai_server import ScriptedLLM, ThreadedLLM
+
+GOLD_URL = QUESTION["gold_url"]
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return import_demo(tmp_path_factory.mktemp("mcp-http"))
+
+
+def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
+    recording: Path, tmp_path: Path
+) -> None:
+    llm = ScriptedLLM(reply)
+
+    async def scenario(url: str) -> float:
+        async with http_session(url) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert names == {"web_context", "page_context", "answer"}
+            question = QUESTION["question"]
+            calls = [
+                *(
+                    ("web_context", {"query": question, "budget_tokens": budget})
+                    for budget in (512, 1024, 2048)
+                ),
+                ("web_context", {"query": question, "budget_tokens": 1024, "format": "markdown"}),
+                ("page_context", {"url": GOLD_URL, "query": "ARKit"}),
+                ("page_context", {"url": GOLD_URL, "query": "eye contact", "budget_tokens": 512}),
+                ("answer", {"question": question}),
+                ("answer", {"question": question}),
+            ]
+            results = await asyncio.gather(
+                *(session.call_tool(name, arguments) for name, arguments in calls)
+            )
+            records = [structured(result) for result in results]  # none failed
+            for (name, arguments), record in zip(calls, records, strict=True):
+                if name == "answer":
+                    assert record["answer"].startswith("FaceTime uses ARKit")
+                    assert re.search(r"\[\d\]", record["answer"]) and record["sources"]
+                    assert record["conversation_id"] is not None
+                else:
+                    assert GOLD_URL in [source["url"] for source in record["sources"]]
+                    assert record["total_tokens"] <= arguments.get("budget_tokens", 2048)
+            ids = {record["conversation_id"] for record in records[-2:]}
+            assert len(ids) == 2  # two new conversations, both kept
+
+            llm.hang_after = 3  # the next answer stalls after three words
+            progress = ProgressLog()
+            call = asyncio.create_task(
+                session.call_tool("answer", {"question": question}, progress_callback=progress)
+            )
+            deadline = time.monotonic() + 60
+            while not any(m.startswith("read") for m in progress.messages):
+                assert time.monotonic() < deadline and not call.done(), progress.messages
+                await asyncio.sleep(0.02)
+            cancelled = time.perf_counter()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            while not llm.disconnected.is_set():
+                assert time.perf_counter() - cancelled < 10, "the answer was not stopped"
+                await asyncio.sleep(0.01)
+            return time.perf_counter() - cancelled
+
+    with ThreadedLLM(llm) as llm_url:
+        options = ["--replay-db", str(recording), "--reader", "openai", "--base-url", llm_url]
+        options += ["--model", llm.model, "--pruner", "fused", "--rounds", "1"]
+        with http_server(options, tmp_path) as url:
+            assert urlsplit(url).hostname == "127.0.0.1" and url.endswith("/mcp")
+            stopped = asyncio.run(scenario(url))
+    print(f"stopped {stopped * 1000:.0f} ms after the cancel")
