@@ -1,5 +1,10 @@
-"""``htmlrag-chat --replay-db <recording> mcp --http`` with the SDK's streamable HTTP client:
-eight calls at once on one cache and one model load, and a cancelled call that stops."""
+"""``htmlrag-chat mcp --http`` with the SDK's streamable HTTP client: eight calls at once on one
+cache and one model load, and a cancelled call that stops.
+
+The cache holds the bundled recording and is open for writing (``--cache``, not a replay):
+everything asked is in it, so nothing goes to the network, while the calls write their
+conversations from the event loop and their block embeddings from scoring threads into the
+same file at once, which is where "database is locked" would show."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
 from tests.mcp.servers import QUESTION, ProgressLog, http_server, http_session, structured
 from tests.mcp.test_stdio import reply
@@ -79,9 +85,12 @@ def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
             return time.perf_counter() - cancelled
 
     with ThreadedLLM(llm) as llm_url:
-        options = ["--replay-db", str(recording), "--reader", "openai", "--base-url", llm_url]
+        options = ["--cache", str(recording), "--reader", "openai", "--base-url", llm_url]
         options += ["--model", llm.model, "--pruner", "fused", "--rounds", "1"]
         with http_server(options, tmp_path) as url:
             assert urlsplit(url).hostname == "127.0.0.1" and url.endswith("/mcp")
             stopped = asyncio.run(scenario(url))
+    with Store.open(recording, readonly=True) as cache:
+        assert len(cache.conversations()) == 3  # the cancelled question is kept, unanswered
+        assert cache.stats()["embeddings"] > 0
     print(f"stopped {stopped * 1000:.0f} ms after the cancel")
