@@ -44,16 +44,18 @@ def run_mcp(args: argparse.Namespace) -> int:
     if args.port is not None and not args.http:
         raise UserError("--port needs --http (stdio is the default transport)")
     options = agent_options(args)
-    from htmlrag_chat.mcp.server import build_server, serve_http, serve_stdio
+    from htmlrag_chat.mcp.server import bind_loopback, build_server, serve_http, serve_stdio
     from htmlrag_chat.mcp.service import ContextService, shared
     from htmlrag_chat.wiring import build_parts
 
+    port = DEFAULT_PORT if args.port is None else args.port
+    listening = bind_loopback(port) if args.http else None
     with open_store(args) as cache, history_store(cache) as history:
         # Stdout is the protocol: notices and progress of the loading go to stderr.
         parts = shared(build_parts(options, cache, progress_printer(False)))
         server = build_server(ContextService(parts, cache, history))
-        if args.http:
-            serve_http(server, DEFAULT_PORT if args.port is None else args.port)
+        if listening is not None:
+            serve_http(server, listening)
         else:
             serve_stdio(server)
     return EXIT_OK

@@ -12,10 +12,11 @@ its worker thread at its next check and closes the reader's stream, as Esc does 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
+import socket
 import sys
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
@@ -266,27 +267,26 @@ def serve_stdio(server: MCPServer) -> None:
     anyio.run(server.run_stdio_async)
 
 
-def serve_http(server: MCPServer, port: int) -> None:
-    """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` (port 0: a free one), saying
-    where on stderr once it listens. Loopback only: no option binds another address."""
+def bind_loopback(port: int) -> socket.socket:
+    """A socket bound to ``127.0.0.1:PORT`` (0: a free port), before any model loads, so
+    that a port in use is one line at once. Loopback only: nothing binds another address."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((HOST, port))
+    except OSError as error:
+        listening.close()
+        raise UserError(f"cannot listen on {HOST}:{port}: {error.strerror or error}") from None
+    return listening
+
+
+def serve_http(server: MCPServer, listening: socket.socket) -> None:
+    """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` on ``listening`` (from
+    ``bind_loopback``), saying where on stderr."""
     import anyio
-
-    anyio.run(_serve_http, server, port)
-
-
-async def _serve_http(server: MCPServer, port: int) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host=HOST)
-    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
-    serving = asyncio.create_task(web.serve())
-    while not web.started:
-        if serving.done():  # it could not bind: uvicorn logged why and gave up
-            with contextlib.suppress(SystemExit):
-                serving.result()
-            raise UserError(f"cannot listen on {HOST}:{port} (in use, or not allowed)")
-        await asyncio.sleep(0.02)
-    bound = web.servers[0].sockets[0].getsockname()[1]
-    log(f"listening on http://{HOST}:{bound}/mcp")
-    await serving
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    log(f"listening on http://{HOST}:{listening.getsockname()[1]}/mcp")
+    anyio.run(partial(web.serve, sockets=[listening]))
