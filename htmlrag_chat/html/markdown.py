@@ -19,7 +19,7 @@ _BLOCKS = frozenset(
     "p div section article main header footer aside nav blockquote figure figcaption"
     " dl dt dd address details summary form fieldset body html".split()
 )
-_SKIPPED = frozenset({"head", "script", "style", "template"})
+_SKIPPED = frozenset({"head", "title", "script", "style", "template"})  # the title is a field
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
@@ -56,7 +56,9 @@ def _mixed(element: Element, lines: list[str], depth: int) -> None:
     run: list[str] = [element.text or ""]
     for child in element:
         child_tag = child.tag if isinstance(child.tag, str) else ""
-        if _is_block(child_tag):
+        if child_tag in _SKIPPED:
+            run.append(child.tail or "")
+        elif _is_block(child_tag):
             _flush(run, lines)
             _block(child, lines, depth)
             run = [child.tail or ""]

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from tests.openai_server import ScriptedLLM
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -93,3 +98,26 @@ def structured(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return result.structured_content
+
+
+async def cancel_while_reading(session: ClientSession, question: str, llm: ScriptedLLM) -> float:
+    """Call ``answer``, cancel it once progress says the reader has started (``llm`` stalls
+    mid-answer), and return the seconds until ``llm`` saw its stream closed: the work
+    stopped, not only the client's wait. Checks that the answer never finished."""
+    progress = ProgressLog()
+    call = asyncio.create_task(
+        session.call_tool("answer", {"question": question}, progress_callback=progress)
+    )
+    deadline = time.monotonic() + 60
+    while not any(m.startswith("read") for m in progress.messages):
+        assert time.monotonic() < deadline and not call.done(), progress.messages
+        await asyncio.sleep(0.02)
+    cancelled = time.perf_counter()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    while not llm.disconnected.is_set():
+        assert time.perf_counter() - cancelled < 10, "the answer was not stopped"
+        await asyncio.sleep(0.01)
+    assert not any(m.startswith("read done") for m in progress.messages)
+    return time.perf_counter() - cancelled

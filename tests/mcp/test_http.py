@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,7 +17,13 @@ import pytest
 
 from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
-from tests.mcp.servers import QUESTION, ProgressLog, http_server, http_session, structured
+from tests.mcp.servers import (
+    QUESTION,
+    cancel_while_reading,
+    http_server,
+    http_session,
+    structured,
+)
 from tests.mcp.test_stdio import reply
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 
@@ -67,22 +72,7 @@ def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
             assert len(ids) == 2  # two new conversations, both kept
 
             llm.hang_after = 3  # the next answer stalls after three words
-            progress = ProgressLog()
-            call = asyncio.create_task(
-                session.call_tool("answer", {"question": question}, progress_callback=progress)
-            )
-            deadline = time.monotonic() + 60
-            while not any(m.startswith("read") for m in progress.messages):
-                assert time.monotonic() < deadline and not call.done(), progress.messages
-                await asyncio.sleep(0.02)
-            cancelled = time.perf_counter()
-            call.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call
-            while not llm.disconnected.is_set():
-                assert time.perf_counter() - cancelled < 10, "the answer was not stopped"
-                await asyncio.sleep(0.01)
-            return time.perf_counter() - cancelled
+            return await cancel_while_reading(session, question, llm)
 
     with ThreadedLLM(llm) as llm_url:
         options = ["--cache", str(recording), "--reader", "openai", "--base-url", llm_url]

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import import_demo
-from tests.mcp.servers import QUESTION, ProgressLog, stdio_session, structured
+from tests.mcp.servers import (
+    QUESTION,
+    ProgressLog,
+    cancel_while_reading,
+    stdio_session,
+    structured,
+)
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 GOLD_URL = QUESTION["gold_url"]
@@ -137,25 +142,7 @@ def test_a_cancelled_call_stops_the_answer_and_the_server_goes_on(
         options = ["--replay-db", str(recording), "--reader", "openai", "--base-url", url]
         options += ["--model", llm.model, "--pruner", "bm25", "--rounds", "1"]
         async with stdio_session(options, tmp_path) as session:
-            progress = ProgressLog()
-            call = asyncio.create_task(
-                session.call_tool(
-                    "answer", {"question": QUESTION["question"]}, progress_callback=progress
-                )
-            )
-            deadline = time.monotonic() + 60
-            while not any(m.startswith("read") for m in progress.messages):
-                assert time.monotonic() < deadline and not call.done(), progress.messages
-                await asyncio.sleep(0.02)
-            cancelled = time.perf_counter()
-            call.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call
-            while not llm.disconnected.is_set():  # the reader's stream was closed
-                assert time.perf_counter() - cancelled < 10, "the answer was not stopped"
-                await asyncio.sleep(0.01)
-            stopped = time.perf_counter() - cancelled
-            assert not any(m.startswith("read done") for m in progress.messages)
+            stopped = await cancel_while_reading(session, QUESTION["question"], llm)
             # The server is free for the next call.
             context = structured(
                 await session.call_tool("web_context", {"query": QUESTION["question"]})
