@@ -43,6 +43,10 @@ class WebContext(BaseModel):
     format: str = Field(description='"html" or "markdown".')
     sources: list[ContextSource]
     left_out: list[LeftOut] = Field(description="Pages found but not used, and why.")
+    notices: list[str] = Field(
+        default_factory=list,
+        description="What else to know: a query the recording lacks, approximate counts, ...",
+    )
     note: str = UNTRUSTED_NOTE
 
 

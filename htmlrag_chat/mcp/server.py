@@ -193,6 +193,7 @@ def context_text(result: WebContext) -> str:
     if result.left_out:
         lines += ["", "Left out:"]
         lines += [f"- {page.url}: {page.reason}" for page in result.left_out]
+    lines += [f"Note: {notice}" for notice in result.notices]
     return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from htmlrag_chat import cancel
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import Event, EventSink, Skipped
+from htmlrag_chat.events import Event, EventSink, Notice, Skipped
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.markdown import html_to_markdown
 from htmlrag_chat.mcp.results import (
@@ -150,15 +150,22 @@ class ContextService:
         over, and prune tighter while they are over the budget; the last resort drops the
         last sources, so the total is never over."""
 
+        notices: list[str] = []
+
         def sink(event: Event) -> None:
             if isinstance(event, Skipped) and event.kind == "page":
                 left[event.what] = event.reason
+            elif isinstance(event, Skipped):
+                notices.append(f"skipped: {event.reason}")
+            elif isinstance(event, Notice):
+                notices.append(event.message)
             emit(event)
 
         target = budget - DELIMITER_TOKENS * pages
         for _ in range(_FIT_ATTEMPTS):
             sources = await gather(sink, max(target, MIN_BUDGET // 2))
             result = self._package(query, budget, format, sources, left)
+            result.notices = [one_line(notice) for notice in dict.fromkeys(notices)]
             if result.total_tokens <= budget:
                 return result
             target -= result.total_tokens - budget + DELIMITER_TOKENS
