@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -349,7 +350,12 @@ class Agent:
             return await asyncio.shield(worker)
         except asyncio.CancelledError:
             flag.set()
-            await asyncio.wait([worker])  # its next check is a fraction of a second away
+            # Its next check is a fraction of a second away. Waited for through repeated
+            # cancellations too: an anyio cancel scope (the MCP server's calls run in one)
+            # cancels the task again on every turn of the loop until it has left the scope.
+            while not worker.done():
+                with suppress(asyncio.CancelledError):
+                    await asyncio.wait([worker])
             raise
         finally:
             if worker.done():

@@ -221,7 +221,10 @@ async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T
         nonlocal sent
         while (line := await lines.get()) is not None:
             sent += 1
-            await ctx.report_progress(sent, None, line)
+            try:
+                await ctx.report_progress(sent, None, line)
+            except Exception:  # a client gone or a closed stream: the work goes on
+                return
 
     relay = asyncio.create_task(pump())
     try:
@@ -229,6 +232,10 @@ async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T
     except UserError as error:
         relay.cancel()
         raise ToolError(str(error)) from None
+    except asyncio.CancelledError:
+        relay.cancel()
+        log(f"{ctx.request_id}: cancelled, its work stopped")  # the agent waited for it
+        raise
     except BaseException:
         relay.cancel()
         raise

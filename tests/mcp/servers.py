@@ -100,24 +100,38 @@ def structured(result: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-async def cancel_while_reading(session: ClientSession, question: str, llm: ScriptedLLM) -> float:
-    """Call ``answer``, cancel it once progress says the reader has started (``llm`` stalls
-    mid-answer), and return the seconds until ``llm`` saw its stream closed: the work
-    stopped, not only the client's wait. Checks that the answer never finished."""
+async def cancel_at(
+    session: ClientSession, tool: str, arguments: dict[str, Any], stage: str
+) -> tuple[ProgressLog, float]:
+    """Call ``tool`` and cancel the call once its progress names ``stage``; returns the
+    progress seen and when the call was cancelled (``time.perf_counter``)."""
     progress = ProgressLog()
-    call = asyncio.create_task(
-        session.call_tool("answer", {"question": question}, progress_callback=progress)
-    )
-    deadline = time.monotonic() + 60
-    while not any(m.startswith("read") for m in progress.messages):
+    call = asyncio.create_task(session.call_tool(tool, arguments, progress_callback=progress))
+    deadline = time.monotonic() + 120
+    while not any(m.startswith(stage) for m in progress.messages):
         assert time.monotonic() < deadline and not call.done(), progress.messages
         await asyncio.sleep(0.02)
     cancelled = time.perf_counter()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
+    assert not any(m.startswith(f"{stage} done") for m in progress.messages)
+    return progress, cancelled
+
+
+async def cancel_while_reading(session: ClientSession, question: str, llm: ScriptedLLM) -> float:
+    """Cancel an ``answer`` once its reader has started (``llm`` stalls mid-answer); returns
+    the seconds until ``llm`` saw its stream closed: the work stopped, not only the wait."""
+    _, cancelled = await cancel_at(session, "answer", {"question": question}, "read")
     while not llm.disconnected.is_set():
         assert time.perf_counter() - cancelled < 10, "the answer was not stopped"
         await asyncio.sleep(0.01)
-    assert not any(m.startswith("read done") for m in progress.messages)
     return time.perf_counter() - cancelled
+
+
+async def wait_for_line(log: Path, text: str, seconds: float = 10) -> None:
+    """Wait until the server's stderr (written to ``log``) has a line with ``text``."""
+    deadline = time.monotonic() + seconds
+    while text not in log.read_text(encoding="utf-8"):
+        assert time.monotonic() < deadline, f"no {text!r} in: {log.read_text(encoding='utf-8')}"
+        await asyncio.sleep(0.01)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,11 @@ from tests.conftest import import_demo
 from tests.mcp.servers import (
     QUESTION,
     ProgressLog,
+    cancel_at,
     cancel_while_reading,
     stdio_session,
     structured,
+    wait_for_line,
 )
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 
@@ -143,6 +146,7 @@ def test_a_cancelled_call_stops_the_answer_and_the_server_goes_on(
         options += ["--model", llm.model, "--pruner", "bm25", "--rounds", "1"]
         async with stdio_session(options, tmp_path) as session:
             stopped = await cancel_while_reading(session, QUESTION["question"], llm)
+            await wait_for_line(tmp_path / "stderr.log", "cancelled, its work stopped")
             # The server is free for the next call.
             context = structured(
                 await session.call_tool("web_context", {"query": QUESTION["question"]})
@@ -153,3 +157,22 @@ def test_a_cancelled_call_stops_the_answer_and_the_server_goes_on(
     with ThreadedLLM(llm) as url:
         stopped = run(scenario(url))
     print(f"stopped {stopped * 1000:.0f} ms after the cancel")
+
+
+def test_a_cancelled_call_stops_the_pruning_in_its_worker_thread(
+    recording: Path, tmp_path: Path
+) -> None:
+    """Every block embedded cold (``--pruner embed``): seconds of CPU work in a thread,
+    stopped at its next check once the call is cancelled."""
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "embed"]
+    log = tmp_path / "stderr.log"
+
+    async def scenario() -> float:
+        async with stdio_session(options, tmp_path) as session:
+            arguments = {"query": QUESTION["question"]}
+            _, cancelled = await cancel_at(session, "web_context", arguments, "embed/score")
+            await wait_for_line(log, "cancelled, its work stopped")
+            return time.perf_counter() - cancelled
+
+    stopped = run(scenario())
+    print(f"pruning stopped {stopped * 1000:.0f} ms after the cancel")
