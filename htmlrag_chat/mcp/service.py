@@ -21,16 +21,10 @@ from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event, EventSink, Notice, Skipped
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.markdown import html_to_markdown
-from htmlrag_chat.mcp.results import (
-    AnswerResult,
-    AnswerSource,
-    CitationCheck,
-    ContextSource,
-    LeftOut,
-    WebContext,
-)
+from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebContext
 from htmlrag_chat.mcp.untrusted import Fence
-from htmlrag_chat.safety import json_safe, one_line, safe_url
+from htmlrag_chat.recorder import MissingFromRecording
+from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import BlockScorer
 from htmlrag_chat.web.guard import Refused, check_url
 
@@ -108,8 +102,11 @@ class ContextService:
         async def gather(agent_emit: EventSink, budget: int) -> list[Source]:
             agent = self.parts.agent(self.cache, agent_emit, budget=budget, pages=pages)
             sources = await agent.search_context(search)
-            found = (await agent.web.search(search))[:pages] if sources else []
-            for result in found:  # pages fetched and pruned to nothing
+            try:  # the search again, from the cache: pages fetched but pruned to nothing
+                found = (await agent.web.search(search))[:pages]
+            except MissingFromRecording:  # said in the notices
+                found = []
+            for result in found:
                 left.setdefault(result.url, NOTHING_LEFT)
             return sources
 
@@ -232,20 +229,14 @@ class ContextService:
         message_id = session.question_asked(question)
         answer = await agent.ask(question, list(session.turns))
         session.answered(message_id, answer)
-        record = answer.to_json()
-        return AnswerResult(
-            question=one_line(question),
-            answer=record["answer"],  # type: ignore[arg-type]
-            reader=answer.reader,
-            model=json_safe(answer.model),
-            conversation_id=session.conversation,
-            sources=[
-                AnswerSource(number=s["number"], title=s["title"], url=s["url"])
-                for s in record["sources"]  # type: ignore[union-attr]
-            ],
-            citations=[CitationCheck(**c) for c in record["citations"]],  # type: ignore[union-attr]
-            unsupported=json_safe(answer.flags),
-            removed_citations=answer.removed_citations,
+        record = answer.to_json()  # every string from the web made safe (json_safe)
+        return AnswerResult.model_validate(
+            {
+                **record,
+                "question": one_line(question),
+                "conversation_id": session.conversation,
+                "unsupported": record["flags"],
+            }
         )
 
 
