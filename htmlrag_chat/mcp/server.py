@@ -20,13 +20,13 @@ from functools import partial
 from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from htmlrag_chat import __version__
 from htmlrag_chat.conversations.export import conversation_markdown
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.errors import InputError, UserError
 from htmlrag_chat.events import (
     Event,
     EventSink,
@@ -37,11 +37,14 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
+from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.mcp.results import AnswerResult, WebContext
 from htmlrag_chat.mcp.service import MAX_BUDGET, MAX_PAGES, MIN_BUDGET, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
+from htmlrag_chat.pipeline import PageInput, clean_page
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.web.results import Outcome
 
 T = TypeVar("T")
 URI = "htmlrag-chat://"
@@ -141,14 +144,14 @@ def _text(prompt: str) -> str:
 
 
 def cached_page_text(service: ContextService, url: str) -> str:
-    from htmlrag_chat.html.blocks import serialize
-    from htmlrag_chat.pipeline import PageInput, clean_page
-    from htmlrag_chat.web.results import Outcome
-
+    """A cached page, cleaned (query-independent, so nothing is lost), delimited."""
     found = service.cache.get_page(url)
     if found is None or found.outcome is not Outcome.OK:
         raise ResourceNotFoundError(f"no page in the cache for {safe_url(url)}")
-    page, html = clean_page(PageInput(url, found.body or b"", found.charset))
+    try:
+        page, html = clean_page(PageInput(url, found.body or b"", found.charset))
+    except InputError as error:
+        raise ResourceError(f"the cached page cannot be read: {one_line(str(error))}") from None
     header = f"{one_line(page.title) or 'Untitled'}\nURL: {safe_url(url)}\n"
     return header + Fence().wrap(1, serialize(html))
 
