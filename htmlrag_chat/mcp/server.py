@@ -268,6 +268,7 @@ def bind_loopback(port: int) -> socket.socket:
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((HOST, port))
+        listening.listen()  # clients that connect before the loop runs wait in the backlog
     except OSError as error:
         listening.close()
         raise UserError(f"cannot listen on {HOST}:{port}: {error.strerror or error}") from None

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from urllib.error import HTTPError
 from urllib.parse import urlsplit
+from urllib.request import Request, urlopen
 
 import pytest
 
@@ -79,8 +81,22 @@ def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
         options += ["--model", llm.model, "--pruner", "fused", "--rounds", "1"]
         with http_server(options, tmp_path) as url:
             assert urlsplit(url).hostname == "127.0.0.1" and url.endswith("/mcp")
+            assert rebound_status(url) in (403, 421)  # a page's DNS rebinding gets nowhere
             stopped = asyncio.run(scenario(url))
     with Store.open(recording, readonly=True) as cache:
         assert len(cache.conversations()) == 3  # the cancelled question is kept, unanswered
         assert cache.stats()["embeddings"] > 0
     print(f"stopped {stopped * 1000:.0f} ms after the cancel")
+
+
+def rebound_status(url: str) -> int:
+    """The status of a request that reaches the server under another name, as a web page
+    would send it after rebinding its domain to 127.0.0.1."""
+    request = Request(
+        url,
+        data=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+        headers={"Host": "rebound.example", "Content-Type": "application/json"},
+    )
+    with pytest.raises(HTTPError) as refused:
+        urlopen(request, timeout=10)
+    return refused.value.code
