@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
-from htmlrag_chat.commands import ask, cache, chat, config, history, html, models, web
+from htmlrag_chat.commands import ask, cache, chat, config, history, html, mcp, models, web
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
 from htmlrag_chat.commands.common import EPILOG, PROG, Parser, error, store_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
@@ -67,6 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
-    for module in (ask, history, config, models, web, cache, html, evaluation):
+    for module in (ask, history, config, models, web, cache, html, evaluation, mcp):
         module.add_commands(commands)
     return parser

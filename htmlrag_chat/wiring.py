@@ -121,12 +121,52 @@ class AgentOptions:
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
-    """Load the reader, the token counter and the pruning stages (slow: models load here, so
-    the chat app calls this in a thread) and put the agent together on ``store``."""
-    from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.recorder import WebRecorder
+    """Load the parts (slow: models load here, so the chat app calls this in a thread) and
+    put the agent together on ``store``."""
+    return build_parts(options, store, emit).agent(store, emit)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What loading builds once per process: the reader, the token counter and the pruning
+    recipe. An agent over them is cheap, so a server that answers several calls at once
+    builds one per call, each with its own progress sink and budget, on one model load."""
+
+    options: AgentOptions
+    reader: LLMReader | ExtractiveReader
+    counter: LoadedCounter
+    recipe: Recipe
+    prune: PruneSettings  # the options' pruning, its budget fitted to the reader's context
+
+    def agent(
+        self, store: Store, emit: EventSink, budget: int | None = None, pages: int | None = None
+    ) -> Agent:
+        """An agent on ``store`` pruning to ``budget`` tokens (default: the options') and
+        reading ``pages`` pages a round (default: the options')."""
+        from htmlrag_chat.agent.loop import Agent
+        from htmlrag_chat.recorder import WebRecorder
+        from htmlrag_chat.web.search import WebSearcher
+
+        options = self.options
+        web = WebRecorder(
+            store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
+        )
+        return Agent(
+            web=web,
+            reader=self.reader,
+            stages=self.recipe.stages(budget or self.prune.budget),
+            counter=self.counter.counter,
+            emit=emit,
+            rounds=options.rounds,
+            max_pages=pages or options.pages,
+            deadline=options.deadline,
+        )
+
+
+def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
+    """Load the reader, the token counter and the pruning stages, with a notice for each
+    fallback taken."""
     from htmlrag_chat.store.embeddings import embeddings_for
-    from htmlrag_chat.web.search import WebSearcher
 
     with stage(emit, "load") as counts:
         counts["warming"] = int(warm_up(options.prune))
@@ -138,15 +178,4 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
         if reader.chat is not None:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
         recipe = build_recipe(prune, emit, embeddings_for(store))
-    return Agent(
-        web=WebRecorder(
-            store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
-        ),
-        reader=reader,
-        stages=recipe.stages(prune.budget),
-        counter=counter.counter,
-        emit=emit,
-        rounds=options.rounds,
-        max_pages=options.pages,
-        deadline=options.deadline,
-    )
+    return Parts(options, reader, counter, recipe, prune)

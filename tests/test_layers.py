@@ -54,7 +54,8 @@ EVAL = ("htmlrag_chat.eval",)
 ASSEMBLY = ("htmlrag_chat.wiring", "htmlrag_chat.inventory")
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
-FACES = COMMANDS + TUI
+MCP = ("htmlrag_chat.mcp",)
+FACES = COMMANDS + TUI + MCP
 # What drives the stages, from the agent up: no stage below it imports any of it.
 UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *ASSEMBLY, *FACES)
 
@@ -151,7 +152,7 @@ CONTRACTS = (
         forbidden=CONVERSATIONS + EVAL + ASSEMBLY + FACES,
     ),
     Contract(
-        "conversations/ is shared by the app and ask -c: below both faces",
+        "conversations/ is shared by the app, ask -c and the MCP server: below the faces",
         CONVERSATIONS,
         forbidden=EVAL + ASSEMBLY + FACES,
     ),
@@ -162,14 +163,20 @@ CONTRACTS = (
         forbidden=READER + WEB + RECORDER + AGENT + CONVERSATIONS + SETTINGS + ASSEMBLY + FACES,
     ),
     Contract(
-        "wiring.py builds the same parts for both faces, and imports neither",
+        "wiring.py builds the same parts for the faces, and imports none of them",
         ASSEMBLY,
         forbidden=EVAL + FACES,
     ),
     Contract(
-        "tui/ is one face: it never imports the other (commands/)",
+        "tui/ is one face: it never imports the others (commands/, mcp/)",
         TUI,
-        forbidden=COMMANDS,
+        forbidden=COMMANDS + MCP,
+    ),
+    Contract(
+        "mcp/ is one face: it never imports the others (commands/, tui/); the command line "
+        "starts it",
+        MCP,
+        forbidden=COMMANDS + TUI,
     ),
 )
 

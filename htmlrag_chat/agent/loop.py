@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -132,6 +133,23 @@ class Agent:
             total_ms=(time.perf_counter() - start) * 1000,
             markdown=markdown,
         )
+
+    # -- context without an answer (the MCP server's tools: the caller is the reader)
+
+    async def search_context(self, query: str) -> list[Source]:
+        """``query`` searched as typed, its pages fetched, cleaned and pruned: one round,
+        no plan, no sufficiency check, no reading."""
+        emit = self._recording({})
+        sources, _, _ = await self._research(query, Plan((query,)), "as typed", emit)
+        return sources
+
+    async def page_context(self, url: str, query: str) -> list[Source]:
+        """The page at ``url`` (fetched through the guard, or replayed) pruned for ``query``."""
+        emit = self._recording({})
+        pages = await self._fetch([url], emit)
+        if not pages:
+            return []
+        return await self._in_thread(emit, self._prune, query, pages, {})
 
     # -- planning
 
@@ -332,7 +350,12 @@ class Agent:
             return await asyncio.shield(worker)
         except asyncio.CancelledError:
             flag.set()
-            await asyncio.wait([worker])  # its next check is a fraction of a second away
+            # Its next check is a fraction of a second away. Waited for through repeated
+            # cancellations too: an anyio cancel scope (the MCP server's calls run in one)
+            # cancels the task again on every turn of the loop until it has left the scope.
+            while not worker.done():
+                with suppress(asyncio.CancelledError):
+                    await asyncio.wait([worker])
             raise
         finally:
             if worker.done():

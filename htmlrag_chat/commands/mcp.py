@@ -1,0 +1,61 @@
+"""``mcp``: serve web context and answers to agents over the Model Context Protocol.
+
+Stdio is the default (what Claude Code, Cursor and other agents launch); ``--http`` serves
+streamable HTTP on 127.0.0.1. The global options apply as they do to ``ask``: the cache or
+the replayed recording, the reader, the pruner, the budget and the search settings. Models
+load once, before the first request is read; a replay keeps its conversations in a scratch
+file for the life of the server, as the chat app does.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from htmlrag_chat.commands.ask import agent_options, reader_options
+from htmlrag_chat.commands.chat import history_store
+from htmlrag_chat.commands.common import add_command, open_store, progress_printer, store_options
+from htmlrag_chat.errors import EXIT_OK, UserError
+
+DEFAULT_PORT = 8765
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    mcp = add_command(
+        commands, "mcp", "serve web context and answers to agents (MCP over stdio, or --http)",
+        run_mcp, [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS)],
+    )  # fmt: skip
+    mcp.add_argument(
+        "--http", action="store_true",
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio",
+    )  # fmt: skip
+    mcp.add_argument(
+        "--port", type=port_number, default=None,
+        help=f"the --http port (default {DEFAULT_PORT}; 0: any free port, said on stderr)",
+    )  # fmt: skip
+
+
+def port_number(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text}")
+    return int(text)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    if args.port is not None and not args.http:
+        raise UserError("--port needs --http (stdio is the default transport)")
+    options = agent_options(args)
+    from htmlrag_chat.mcp.server import bind_loopback, build_server, serve_http, serve_stdio
+    from htmlrag_chat.mcp.service import ContextService, shared
+    from htmlrag_chat.wiring import build_parts
+
+    port = DEFAULT_PORT if args.port is None else args.port
+    listening = bind_loopback(port) if args.http else None
+    with open_store(args) as cache, history_store(cache) as history:
+        # Stdout is the protocol: notices and progress of the loading go to stderr.
+        parts = shared(build_parts(options, cache, progress_printer(False)))
+        server = build_server(ContextService(parts, cache, history))
+        if listening is not None:
+            serve_http(server, listening)
+        else:
+            serve_stdio(server)
+    return EXIT_OK

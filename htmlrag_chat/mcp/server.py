@@ -1,0 +1,287 @@
+"""The MCP protocol side: tools, resources, progress and the two transports.
+
+Built on the official ``mcp`` SDK's ``MCPServer`` (docs/mcp.md says why not ``fastmcp``).
+Each tool publishes an input schema (from its annotated parameters), an output schema (the
+pydantic model in ``results.py``) and a description written for the model that calls it;
+its result carries both the structured record and a text rendering with each source
+between its delimiters. The pipeline's events become ``notifications/progress`` while a
+call runs. A client's ``notifications/cancelled`` cancels the call's task: the agent stops
+its worker thread at its next check and closes the reader's stream, as Esc does in the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Annotated, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from htmlrag_chat import __version__
+from htmlrag_chat.conversations.export import conversation_markdown
+from htmlrag_chat.errors import InputError, UserError
+from htmlrag_chat.events import (
+    Event,
+    EventSink,
+    Notice,
+    Progress,
+    Searching,
+    Skipped,
+    StageFinished,
+    StageStarted,
+)
+from htmlrag_chat.html.blocks import serialize
+from htmlrag_chat.mcp.results import AnswerResult, WebContext
+from htmlrag_chat.mcp.service import MAX_BUDGET, MAX_PAGES, MIN_BUDGET, ContextService
+from htmlrag_chat.mcp.untrusted import Fence
+from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.web.results import Outcome
+
+T = TypeVar("T")
+URI = "htmlrag-chat://"
+HOST = "127.0.0.1"  # the HTTP transport listens on loopback only
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+
+
+def build_server(service: ContextService) -> MCPServer:
+    server: MCPServer = MCPServer(
+        "htmlrag-chat", instructions=_text("mcp_instructions"), version=__version__,
+        log_level="WARNING",
+    )  # fmt: skip
+
+    @server.tool(description=_text("mcp_web_context"), annotations=READ_ONLY)
+    async def web_context(
+        query: Annotated[str, Field(description="What to search the web for.")],
+        ctx: Context,
+        budget_tokens: Annotated[
+            int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens of content.")
+        ] = 2048,
+        pages: Annotated[int, Field(ge=1, le=MAX_PAGES, description="Pages to read.")] = 5,
+        site: Annotated[
+            str | None, Field(description="Only pages of this domain, e.g. docs.python.org.")
+        ] = None,
+        format: Annotated[
+            Literal["html", "markdown"], Field(description="How contents are written.")
+        ] = "html",
+    ) -> Annotated[CallToolResult, WebContext]:
+        result = await _relayed(
+            ctx,
+            lambda emit: service.web_context(query, emit, budget_tokens, pages, site, format),
+        )
+        return _result(result, context_text(result))
+
+    @server.tool(description=_text("mcp_page_context"), annotations=READ_ONLY)
+    async def page_context(
+        url: Annotated[str, Field(description="The page's http(s) address.")],
+        query: Annotated[str, Field(description="What to keep from the page.")],
+        ctx: Context,
+        budget_tokens: Annotated[
+            int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens of content.")
+        ] = 2048,
+    ) -> Annotated[CallToolResult, WebContext]:
+        result = await _relayed(
+            ctx, lambda emit: service.page_context(url, query, emit, budget_tokens)
+        )
+        return _result(result, context_text(result))
+
+    @server.tool(description=_text("mcp_answer"), annotations=ToolAnnotations(open_world_hint=True))
+    async def answer(
+        question: Annotated[str, Field(description="The question, in any language.")],
+        ctx: Context,
+        conversation_id: Annotated[
+            int | None, Field(description="A conversation_id from an earlier answer.")
+        ] = None,
+    ) -> Annotated[CallToolResult, AnswerResult]:
+        result = await _relayed(ctx, lambda emit: service.answer(question, emit, conversation_id))
+        return _result(result, answer_text(result))
+
+    @server.resource(
+        f"{URI}conversations", mime_type="application/json",
+        description="The stored conversations (id, title, times), most recent first.",
+    )  # fmt: skip
+    async def conversations() -> str:
+        return json.dumps(service.history.conversations(), ensure_ascii=False)
+
+    @server.resource(
+        URI + "conversations/{conversation_id}", mime_type="text/markdown",
+        description="One conversation: each question, its answer and the answer's sources.",
+    )  # fmt: skip
+    async def conversation(conversation_id: str) -> str:
+        found = (
+            service.history.conversation(int(conversation_id))
+            if conversation_id.isdigit()
+            else None
+        )
+        if found is None:
+            raise ResourceNotFoundError(f"no conversation {conversation_id}")
+        return conversation_markdown(found["title"], service.history.messages(found["id"]))
+
+    @server.resource(
+        URI + "pages/{+url}", mime_type="text/plain",
+        description="A page in the cache, by its URL, cleaned (not pruned): untrusted web data.",
+        security=ResourceSecurity(exempt_params={"url"}),
+    )  # fmt: skip
+    async def page(url: str) -> str:
+        return cached_page_text(service, url)
+
+    return server
+
+
+def _text(prompt: str) -> str:
+    """A description for the model that calls the tools (``prompts/mcp_*.md``), one
+    paragraph per blank-line-separated block."""
+    return "\n\n".join(" ".join(part.split()) for part in load_prompt(prompt).split("\n\n"))
+
+
+def cached_page_text(service: ContextService, url: str) -> str:
+    """A cached page, cleaned (query-independent, so nothing is lost), delimited."""
+    found = service.cache.get_page(url)
+    if found is None or found.outcome is not Outcome.OK:
+        raise ResourceNotFoundError(f"no page in the cache for {safe_url(url)}")
+    try:
+        page, html = clean_page(PageInput(url, found.body or b"", found.charset))
+    except InputError as error:
+        raise ResourceError(f"the cached page cannot be read: {one_line(str(error))}") from None
+    header = f"{one_line(page.title) or 'Untitled'}\nURL: {safe_url(url)}\n"
+    return header + Fence().wrap(1, serialize(html))
+
+
+def _result(record: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=record.model_dump(mode="json"),
+    )
+
+
+def context_text(result: WebContext) -> str:
+    """The result as a model reads it: a summary line, the note, each source delimited."""
+    exact = "" if result.exact else " (approximate count)"
+    lines = [
+        f'Web context for "{result.query}": {len(result.sources)} source(s), '
+        f"{result.total_tokens} of {result.budget_tokens} tokens{exact}.",
+        result.note,
+    ]
+    for source in result.sources:
+        lines += ["", f"[{source.number}] {source.title or 'Untitled'}", f"URL: {source.url}"]
+        if source.date:
+            lines.append(f"Date: {source.date}")
+        lines.append(source.content)
+    if result.left_out:
+        lines += ["", "Left out:"]
+        lines += [f"- {page.url}: {page.reason}" for page in result.left_out]
+    lines += [f"Note: {notice}" for notice in result.notices]
+    return "\n".join(lines)
+
+
+def answer_text(result: AnswerResult) -> str:
+    lines = [result.answer, "", "Sources:"]
+    lines += [f"[{s.number}] {s.title or 'Untitled'} - {s.url}" for s in result.sources]
+    lines += [f"! {flag}" for flag in result.unsupported]
+    lines += ["", f"conversation_id: {result.conversation_id}"]
+    return "\n".join(lines)
+
+
+async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T:
+    """Run ``work`` with an event sink whose events reach the client as progress
+    notifications, in order, all sent before the result. A user error (a bad argument, a
+    search that failed) is the tool's error message; anything else is logged by the SDK."""
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    sent = 0
+
+    def emit(event: Event) -> None:
+        line = progress_line(event)
+        if line is not None:
+            lines.put_nowait(line)
+
+    async def pump() -> None:
+        nonlocal sent
+        while (line := await lines.get()) is not None:
+            sent += 1
+            try:
+                await ctx.report_progress(sent, None, line)
+            except Exception:  # a client gone or a closed stream: the work goes on
+                return
+
+    relay = asyncio.create_task(pump())
+    try:
+        result = await work(emit)
+    except UserError as error:
+        relay.cancel()
+        raise ToolError(str(error)) from None
+    except asyncio.CancelledError:
+        relay.cancel()
+        log(f"{ctx.request_id}: cancelled, its work stopped")  # the agent waited for it
+        raise
+    except BaseException:
+        relay.cancel()
+        raise
+    lines.put_nowait(None)
+    await relay
+    return result
+
+
+def progress_line(event: Event) -> str | None:
+    """One line per stage start and end, fetch progress, search round, skipped item and
+    notice; the answer's own text is in the result, not in progress."""
+    if isinstance(event, StageStarted):
+        return f"{event.stage}" + (f" ({event.items})" if event.items is not None else "")
+    if isinstance(event, StageFinished):
+        counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
+        return f"{event.stage} done in {event.ms:.0f} ms" + (f": {counts}" if counts else "")
+    if isinstance(event, Progress):
+        return f"{event.stage} {event.done}/{event.total}"
+    if isinstance(event, Searching):
+        return f"search round {event.round}: {' | '.join(map(one_line, event.queries))}"
+    if isinstance(event, Skipped):
+        return f"skipped {event.kind} {one_line(event.what)}: {one_line(event.reason)}"
+    if isinstance(event, Notice):
+        return f"note: {one_line(event.message)}"
+    return None
+
+
+def log(message: str) -> None:
+    """A line for the server's log: stderr, which stdio clients keep (stdout is the protocol)."""
+    print(f"htmlrag-chat mcp: {message}", file=sys.stderr, flush=True)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve one client on stdin and stdout until it closes them."""
+    import anyio
+
+    anyio.run(server.run_stdio_async)
+
+
+def bind_loopback(port: int) -> socket.socket:
+    """A socket bound to ``127.0.0.1:PORT`` (0: a free port), before any model loads, so
+    that a port in use is one line at once. Loopback only: nothing binds another address."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((HOST, port))
+        listening.listen()  # clients that connect before the loop runs wait in the backlog
+    except OSError as error:
+        listening.close()
+        raise UserError(f"cannot listen on {HOST}:{port}: {error.strerror or error}") from None
+    return listening
+
+
+def serve_http(server: MCPServer, listening: socket.socket) -> None:
+    """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` on ``listening`` (from
+    ``bind_loopback``), saying where on stderr."""
+    import anyio
+    import uvicorn
+
+    app = server.streamable_http_app(host=HOST)
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    log(f"listening on http://{HOST}:{listening.getsockname()[1]}/mcp")
+    anyio.run(partial(web.serve, sockets=[listening]))

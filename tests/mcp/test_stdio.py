@@ -1,0 +1,178 @@
+"""``htmlrag-chat --replay-db <recording> mcp`` over stdio, driven by the official SDK's client:
+the tools and their schemas, web context within a budget, cited answers kept as
+conversations, resources, and a cancelled call that stops the work."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import import_demo
+from tests.mcp.servers import (
+    QUESTION,
+    ProgressLog,
+    cancel_at,
+    cancel_while_reading,
+    stdio_session,
+    structured,
+    wait_for_line,
+)
+from tests.openai_server import ScriptedLLM, ThreadedLLM
+
+GOLD_URL = QUESTION["gold_url"]
+CITATION = re.compile(r"\[(\d+)\]")
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return import_demo(tmp_path_factory.mktemp("mcp-stdio"))
+
+
+def run(scenario: Any) -> Any:
+    return asyncio.run(scenario)
+
+
+def test_tools_context_answers_and_resources_over_stdio(
+    recording: Path, tiny_tokenizer_dir: Path, tiny_counter: Any, tmp_path: Path
+) -> None:
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "bm25"]
+    options += ["--tokenizer", str(tiny_tokenizer_dir)]
+
+    async def scenario() -> None:
+        async with stdio_session(options, tmp_path) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert set(tools) == {"web_context", "page_context", "answer"}
+            for tool in tools.values():
+                assert tool.description and tool.output_schema
+                assert tool.input_schema["type"] == "object"
+            budget = tools["web_context"].input_schema["properties"]["budget_tokens"]
+            assert (budget["default"], budget["minimum"]) == (2048, 256)
+
+            progress = ProgressLog()
+            context = structured(
+                await session.call_tool(
+                    "web_context",
+                    {"query": QUESTION["question"], "budget_tokens": 1024},
+                    progress_callback=progress,
+                )
+            )
+            urls = [source["url"] for source in context["sources"]]
+            assert GOLD_URL in urls
+            counted = tiny_counter.count_many([s["content"] for s in context["sources"]])
+            assert counted == [s["tokens"] for s in context["sources"]]
+            assert context["total_tokens"] == sum(counted) <= 1024
+            assert context["exact"] and context["tokenizer"] == tiny_counter.name
+            assert [s["number"] for s in context["sources"]] == list(range(1, len(urls) + 1))
+            # Every page the search found is a source or left out with a reason.
+            left = {page["url"]: page["reason"] for page in context["left_out"]}
+            assert len(urls) + len(left) == 5 and all(left.values())
+            assert any(m.startswith("fetch 5/5") for m in progress.messages)
+            assert any(m.startswith("bm25/prune done") for m in progress.messages)
+
+            markdown = structured(
+                await session.call_tool(
+                    "web_context",
+                    {"query": QUESTION["question"], "budget_tokens": 512, "format": "markdown"},
+                )
+            )
+            gold = next(s for s in markdown["sources"] if s["url"] == GOLD_URL)
+            assert "<p>" not in gold["content"] and "ARKit" in gold["content"]
+            assert markdown["total_tokens"] <= 512
+
+            page = structured(
+                await session.call_tool(
+                    "page_context", {"url": GOLD_URL, "query": "ARKit depth map"}
+                )
+            )
+            (source,) = page["sources"]
+            assert source["url"] == GOLD_URL and "ARKit" in source["content"]
+
+            first = structured(
+                await session.call_tool("answer", {"question": QUESTION["question"]})
+            )
+            numbers = {source["number"] for source in first["sources"]}
+            cited = {int(n) for n in CITATION.findall(first["answer"])}
+            assert cited and cited <= numbers
+            assert first["citations"] and all(
+                set(c["sources"]) <= numbers for c in first["citations"]
+            )
+            gold_number = next(s["number"] for s in first["sources"] if s["url"] == GOLD_URL)
+            assert gold_number in cited and "ARKit" in first["answer"]
+            conversation = first["conversation_id"]
+            follow = structured(
+                await session.call_tool(
+                    "answer", {"question": "What does it adjust?", "conversation_id": conversation}
+                )
+            )
+            assert follow["conversation_id"] == conversation
+
+            listed = await session.read_resource("htmlrag-chat://conversations")
+            assert f'"id": {conversation}' in listed.contents[0].text
+            kept = await session.read_resource(f"htmlrag-chat://conversations/{conversation}")
+            text = kept.contents[0].text
+            assert QUESTION["question"] in text and "What does it adjust?" in text
+            cached = await session.read_resource(f"htmlrag-chat://pages/{GOLD_URL}")
+            assert "BEGIN SOURCE 1" in cached.contents[0].text
+            assert "ARKit" in cached.contents[0].text
+
+            missing = await session.call_tool(
+                "answer", {"question": "x", "conversation_id": conversation + 99}
+            )
+            assert missing.is_error and "no conversation" in missing.content[0].text
+
+    run(scenario())
+
+
+ANSWER = "FaceTime uses ARKit to map the face and move the eyes [1]. " * 20
+
+
+def reply(messages: list[dict[str, Any]]) -> str:
+    """The reader's answer to a reading request (it has the system prompt), else a plan."""
+    return ANSWER if messages[0]["role"] == "system" else "SEARCH: ARKit"
+
+
+def test_a_cancelled_call_stops_the_answer_and_the_server_goes_on(
+    recording: Path, tmp_path: Path
+) -> None:
+    llm = ScriptedLLM(reply, hang_after=3)  # the answer stalls after three words
+
+    async def scenario(url: str) -> float:
+        options = ["--replay-db", str(recording), "--reader", "openai", "--base-url", url]
+        options += ["--model", llm.model, "--pruner", "bm25", "--rounds", "1"]
+        async with stdio_session(options, tmp_path) as session:
+            stopped = await cancel_while_reading(session, QUESTION["question"], llm)
+            await wait_for_line(tmp_path / "stderr.log", "cancelled, its work stopped")
+            # The server is free for the next call.
+            context = structured(
+                await session.call_tool("web_context", {"query": QUESTION["question"]})
+            )
+            assert context["sources"]
+            return stopped
+
+    with ThreadedLLM(llm) as url:
+        stopped = run(scenario(url))
+    print(f"stopped {stopped * 1000:.0f} ms after the cancel")
+
+
+def test_a_cancelled_call_stops_the_pruning_in_its_worker_thread(
+    recording: Path, tmp_path: Path
+) -> None:
+    """Every block embedded cold (``--pruner embed``): seconds of CPU work in a thread,
+    stopped at its next check once the call is cancelled."""
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "embed"]
+    log = tmp_path / "stderr.log"
+
+    async def scenario() -> float:
+        async with stdio_session(options, tmp_path) as session:
+            arguments = {"query": QUESTION["question"]}
+            _, cancelled = await cancel_at(session, "web_context", arguments, "embed/score")
+            await wait_for_line(log, "cancelled, its work stopped")
+            return time.perf_counter() - cancelled
+
+    stopped = run(scenario())
+    print(f"pruning stopped {stopped * 1000:.0f} ms after the cancel")
