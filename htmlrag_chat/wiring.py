@@ -12,7 +12,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
+from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import check_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
@@ -20,8 +20,10 @@ from htmlrag_chat.hub import ModelUnavailable, check_obtainable
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
+from htmlrag_chat.recipe import Recipe
+from htmlrag_chat.scoring import BlockScorer
+from htmlrag_chat.settings.sources import Resolved
+from htmlrag_chat.settings.tree import default
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
 from htmlrag_chat.web.search import SearchSettings
 
@@ -100,14 +102,21 @@ def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) 
 
 @dataclass(frozen=True)
 class PruneSettings:
-    pruner: str = DEFAULT_PRUNER  # one of ``recipe.PRUNERS``
-    budget: int = 4096  # tokens of pruned HTML the reader gets (the paper's final budget)
-    coarse_budget: int | None = None  # two-stage: the first stage's (default 2x budget)
-    max_words: int | None = None  # block size of the last stage (default: from the budget)
-    coarse_max_words: int | None = None  # two-stage: block size of the first stage
-    embed_model: str = DEFAULT_EMBED_MODEL
-    gen_model: str = DEFAULT_GEN_MODEL
-    device: str = "auto"
+    """The ``[prune]`` section of the settings tree, and the device models run on."""
+
+    pruner: str = default("prune.pruner")  # one of ``settings.tree.PRUNERS``
+    budget: int = default("prune.budget")  # tokens of pruned HTML the reader gets
+    coarse_budget: int | None = default("prune.coarse_budget")  # two-stage: default 2x budget
+    max_words: int | None = default("prune.max_words")  # last stage's block size
+    coarse_max_words: int | None = default("prune.coarse_max_words")  # first stage's
+    embed_model: str = default("prune.embed_model")
+    gen_model: str = default("prune.gen_model")
+    tokenizer: str | None = default("prune.tokenizer")  # None: the reader's, else Llama-3's
+    device: str = default("reader.device")
+
+    @classmethod
+    def of(cls, settings: Resolved) -> PruneSettings:
+        return cls(**settings.section("prune"), device=settings["reader.device"])
 
 
 def fit_budget(
@@ -219,13 +228,27 @@ class AgentOptions:
 
     reader: ReaderSettings = field(default_factory=ReaderSettings)
     prune: PruneSettings = field(default_factory=PruneSettings)
-    tokenizer: str | None = None
-    rounds: int = 2
-    pages: int = 10
+    rounds: int = default("research.rounds")
+    pages: int = default("research.pages")
     replay: bool = False
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
-    deadline: float | None = DEFAULT_DEADLINE  # seconds after the first page to wait for more
+    deadline: float | None = default("web.deadline")  # seconds after the first page
     search: SearchSettings = field(default_factory=SearchSettings)
+
+    @classmethod
+    def of(
+        cls, settings: Resolved, replay: bool = False, refresh: float | None = None
+    ) -> AgentOptions:
+        """The options the settings in effect give, each section to its dataclass."""
+        return cls(
+            reader=ReaderSettings(**settings.section("reader")),
+            prune=PruneSettings.of(settings),
+            search=SearchSettings(**settings.section("search")),
+            replay=replay,
+            refresh=refresh,
+            **settings.section("research"),
+            **settings.section("web"),
+        )
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
@@ -238,7 +261,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     with stage(emit, "load") as counts:
         counts["warming"] = int(warm_up(options.prune))
         reader = build_reader(options.reader, emit)
-        counter = reader_counter(reader, options.tokenizer)
+        counter = reader_counter(reader, options.prune.tokenizer)
         if counter.notice:
             emit(Notice(counter.notice))
         prune = options.prune

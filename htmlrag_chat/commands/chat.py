@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.commands.ask import agent_options
 from htmlrag_chat.commands.common import open_store
+from htmlrag_chat.commands.options import agent_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 if TYPE_CHECKING:

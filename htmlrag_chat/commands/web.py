@@ -18,32 +18,33 @@ from htmlrag_chat.commands.common import (
     add_command,
     error,
     open_store,
-    positive_int,
     progress_printer,
     replaying,
     store_options,
 )
+from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
 from htmlrag_chat.web.results import FetchResult, Outcome
-from htmlrag_chat.web.search import DEFAULT_BACKENDS, SearchSettings
+from htmlrag_chat.web.search import SearchSettings
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    parents = [store_options(argparse.SUPPRESS)]
-    search = add_command(commands, "search", "search the web", run_search, parents)
-    search.add_argument("query")
-    search.add_argument("--max-results", type=positive_int, default=8)
-    search.add_argument("--region", default="wt-wt", help="e.g. de-de, us-en (default: none)")
-    search.add_argument("--safesearch", choices=["on", "moderate", "off"], default="moderate")
-    search.add_argument(
-        "--backends",
-        default=",".join(DEFAULT_BACKENDS),
-        help=f"search engines in order of preference (default {','.join(DEFAULT_BACKENDS)})",
-    )
+    parents = [store_options(argparse.SUPPRESS, refresh=True)]
+    search = add_command(
+        commands, "search", "search the web, one JSON line per result", run_search, parents,
+        [('htmlrag-chat search "eiffel tower designer"', "the results, cached"),
+         ("htmlrag-chat search --region de-de --max-results 3 eiffelturm", "three, from Germany")],
+    )  # fmt: skip
+    search.add_argument("query", metavar="QUERY", help="what to search for")
+    add_setting_options(search, "search")
 
-    fetch = add_command(commands, "fetch", "download pages, one JSON line each", run_fetch, parents)
-    fetch.add_argument("urls", nargs="+", metavar="URL")
+    fetch = add_command(
+        commands, "fetch", "download pages, one JSON line each", run_fetch, parents,
+        [("htmlrag-chat fetch https://example.org/", "outcome, status, size, time, reason"),
+         ("htmlrag-chat --replay fetch https://example.org/", "what the cache holds")],
+    )  # fmt: skip
+    fetch.add_argument("urls", nargs="+", metavar="URL", help="http(s) addresses to download")
     fetch.add_argument(
         "--allow-private",
         action="store_true",
@@ -52,20 +53,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     fetch.add_argument("--progress", action="store_true", help="show progress on stderr")
 
 
-def search_settings(args: argparse.Namespace) -> SearchSettings:
-    return SearchSettings(
-        backends=tuple(name.strip() for name in args.backends.split(",") if name.strip()),
-        region=args.region,
-        safesearch=args.safesearch,
-        max_results=args.max_results,
-    )
-
-
 def run_search(args: argparse.Namespace) -> int:
     from htmlrag_chat.recorder import WebRecorder  # aiohttp: only for commands that go online
 
     with open_store(args) as store:
-        recorder = WebRecorder(store, replaying(args), args.refresh, search_settings(args))
+        settings = SearchSettings(**settings_of(args).section("search"))
+        recorder = WebRecorder(store, replaying(args), args.refresh, settings)
         for result in asyncio.run(recorder.search(args.query)):
             print(json.dumps(asdict(result), ensure_ascii=False))
     return EXIT_OK

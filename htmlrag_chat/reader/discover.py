@@ -80,11 +80,12 @@ def probe_urls(ports: Sequence[int]) -> list[str]:
 
 
 def find_servers(
-    ports: Sequence[int] = DEFAULT_PORTS, timeout: float = PROBE_SECONDS
+    ports: Sequence[int] | None = None, timeout: float = PROBE_SECONDS
 ) -> list[Server]:
-    """The servers answering on ``ports`` of 127.0.0.1, in the order of ``ports``, found
-    within ``timeout`` seconds in all (a port still answering then is left out)."""
-    urls = probe_urls(ports)
+    """The servers answering on ``ports`` of 127.0.0.1 (None: ``DEFAULT_PORTS``), in the
+    order of ``ports``, found within ``timeout`` seconds in all (a port still answering then
+    is left out)."""
+    urls = probe_urls(DEFAULT_PORTS if ports is None else ports)
     if not urls:
         return []
     pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="probe")
@@ -180,7 +181,7 @@ def answering_server(
     base_url: str | None,
     model: str | None,
     api_key: str | None = None,
-    ports: Sequence[int] = DEFAULT_PORTS,
+    ports: Sequence[int] | None = None,
     fallback_model: str = DEFAULT_READER_MODEL,
 ) -> ServerChoice | None:
     """The server that answers under ``--reader auto``: the configured one (``base_url``)

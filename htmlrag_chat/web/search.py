@@ -17,9 +17,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import SearchResult
 
-DEFAULT_BACKENDS = ("duckduckgo", "brave", "mojeek")
+DEFAULT_BACKENDS: tuple[str, ...] = default("search.backends")
 
 _ADVICE = {
     "offline": "the search engines cannot be reached (no network?): check the connection, "
@@ -46,9 +47,9 @@ class SearchError(UserError):
 @dataclass(frozen=True)
 class SearchSettings:
     backends: tuple[str, ...] = DEFAULT_BACKENDS
-    region: str = "wt-wt"  # ddgs's "no region"
-    safesearch: str = "moderate"
-    max_results: int = 8
+    region: str = default("search.region")  # wt-wt: ddgs's "no region"
+    safesearch: str = default("search.safesearch")
+    max_results: int = default("search.max_results")
     timeout: int = 10  # seconds per request
     retries: int = 2  # after the first try
     backoff: float = 1.0  # seconds before the first retry, doubled for each next one
