@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
     from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.store.db import Store
+    from htmlrag_chat.wiring import AgentOptions
 
 MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
 
@@ -75,6 +76,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def run_ask(args: argparse.Namespace) -> int:
     question = read_question(args.question)
+    options = agent_options(args)  # a bad setting from any source stops here, before any work
     show = progress_printer(args.progress or sys.stderr.isatty())
 
     def emit(event: Event) -> None:
@@ -94,7 +96,7 @@ def run_ask(args: argparse.Namespace) -> int:
         session = ChatSession(store)
         if args.follow_up or args.conversation:
             session.open(find_conversation(store, args.conversation)["id"])
-        answer = asyncio.run(_answer(args, store, session, question, emit))
+        answer = asyncio.run(_answer(options, store, session, question, emit))
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -137,14 +139,14 @@ def _stdin_text() -> str:
 
 
 async def _answer(
-    args: argparse.Namespace, store: Store, session: ChatSession, question: str, emit: EventSink
+    options: AgentOptions, store: Store, session: ChatSession, question: str, emit: EventSink
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
     question, answer it with the conversation's turns, save the answer (not in a replay:
     its cache is read-only)."""
     from htmlrag_chat.wiring import build_agent
 
-    agent = build_agent(agent_options(args), store, emit)
+    agent = build_agent(options, store, emit)
     message_id = None if store.readonly else session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))

@@ -41,12 +41,16 @@ EXAMPLES = (
 def add_commands(commands: argparse._SubParsersAction) -> None:
     config = add_command(
         commands, "config", "show the settings in effect and where each one comes from",
-        run_config, [store_options(argparse.SUPPRESS, refresh=True)], EXAMPLES,
+        run_config, [store_options(argparse.SUPPRESS)], EXAMPLES,
     )  # fmt: skip
     add_setting_options(config, "config")
     config.add_argument("--json", action="store_true", help="print one JSON object")
     actions = config.add_subparsers(title="actions (none: show the settings)", metavar="ACTION")
-    path = add_command(actions, "path", "print the settings file's path", run_path)
+    path = add_command(
+        actions, "path", "print the settings file's path", run_path,
+        examples=[("htmlrag-chat config path", "where the settings file is looked for"),
+                  ('"$EDITOR" "$(htmlrag-chat config path)"', "edit it")],
+    )  # fmt: skip
     add_config_option(path)
     change = add_command(
         actions, "set", "change one setting in the settings file (checked first)", run_set,
@@ -61,7 +65,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_config_option(change)
     start = add_command(
         actions, "init", "write a settings file with every setting commented out", run_init,
-        examples=[("htmlrag-chat config init", "at htmlrag-chat config path")],
+        examples=[("htmlrag-chat config init", "at htmlrag-chat config path"),
+                  ("htmlrag-chat config init --config ./project.toml", "somewhere else")],
     )  # fmt: skip
     start.add_argument("--force", action="store_true", help="replace an existing file")
     add_config_option(start)

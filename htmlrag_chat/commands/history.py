@@ -50,12 +50,20 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     history.add_argument("--json", action="store_true", help="print JSON instead")
     actions = history.add_subparsers(title="actions (none: list)", metavar="ACTION")
-    for name, summary, handler in (
-        ("show", "print a conversation as Markdown (or --json)", run_show),
-        ("export", "write a conversation as Markdown, as the chat app's Ctrl+S", run_export),
-        ("rm", "delete a conversation (the cached searches and pages stay)", run_rm),
-    ):
-        action = add_command(actions, name, summary, handler, [store_options(argparse.SUPPRESS)])
+    for name, summary, handler, examples in (
+        ("show", "print a conversation as Markdown (or --json)", run_show,
+         [("htmlrag-chat history show 3", "as Markdown"),
+          ("htmlrag-chat history show 3 --json", "with every answer's sources")]),
+        ("export", "write a conversation as Markdown, as the chat app's Ctrl+S", run_export,
+         [("htmlrag-chat history export 3", "conversation-3-TITLE.md here"),
+          ("htmlrag-chat history export 3 --out-dir notes", "into notes/")]),
+        ("rm", "delete a conversation (the cached searches and pages stay)", run_rm,
+         [("htmlrag-chat history rm 3", "delete conversation 3"),
+          ("htmlrag-chat history -s eiffel", "find the ID first")]),
+    ):  # fmt: skip
+        action = add_command(
+            actions, name, summary, handler, [store_options(argparse.SUPPRESS)], examples
+        )
         action.add_argument("id", type=positive_int, metavar="ID", help="from the list")
         if name == "show":
             action.add_argument(

@@ -30,7 +30,8 @@ def add_setting_options(parser: argparse.ArgumentParser, command: str) -> None:
         group = groups.get(setting.section)
         if group is None:
             group = groups[setting.section] = parser.add_argument_group(setting.section)
-        flags = [setting.option] if setting.short is None else [setting.short, setting.option]
+        short = [] if setting.short is None else [setting.short]
+        flags = [*short, setting.option, *setting.aliases]
         kind = setting.kind
         group.add_argument(
             *flags,

@@ -51,6 +51,7 @@ class Setting:
     help: str
     commands: tuple[str, ...] = ()  # the commands that take it as ``--name`` (none: file, env)
     short: str | None = None  # a one-letter option too, e.g. ``-m``
+    aliases: tuple[str, ...] = ()  # older spellings of the option, still accepted
     env_aliases: tuple[str, ...] = ()  # variables read when ``HTMLRAG_CHAT_NAME`` is not set
     secret: bool = False  # never printed, never an option (shell history, process listings)
 
@@ -114,7 +115,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "prune", "pruner", Choice(PRUNERS), "two-stage",
         "two-stage (the fused stage, then the generative pruner when installed), or one "
-        "stage of: fused (BM25 + embeddings), embed, bm25, gen", (*ANSWERING, "prune"),
+        "stage of: fused (BM25 + embeddings), embed, bm25, gen", (*ANSWERING, "models", "prune"),
+        aliases=("--scorer",),
     ),
     Setting(
         "prune", "budget", Integer(), 4096, "tokens of pruned HTML the reader gets",
