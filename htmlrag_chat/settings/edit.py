@@ -43,10 +43,14 @@ def set_value(path: Path, key: str, text: str) -> tuple[Setting, Any]:
     file_values(path, data)  # a file that is already wrong is said so, not made worse
     new = _edited(old, setting, setting.kind.toml(value))
     expected = {**data, setting.section: {**data.get(setting.section, {}), setting.name: value}}
-    if file_values(path, parse_toml(path, new.encode("utf-8"))) != file_values(path, expected):
+    try:
+        edited = file_values(path, parse_toml(path, new.encode("utf-8")))
+    except UserError:
+        edited = None
+    if edited != file_values(path, expected):
         raise UserError(
-            f"{path}: {setting.key} is written in a form this command cannot edit "
-            f"(an inline table or a value over several lines): change it by hand"
+            f"{path}: [{setting.section}] is written in a form this command cannot edit "
+            f"(an inline table, dotted keys or a value over several lines): change it by hand"
         )
     write_atomic(path, new)
     return setting, value
