@@ -2,7 +2,8 @@
 
 It takes the same cache, reader and research options as ``ask``. A replay's cache is
 read-only, so the conversations of a replay session go to a scratch file that is deleted
-at exit (the header says so).
+at exit (the header says so); it starts with a copy of the cache's conversations, so the
+History panel shows what ``htmlrag-chat history`` shows.
 """
 
 from __future__ import annotations
@@ -53,4 +54,5 @@ def history_store(cache: Store) -> Iterator[Store]:
         tempfile.TemporaryDirectory(prefix="htmlrag-chat-") as folder,
         Store.open(Path(folder) / "conversations.sqlite3") as scratch,
     ):
+        scratch.copy_conversations(cache)
         yield scratch
