@@ -66,8 +66,8 @@ class WebRecorder:
             safesearch=None if self.replay else settings.safesearch,
             max_age=None if self.replay else self.max_age,
         )
-        if cached is not None:
-            return cached
+        if cached is not None:  # recorded with more results than asked for now: the first ones
+            return cached[: settings.max_results]
         if self.replay:
             raise MissingFromRecording(f"query {NOT_RECORDED}: {query!r}")
         results = await WebSearcher(settings).search(query)

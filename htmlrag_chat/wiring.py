@@ -7,6 +7,7 @@ answers; no generative pruner means the fused first stage alone.
 
 from __future__ import annotations
 
+import re
 import threading
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -33,11 +34,29 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.store.db import Store
 
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
-INSTALL_HINT = (
+SERVER_HINT = (
     "for LLM answers, start Ollama, LM Studio, llama.cpp's server or vLLM (found on their "
-    "default ports), or download the model: htmlrag-chat models pull {model} (Llama needs "
-    "its licence accepted on the hub)"
+    "default ports)"
 )
+
+
+def install_hint(model: str) -> str:
+    """How to get an LLM reader: a server, or ``models pull`` of a hub id (``owner/name``).
+    A server's model name (``llama3.1:8b``) is not one, so ``pull`` is offered for the
+    default model instead of a command that would be refused."""
+    if is_hub_id(model):
+        return f"{SERVER_HINT}, or download the model: htmlrag-chat models pull {model}" + (
+            " (Llama needs its licence accepted on the hub)" if "llama" in model.lower() else ""
+        )
+    return (
+        f"{SERVER_HINT} serving {model!r}, or download a local reader: htmlrag-chat models "
+        f"pull {DEFAULT_READER_MODEL} (Llama needs its licence accepted on the hub)"
+    )
+
+
+def is_hub_id(model: str) -> bool:
+    """``owner/name`` as Hugging Face spells a repository (what ``models pull`` takes)."""
+    return re.fullmatch(r"[\w.-]+/[\w.-]+", model) is not None and not model.startswith(".")
 
 
 def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
@@ -82,8 +101,7 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
     except ModelUnavailable as error:
         if not local_only:
             raise
-        hint = INSTALL_HINT.format(model=model)
-        emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
+        emit(Notice(f"no local reader ({error}): answering extractively; {install_hint(model)}"))
         return ExtractiveReader()
     return LLMReader(chat, "local", settings.max_tokens)
 

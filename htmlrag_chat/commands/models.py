@@ -18,6 +18,7 @@ from htmlrag_chat.hub import download, require_hub
 from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import one_line
+from htmlrag_chat.wiring import is_hub_id
 
 _WHERE = {
     "folder": "folder",
@@ -142,9 +143,9 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
             )
         if row.where in ("built-in", "bundled"):
             raise UserError(f"the {target} is {where(row)}: nothing to download")
-        if row.where == "folder" or row.model.count("/") != 1:
+        if row.where == "folder" or not is_hub_id(row.model):
             raise UserError(f"the {target} is {row.model!r}, not a Hugging Face id (owner/name)")
         return [(target, row.model)]
-    if target.count("/") == 1:
+    if is_hub_id(target):
         return [("model", target)]
     raise UserError(f"{target!r}: not a role ({', '.join(ROLES)}) nor a hub id (owner/name)")

@@ -87,6 +87,22 @@ def test_auto_without_a_model_says_it_answers_extractively(
     assert captured.out.startswith(HEADER)
 
 
+def test_a_server_model_name_is_never_offered_to_models_pull(
+    recording: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``llama3.1:8b`` is Ollama's name: the advice names a pull that works, and the pull
+    the old advice named is refused by the same test of what a hub id is."""
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "")
+    argv = ["--cache", str(recording), *ask("--replay", "-m", "llama3.1:8b", "--pruner", "bm25")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "answering extractively" in err and "serving 'llama3.1:8b'" in err
+    assert "models pull llama3.1:8b" not in err
+    assert "htmlrag-chat models pull meta-llama/Llama-3.1-8B-Instruct" in err
+    assert main(["models", "pull", "llama3.1:8b"]) == 2
+    assert "not a role" in capsys.readouterr().err
+
+
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
