@@ -18,10 +18,11 @@ from htmlrag_chat.device import check_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.recipe import Recipe
+from htmlrag_chat.safety import safe_url
 from htmlrag_chat.scoring import BlockScorer
 from htmlrag_chat.settings.sources import Resolved
 from htmlrag_chat.settings.tree import default
@@ -63,7 +64,7 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
     """The reader the settings name; ``auto`` takes a configured server, else a server found
     on this machine's loopback ports (saying which), else a local model already on disk,
     else the extractive reader with a notice saying how to get an LLM."""
-    from htmlrag_chat.reader.discover import answering_server
+    from htmlrag_chat.reader.discover import answering_server, unreachable
 
     kind = settings.reader
     if kind == "extractive":
@@ -78,6 +79,14 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
         choice = answering_server(settings.base_url, settings.model, settings.api_key, ports)
         if choice is not None:
             from htmlrag_chat.reader.openai import OpenAIChat
+
+            down = unreachable(choice.server.base_url) if choice.configured else None
+            if down is not None:
+                raise ReaderFailed(
+                    f"cannot reach the reader server at {safe_url(choice.server.base_url)} "
+                    f"({down}): start it, fix --base-url, or answer without it: "
+                    "--reader extractive"
+                )
 
             if kind == "auto":
                 emit(Notice(choice.line()))

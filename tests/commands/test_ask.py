@@ -313,7 +313,7 @@ def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixtur
     assert "question is empty" in errors[0] and "--base-url" in errors[1]
 
 
-def test_an_unreachable_reader_server_exits_5(
+def test_an_unreachable_reader_server_exits_5_before_any_search(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with socket.socket() as probe:
@@ -324,9 +324,13 @@ def test_an_unreachable_reader_server_exits_5(
         str(recording),
         *ask("--reader", "openai", "--base-url", f"http://127.0.0.1:{port}/v1"),
     ]
-    assert main([*argv, "--pruner", "bm25"]) == 5
-    last = capsys.readouterr().err.strip().splitlines()[-1]  # after the tokenizer's notice
+    assert main([*argv, "--pruner", "bm25", "--progress"]) == 5
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
     assert last.startswith("htmlrag-chat: cannot reach the reader server at http://127.0.0.1")
+    assert "refused" in last.lower()
+    # Found while the parts are built: before any search, fetch or pruning.
+    assert "round 1" not in err and "fetch" not in err and "prune" not in err
 
 
 def test_a_question_missing_from_the_replay_is_named(
@@ -477,3 +481,20 @@ def test_a_second_replay_of_a_question_finds_its_embeddings_in_the_side_file(
         assert side.stats()["embeddings"] > 0
     assert encoded() == 0  # the same question again: no model call at all
     assert recording.read_bytes() == before  # the recording itself stayed read-only
+
+
+def test_the_readme_follow_up_answers_about_iphones_from_the_page_it_is_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's ``--replay ask -c "Which iPhones get it?"`` after the demo question: the
+    extractive reader quotes The Verge's iPhone sentence, never a lemon tree's "Which ...?"."""
+    cache = str(import_demo(tmp_path))
+    assert main(["--cache", cache, *ask("--reader", "extractive", "--pruner", "bm25")]) == 0
+    capsys.readouterr()
+    argv = ["--cache", cache, "--replay", "ask", "-c", "--reader", "extractive"]
+    assert main([*argv, "Which iPhones get it?"]) == 0
+    answer = capsys.readouterr().out.split("\nSources:\n")[0]
+    quoted = [line for line in answer.splitlines() if line.startswith("- ")]
+    assert quoted and all(line.endswith("[3]") for line in quoted)  # The Verge, source 3
+    assert "iPhone XS" in quoted[0]
+    assert "lemon" not in answer.casefold() and "hard drive" not in answer.casefold()
