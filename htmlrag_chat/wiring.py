@@ -257,6 +257,7 @@ class AgentOptions:
     prune: PruneSettings = field(default_factory=PruneSettings)
     rounds: int = default("research.rounds")
     pages: int = default("research.pages")
+    max_queries: int = default("research.max_queries")
     replay: bool = False
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
     deadline: float | None = default("web.deadline")  # seconds after the first page
@@ -305,5 +306,6 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
         emit=emit,
         rounds=options.rounds,
         max_pages=options.pages,
+        max_queries=options.max_queries,
         deadline=options.deadline,
     )

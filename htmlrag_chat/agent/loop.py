@@ -76,7 +76,7 @@ class Agent:
     counter: TokenCounter
     emit: EventSink = ignore
     rounds: int = default("research.rounds")  # a second round only when sources are missing
-    max_queries: int = 3  # searches per round, sub-queries included
+    max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
     _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)

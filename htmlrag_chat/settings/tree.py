@@ -111,6 +111,10 @@ SETTINGS: tuple[Setting, ...] = (
     # -- research: how far a question looks
     Setting("research", "rounds", Integer(), 2, "search rounds at most", ANSWERING),
     Setting("research", "pages", Integer(), 10, "pages read per round", ANSWERING),
+    Setting(
+        "research", "max_queries", Integer(), 3,
+        "searches per round at most, the sub-queries of a comparison included", ANSWERING,
+    ),
     # -- prune: what the reader gets
     Setting(
         "prune", "pruner", Choice(PRUNERS), "two-stage",
