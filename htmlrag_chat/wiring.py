@@ -49,9 +49,10 @@ def install_hint(model: str) -> str:
         return f"{SERVER_HINT}, or download the model: htmlrag-chat models pull {model}" + (
             " (Llama needs its licence accepted on the hub)" if "llama" in model.lower() else ""
         )
+    serving = "" if model.startswith(("/", ".", "~")) else f" serving {model!r}"
     return (
-        f"{SERVER_HINT} serving {model!r}, or download a local reader: htmlrag-chat models "
-        f"pull {DEFAULT_READER_MODEL} (Llama needs its licence accepted on the hub)"
+        f"{SERVER_HINT}{serving}, or download a local reader: htmlrag-chat models pull "
+        f"{DEFAULT_READER_MODEL} (Llama needs its licence accepted on the hub)"
     )
 
 

@@ -137,7 +137,7 @@ def store_options(default: object = None, refresh: bool = False) -> argparse.Arg
     parser = argparse.ArgumentParser(add_help=False)
     group = parser.add_argument_group("cache")
     group.add_argument(
-        "--cache", type=Path, default=default,
+        "--cache", type=Path, default=default, metavar="FILE",
         help="the cache file (default $HTMLRAG_CHAT_CACHE, else the user cache directory)",
     )  # fmt: skip
     group.add_argument(
