@@ -144,8 +144,7 @@ class Url(Kind):
         text = _text(value).strip()
         try:
             parts = urlsplit(text)
-            if parts.port is not None and parts.port == 0:  # .port raises on a bad port
-                raise ValueError("port 0")
+            _ = parts.port  # raises on a port that is not a number from 0 to 65535
         except ValueError as error:
             raise ValueError(f"is not a URL ({error}): {_shown(text)}") from None
         if parts.scheme not in ("http", "https") or not parts.hostname or " " in text:
