@@ -52,3 +52,25 @@ def test_the_documented_table_is_the_declared_settings() -> None:
     text = DOC.read_text(encoding="utf-8")
     documented = text[text.index(START) :].split("\n", 1)[1].split(END)[0].strip()
     assert documented == table(), f"docs/settings.md should list:\n{table()}"
+
+
+def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default() -> None:
+    """What a new setting needs besides its entry: the field that carries it, defaulting
+    to the tree's value (so the number is written once)."""
+    from dataclasses import fields
+
+    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.web.search import SearchSettings
+    from htmlrag_chat.wiring import AgentOptions, PruneSettings
+
+    holders = {
+        "reader": ReaderSettings,
+        "prune": PruneSettings,
+        "search": SearchSettings,
+        "research": AgentOptions,
+        "web": AgentOptions,
+    }
+    for setting in SETTINGS:
+        defaults = {f.name: f.default for f in fields(holders[setting.section])}
+        assert setting.name in defaults, f"add {setting.name} to {holders[setting.section]}"
+        assert defaults[setting.name] == setting.default, setting.key
