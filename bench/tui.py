@@ -97,8 +97,7 @@ def main() -> int:
             shutil.copy(folder / "recording.db", cache_path)
             options = AgentOptions(
                 reader=reader,
-                prune=PruneSettings(gen_model=model, device=device),
-                tokenizer=args.tokenizer,
+                prune=PruneSettings(gen_model=model, device=device, tokenizer=args.tokenizer),
                 replay=True,
             )
             with Store.open(cache_path) as cache:

@@ -6,7 +6,7 @@ Every failure a user can cause is one line on stderr and a documented exit code
 Results go to stdout, progress and notices to stderr, so output can be piped. Our own
 output has no colour; what colours (argparse's help from Python 3.14, the chat app through
 Textual) honours ``NO_COLOR`` itself. Shell completion for bash and zsh comes from
-argcomplete, which runs this parser: ``eval "$(register-python-argcomplete htmlrag-chat)"``.
+argcomplete, which runs this parser: ``eval "$(htmlrag-chat completion bash)"``.
 """
 
 from __future__ import annotations
@@ -17,11 +17,30 @@ import sys
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
-from htmlrag_chat.commands import ask, cache, chat, config, history, html, mcp, models, web
+from htmlrag_chat.commands import (
+    ask,
+    cache,
+    chat,
+    completion,
+    config,
+    history,
+    html,
+    mcp,
+    models,
+    web,
+)
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
-from htmlrag_chat.commands.common import EPILOG, PROG, Parser, error, store_options
-from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
-from htmlrag_chat.web.settings import search_options
+from htmlrag_chat.commands.common import (
+    EPILOG,
+    PROG,
+    Parser,
+    error,
+    examples_text,
+    replay_hint,
+    store_options,
+)
+from htmlrag_chat.commands.options import add_setting_options
+from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)
+    hint = replay_hint(sys.argv[1:] if argv is None else argv)
+    if hint is not None:  # argparse would take the file for a command or a question
+        error(hint)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
@@ -54,19 +77,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+EXAMPLES = (
+    ("htmlrag-chat", "open the chat app"),
+    ('htmlrag-chat ask "Who designed the Eiffel tower?"', "one answer, with cited sources"),
+    ("htmlrag-chat COMMAND --help", "what a command does, its options and examples"),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog=PROG,
-        description="Local web-search answers from pruned HTML (HtmlRAG).",
-        epilog=EPILOG,
+        description="Local web-search answers from pruned HTML (HtmlRAG). With no command: "
+        "the chat app, which takes the options below.",
+        epilog=f"{examples_text(EXAMPLES)}\n\n{EPILOG}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[store_options(), ask.reader_options(), search_options()],
+        parents=[store_options(refresh=True)],
     )
+    add_setting_options(parser, "chat")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.set_defaults(handler=chat.run_chat)
     commands = parser.add_subparsers(
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
-    for module in (ask, history, config, models, web, cache, html, evaluation, mcp):
+    for module in (ask, history, config, models, web, cache, html, evaluation, mcp, completion):
         module.add_commands(commands)
     return parser

@@ -89,7 +89,7 @@ def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inve
         reader,
         pruner_row(prune.gen_model, prune.pruner, device, cache_dir),
         embedding_row(prune.embed_model, prune.pruner, device, cache_dir),
-        tokenizer_row(options.tokenizer, reader, cache_dir),
+        tokenizer_row(options.prune.tokenizer, reader, cache_dir),
     ]
     return Inventory(rows, servers, device, device_note)
 

@@ -17,23 +17,32 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
-from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
+from htmlrag_chat.recipe import Recipe
+from htmlrag_chat.scoring import BlockScorer
+from htmlrag_chat.settings.tree import default
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.scoring.embed import EmbeddingCache, EmbeddingScorer
+    from htmlrag_chat.settings.sources import Resolved
 
 
 @dataclass(frozen=True)
 class PruneSettings:
-    pruner: str = DEFAULT_PRUNER  # one of ``recipe.PRUNERS``
-    budget: int = 4096  # tokens of pruned HTML the reader gets (the paper's final budget)
-    coarse_budget: int | None = None  # two-stage: the first stage's (default 2x budget)
-    max_words: int | None = None  # block size of the last stage (default: from the budget)
-    coarse_max_words: int | None = None  # two-stage: block size of the first stage
-    embed_model: str = DEFAULT_EMBED_MODEL
-    gen_model: str = DEFAULT_GEN_MODEL
-    device: str = "auto"
+    """The ``[prune]`` section of the settings tree, and the device models run on."""
+
+    pruner: str = default("prune.pruner")  # one of ``settings.tree.PRUNERS``
+    budget: int = default("prune.budget")  # tokens of pruned HTML the reader gets
+    coarse_budget: int | None = default("prune.coarse_budget")  # two-stage: default 2x budget
+    max_words: int | None = default("prune.max_words")  # last stage's block size
+    coarse_max_words: int | None = default("prune.coarse_max_words")  # first stage's
+    embed_model: str = default("prune.embed_model")
+    gen_model: str = default("prune.gen_model")
+    tokenizer: str | None = default("prune.tokenizer")  # None: the reader's, else Llama-3's
+    device: str = default("reader.device")
+
+    @classmethod
+    def of(cls, settings: Resolved) -> PruneSettings:
+        return cls(**settings.section("prune"), device=settings["reader.device"])
 
 
 def build_recipe(

@@ -19,11 +19,6 @@ from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS
 from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.scoring import BlockScorer
 
-# The pruning choices of ``ask --pruner`` and ``prune --pruner``: ``two-stage`` is HtmlRAG's
-# (the fused first stage, then the generative pruner; the first stage alone when the pruner
-# is not installed), the others one stage with one scorer.
-PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
-DEFAULT_PRUNER = "two-stage"
 COARSE_FACTOR = 2  # two-stage: the first stage prunes to this many times the final budget
 FINE_MAX_WORDS = 128  # the generative stage's granularity in the paper
 MIN_BLOCK_WORDS = 32  # below this a block is a phrase; tags would cost more than its words

@@ -75,8 +75,10 @@ class WebRecorder:
             backend=None if self.replay else settings.cache_key(),
             max_age=None if self.replay else self.max_age,
         )
-        if cached is not None:
-            return [result for result in cached if allowed(result.url, settings)]
+        if cached is not None:  # recorded with more results than asked for now: the first ones
+            return [result for result in cached if allowed(result.url, settings)][
+                : settings.max_results
+            ]
         if self.replay:
             raise MissingFromRecording(f"query {NOT_RECORDED}: {query!r}")
         results = await self.searcher.search(query)

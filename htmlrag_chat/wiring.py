@@ -8,17 +8,22 @@ answers. Only assembly lives here; what each part is made of is decided below it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
+from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import check_device
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
 from htmlrag_chat.prune_factory import PruneSettings, build_recipe, warm_up
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.recipe import Recipe
+from htmlrag_chat.safety import safe_url
+from htmlrag_chat.settings.sources import Resolved
+from htmlrag_chat.settings.tree import default
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
 from htmlrag_chat.web.settings import SearchSettings
 
@@ -27,18 +32,37 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.store.db import Store
 
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
-INSTALL_HINT = (
+SERVER_HINT = (
     "for LLM answers, start Ollama, LM Studio, llama.cpp's server or vLLM (found on their "
-    "default ports), or download the model: htmlrag-chat models pull {model} (Llama needs "
-    "its licence accepted on the hub)"
+    "default ports)"
 )
+
+
+def install_hint(model: str) -> str:
+    """How to get an LLM reader: a server, or ``models pull`` of a hub id (``owner/name``).
+    A server's model name (``llama3.1:8b``) is not one, so ``pull`` is offered for the
+    default model instead of a command that would be refused."""
+    if is_hub_id(model):
+        return f"{SERVER_HINT}, or download the model: htmlrag-chat models pull {model}" + (
+            " (Llama needs its licence accepted on the hub)" if "llama" in model.lower() else ""
+        )
+    serving = "" if model.startswith(("/", ".", "~")) else f" serving {model!r}"
+    return (
+        f"{SERVER_HINT}{serving}, or download a local reader: htmlrag-chat models pull "
+        f"{DEFAULT_READER_MODEL} (Llama needs its licence accepted on the hub)"
+    )
+
+
+def is_hub_id(model: str) -> bool:
+    """``owner/name`` as Hugging Face spells a repository (what ``models pull`` takes)."""
+    return re.fullmatch(r"[\w.-]+/[\w.-]+", model) is not None and not model.startswith(".")
 
 
 def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
     """The reader the settings name; ``auto`` takes a configured server, else a server found
     on this machine's loopback ports (saying which), else a local model already on disk,
     else the extractive reader with a notice saying how to get an LLM."""
-    from htmlrag_chat.reader.discover import answering_server
+    from htmlrag_chat.reader.discover import answering_server, unreachable
 
     kind = settings.reader
     if kind == "extractive":
@@ -53,6 +77,14 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
         choice = answering_server(settings.base_url, settings.model, settings.api_key, ports)
         if choice is not None:
             from htmlrag_chat.reader.openai import OpenAIChat
+
+            down = unreachable(choice.server.base_url) if choice.configured else None
+            if down is not None:
+                raise ReaderFailed(
+                    f"cannot reach the reader server at {safe_url(choice.server.base_url)} "
+                    f"({down}): start it, fix --base-url, or answer without it: "
+                    "--reader extractive"
+                )
 
             if kind == "auto":
                 emit(Notice(choice.line()))
@@ -76,8 +108,7 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
     except ModelUnavailable as error:
         if not local_only:
             raise
-        hint = INSTALL_HINT.format(model=model)
-        emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
+        emit(Notice(f"no local reader ({error}): answering extractively; {install_hint(model)}"))
         return ExtractiveReader()
     return LLMReader(chat, "local", settings.max_tokens)
 
@@ -111,13 +142,28 @@ class AgentOptions:
 
     reader: ReaderSettings = field(default_factory=ReaderSettings)
     prune: PruneSettings = field(default_factory=PruneSettings)
-    tokenizer: str | None = None
-    rounds: int = 2
-    pages: int = 10
+    rounds: int = default("research.rounds")
+    pages: int = default("research.pages")
+    max_queries: int = default("research.max_queries")
     replay: bool = False
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
-    deadline: float | None = DEFAULT_DEADLINE  # seconds after the first page to wait for more
+    deadline: float | None = default("web.deadline")  # seconds after the first page
     search: SearchSettings = field(default_factory=SearchSettings)
+
+    @classmethod
+    def of(
+        cls, settings: Resolved, replay: bool = False, refresh: float | None = None
+    ) -> AgentOptions:
+        """The options the settings in effect give, each section to its dataclass."""
+        return cls(
+            reader=ReaderSettings(**settings.section("reader")),
+            prune=PruneSettings.of(settings),
+            search=SearchSettings(**settings.section("search")),
+            replay=replay,
+            refresh=refresh,
+            **settings.section("research"),
+            **settings.section("web"),
+        )
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
@@ -159,6 +205,7 @@ class Parts:
             emit=emit,
             rounds=options.rounds,
             max_pages=pages or options.pages,
+            max_queries=options.max_queries,
             deadline=options.deadline,
         )
 
@@ -171,7 +218,7 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
     with stage(emit, "load") as counts:
         counts["warming"] = int(warm_up(options.prune))
         reader = build_reader(options.reader, emit)
-        counter = reader_counter(reader, options.tokenizer)
+        counter = reader_counter(reader, options.prune.tokenizer)
         if counter.notice:
             emit(Notice(counter.notice))
         prune = options.prune

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import argcomplete
 import pytest
 
 from tests.conftest import import_demo
@@ -40,13 +39,22 @@ def environment(command: Path, **extra: str) -> dict[str, str]:
     )
 
 
+def shell_code(command: Path, shell: str) -> str:
+    """What ``htmlrag-chat completion SHELL`` prints."""
+    done = subprocess.run(
+        ["htmlrag-chat", "completion", shell],
+        env=environment(command), capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return done.stdout
+
+
 def complete(command: Path, line: str) -> list[str]:
     """What bash offers for ``line`` (cursor at its end) with the completion function the
-    README tells users to install: ``eval "$(register-python-argcomplete htmlrag-chat)"``."""
+    README tells users to install: ``eval "$(htmlrag-chat completion bash)"``."""
     words = line.split() + ([""] if line.endswith(" ") else [])
     script = "\n".join(
         [
-            argcomplete.shellcode(["htmlrag-chat"], shell="bash"),
+            shell_code(command, "bash"),
             f"COMP_LINE={_quote(line)}; COMP_POINT=${{#COMP_LINE}}",
             f"COMP_WORDS=({' '.join(_quote(w) for w in words)}); COMP_CWORD={len(words) - 1}",
             f"_python_argcomplete htmlrag-chat {_quote(words[-1])} {_quote(words[-2])}",
@@ -72,8 +80,23 @@ def test_bash_completes_commands_options_and_choices(command: Path) -> None:
     assert complete(command, "htmlrag-chat hist") == ["history"]
     assert {"ask", "history", "config", "fetch", "cache"} <= set(complete(command, "htmlrag-chat "))
     assert set(complete(command, "htmlrag-chat ask --rep")) == {"--replay", "--replay-db"}
-    assert set(complete(command, "htmlrag-chat history ")) >= {"show", "export"}
+    assert set(complete(command, "htmlrag-chat history ")) >= {"show", "export", "rm"}
+    assert set(complete(command, "htmlrag-chat completion ")) >= {"bash", "zsh", "fish"}
+    assert set(complete(command, "htmlrag-chat config ")) >= {"set", "init", "path"}
     assert complete(command, "htmlrag-chat --reader ") == ["local", "openai", "extractive", "auto"]
+
+
+def test_completion_prints_each_shells_code_and_refuses_others(command: Path) -> None:
+    assert "complete" in shell_code(command, "bash") and "htmlrag-chat" in shell_code(
+        command, "bash"
+    )
+    assert shell_code(command, "zsh").startswith("#compdef htmlrag-chat")
+    assert "complete --command htmlrag-chat" in shell_code(command, "fish")
+    done = subprocess.run(
+        ["htmlrag-chat", "completion", "tcsh"],
+        env=environment(command), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "invalid choice: 'tcsh'" in done.stderr
 
 
 def test_the_hook_answers_zsh_with_descriptions(command: Path) -> None:

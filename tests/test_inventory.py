@@ -45,7 +45,7 @@ def folder_files(folder: Path) -> dict[str, bytes]:
 def inventory(cache: Path, tokenizer: str | None = None, **reader: object) -> Inventory:
     settings = ReaderSettings(**({"probe_ports": ()} | reader))  # type: ignore[arg-type]
     options = AgentOptions(
-        reader=settings, prune=PruneSettings(gen_model="org/pruner"), tokenizer=tokenizer
+        reader=settings, prune=PruneSettings(gen_model="org/pruner", tokenizer=tokenizer)
     )
     return take_inventory(options, cache_dir=cache)
 

@@ -32,6 +32,7 @@ BASE = (
     "htmlrag_chat.imports",
     "htmlrag_chat.device",
     "htmlrag_chat.hub",
+    "htmlrag_chat.settings",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
@@ -91,7 +92,7 @@ CONTRACTS = (
         only=(),
     ),
     Contract(
-        "the base modules (errors, events, safety, devices, the hub...) import only each other",
+        "the base modules (errors, events, safety, devices, the hub, the settings tree...) import only each other",
         BASE,
         only=BASE,
     ),

@@ -26,7 +26,6 @@ from htmlrag_chat.agent.plan import (
     sufficiency_messages,
 )
 from htmlrag_chat.cancel import StopFlag, watching
-from htmlrag_chat.config import DEFAULT_DEADLINE
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import (
     AnswerDelta,
@@ -49,6 +48,7 @@ from htmlrag_chat.reader.literal import Quoted, escape_markdown
 from htmlrag_chat.reader.llm import render_sources
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.safety import terminal_safe, text_safe
+from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
 
@@ -76,10 +76,10 @@ class Agent:
     stages: Sequence[Stage]
     counter: TokenCounter
     emit: EventSink = ignore
-    rounds: int = 2  # search rounds at most; a second one only when sources are missing
-    max_queries: int = 3  # searches per round, sub-queries included
-    max_pages: int = 10  # pages per round
-    deadline: float | None = DEFAULT_DEADLINE  # seconds after the first page to wait for more
+    rounds: int = default("research.rounds")  # a second round only when sources are missing
+    max_queries: int = default("research.max_queries")  # sub-queries included
+    max_pages: int = default("research.pages")  # pages per round
+    deadline: float | None = default("web.deadline")  # seconds after the first page
     _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:

@@ -15,35 +15,22 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Collection
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
     add_command,
     error,
     open_store,
-    positive_float,
     positive_int,
     progress_printer,
     replaying,
     store_options,
 )
 from htmlrag_chat.commands.history import find_conversation
-from htmlrag_chat.config import (
-    DEFAULT_DEADLINE,
-    READERS,
-    load_deadline,
-    load_reader_settings,
-    resolve_search_settings,
-)
+from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink, stage
-from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
 from htmlrag_chat.safety import one_line, safe_url
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
-from htmlrag_chat.web.settings import search_options, search_overrides
-from htmlrag_chat.wiring import AgentOptions, PruneSettings
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
@@ -51,16 +38,24 @@ if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
     from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.store.db import Store
+    from htmlrag_chat.wiring import AgentOptions
 
 MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
+
+
+EXAMPLES = (
+    ('htmlrag-chat ask "Who designed the Eiffel tower?"', "answer with cited sources"),
+    ('htmlrag-chat ask -c "Which iPhones get it?"', "follow up the last conversation"),
+    ("htmlrag-chat --replay-db demo.sqlite3 ask -m qwen2.5:7b --json -", "question on stdin"),
+)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     ask = add_command(
         commands, "ask", "answer a question from the web, with cited sources", run_ask,
-        [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS),
-         search_options(argparse.SUPPRESS)],
+        [store_options(argparse.SUPPRESS, refresh=True)], EXAMPLES,
     )  # fmt: skip
+    add_setting_options(ask, "ask")
     ask.add_argument(
         "question", nargs="?", metavar="QUESTION",
         help="the question; '-' or none (with stdin not a terminal) reads it from stdin",
@@ -79,111 +74,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
-def reader_options(default: object = None, hidden: Collection[str] = ()) -> argparse.ArgumentParser:
-    """Reader and research options, taken by ``ask`` and by the chat app (the bare command).
-
-    The chat app's copy sits on the top-level parser with the real defaults; ``ask``'s copy
-    uses ``argparse.SUPPRESS`` so that it never overwrites a value given before ``ask``.
-    Commands that take the options but ignore some (``models``, ``config``) name those in
-    ``hidden``: they are still accepted, as before any command, but left out of the help.
-    """
-
-    def pick(value: object) -> object:
-        return value if default is None else default
-
-    parser = argparse.ArgumentParser(add_help=False)
-    reader = parser.add_argument_group("reader")
-    reader.add_argument(
-        "--reader", choices=READERS, default=pick(None),
-        help="auto (default: the configured server, else Ollama, LM Studio, llama.cpp or vLLM "
-        "found on 127.0.0.1, else a local model on disk, else extractive), local (transformers), "
-        "openai (the server at --base-url), extractive (no LLM)",
-    )  # fmt: skip
-    reader.add_argument(
-        "--model", default=pick(None), help="reader model: hub id, local path, or the server's name"
-    )
-    reader.add_argument(
-        "--base-url", default=pick(None),
-        help="OpenAI-compatible server, e.g. http://localhost:11434/v1",
-    )  # fmt: skip
-    reader.add_argument(
-        "--config", type=Path, default=pick(None), help="settings file (default: see README)"
-    )
-    reader.add_argument(
-        "--max-tokens", type=positive_int, default=pick(None), help="longest answer (default 512)"
-    )
-    research = parser.add_argument_group("research")
-    research.add_argument(
-        "--rounds", type=positive_int, default=pick(2), help="search rounds at most (default 2)"
-    )
-    research.add_argument(
-        "--pages", type=positive_int, default=pick(10), help="pages read per round (default 10)"
-    )
-    research.add_argument(
-        "--deadline", type=positive_float, default=pick(None), metavar="SECONDS",
-        help="go on without pages still downloading this long after the first one arrived "
-        f"(they are cached for the next question; default: deadline in the [web] table of the "
-        f"config file, else {DEFAULT_DEADLINE:g})",
-    )  # fmt: skip
-    research.add_argument(
-        "--pruner", choices=PRUNERS, default=pick(DEFAULT_PRUNER),
-        help="two-stage (the fused stage, then the generative pruner when installed), or one "
-        "stage of: fused (BM25 + embeddings), embed, bm25, gen",
-    )  # fmt: skip
-    research.add_argument(
-        "--budget", type=positive_int, default=pick(4096),
-        help="tokens of pruned HTML for the reader (default 4096)",
-    )  # fmt: skip
-    research.add_argument("--embed-model", default=pick(DEFAULT_EMBED_MODEL))
-    research.add_argument("--gen-model", default=pick(DEFAULT_GEN_MODEL))
-    research.add_argument(
-        "--device", default=pick(None), help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
-    )
-    research.add_argument(
-        "--tokenizer", default=pick(None),
-        help="count budgets with this tokenizer (default: the local reader's, else Llama-3's, "
-        "else an approximation)",
-    )  # fmt: skip
-    for action in parser._actions:
-        if action.dest in hidden:
-            action.help = argparse.SUPPRESS
-    return parser
-
-
-def agent_options(args: argparse.Namespace) -> AgentOptions:
-    """The parsed reader and research options as the agent's settings."""
-    return AgentOptions(
-        reader=load_reader_settings(args.config, **reader_overrides(args)),
-        prune=PruneSettings(
-            pruner=args.pruner,
-            budget=args.budget,
-            embed_model=args.embed_model,
-            gen_model=args.gen_model,
-            device=args.device or "auto",
-        ),
-        tokenizer=args.tokenizer,
-        rounds=args.rounds,
-        pages=args.pages,
-        replay=replaying(args),
-        refresh=getattr(args, "refresh", None),
-        deadline=args.deadline if args.deadline is not None else load_deadline(args.config),
-        search=resolve_search_settings(args.config, search_overrides(args))[0],
-    )
-
-
-def reader_overrides(args: argparse.Namespace) -> dict[str, object]:
-    """The reader settings the options give (None: not given), by setting name."""
-    return {
-        "reader": args.reader,
-        "model": args.model,
-        "base_url": args.base_url,
-        "max_tokens": args.max_tokens,
-        "device": args.device,
-    }
-
-
 def run_ask(args: argparse.Namespace) -> int:
     question = read_question(args.question)
+    options = agent_options(args)  # a bad setting from any source stops here, before any work
     show = progress_printer(args.progress or sys.stderr.isatty())
 
     def emit(event: Event) -> None:
@@ -203,7 +96,7 @@ def run_ask(args: argparse.Namespace) -> int:
         session = ChatSession(store)
         if args.follow_up or args.conversation:
             session.open(find_conversation(store, args.conversation)["id"])
-        answer = asyncio.run(_answer(args, store, session, question, emit))
+        answer = asyncio.run(_answer(options, store, session, question, emit))
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -246,14 +139,14 @@ def _stdin_text() -> str:
 
 
 async def _answer(
-    args: argparse.Namespace, store: Store, session: ChatSession, question: str, emit: EventSink
+    options: AgentOptions, store: Store, session: ChatSession, question: str, emit: EventSink
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
     question, answer it with the conversation's turns, save the answer (not in a replay:
     its cache is read-only)."""
     from htmlrag_chat.wiring import build_agent
 
-    agent = build_agent(agent_options(args), store, emit)
+    agent = build_agent(options, store, emit)
     message_id = None if store.readonly else session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))

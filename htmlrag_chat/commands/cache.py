@@ -14,8 +14,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     cache = add_command(
         commands, "cache", "inspect, clear, vacuum, export or import the cache", run_cache,
         [store_options(argparse.SUPPRESS)],
+        [("htmlrag-chat cache stats", "size and counts, as JSON"),
+         ("htmlrag-chat cache export --jsonl recording.jsonl", "a recording to share"),
+         ("htmlrag-chat --cache demo.sqlite3 cache import --jsonl recording.jsonl", "replay it")],
     )  # fmt: skip
-    cache.add_argument("action", choices=["stats", "clear", "vacuum", "export", "import"])
+    cache.add_argument(
+        "action", choices=["stats", "clear", "vacuum", "export", "import"],
+        help="stats (JSON), clear (the web cache; conversations stay), vacuum (reclaim "
+        "space), export or import a recording (--jsonl)",
+    )  # fmt: skip
     cache.add_argument(
         "--searxng",
         type=Path,

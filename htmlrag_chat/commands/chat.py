@@ -2,7 +2,8 @@
 
 It takes the same cache, reader and research options as ``ask``. A replay's cache is
 read-only, so the conversations of a replay session go to a scratch file that is deleted
-at exit (the header says so).
+at exit (the header says so); it starts with a copy of the cache's conversations, so the
+History panel shows what ``htmlrag-chat history`` shows.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.commands.ask import agent_options
 from htmlrag_chat.commands.common import open_store
+from htmlrag_chat.commands.options import agent_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 if TYPE_CHECKING:
@@ -53,4 +54,5 @@ def history_store(cache: Store) -> Iterator[Store]:
         tempfile.TemporaryDirectory(prefix="htmlrag-chat-") as folder,
         Store.open(Path(folder) / "conversations.sqlite3") as scratch,
     ):
+        scratch.copy_conversations(cache)
         yield scratch

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import sys
@@ -11,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from htmlrag_chat.config import DEFAULT, Origin
 from htmlrag_chat.errors import EXIT_USAGE
 from htmlrag_chat.events import (
     Event,
@@ -26,6 +26,7 @@ from htmlrag_chat.events import (
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
 from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.settings.sources import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
@@ -33,7 +34,13 @@ if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
 PROG = "htmlrag-chat"
 REPLAY, REPLAY_DB = "--replay", "--replay-db"
 
-EPILOG = """exit codes:
+EPILOG = """settings:
+  every option of a setting can also be set in the config file, as `name = value` under
+  its [section] (htmlrag-chat config init writes one with all of them; config set KEY VALUE
+  changes one), or as HTMLRAG_CHAT_<NAME>; htmlrag-chat config shows each value in effect
+  and where it comes from.
+
+exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
   2  usage error (a bad option, a device or config file that cannot be used, an output
@@ -58,16 +65,29 @@ def add_command(
     summary: str,
     handler: object,
     parents: list[argparse.ArgumentParser] | None = None,
+    examples: Sequence[tuple[str, str]] = (),
 ) -> argparse.ArgumentParser:
+    """A command whose help ends with its ``examples`` (command line, what it does); the
+    exit codes are in the top-level help only."""
     command = commands.add_parser(
         name,
         help=summary,
-        epilog=EPILOG,
+        description=summary[:1].upper() + summary[1:] + ".",
+        epilog=examples_text(examples),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=parents or [],
     )
     command.set_defaults(handler=handler)
     return command
+
+
+def examples_text(examples: Sequence[tuple[str, str]]) -> str | None:
+    if not examples:
+        return None
+    lines = ["examples:"]
+    for line, what in examples:
+        lines += [f"  {line}", f"      {what}"]
+    return "\n".join(lines)
 
 
 class Parser(argparse.ArgumentParser):
@@ -97,13 +117,27 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(spelled + words[end:], namespace)
 
 
-def store_options(default: object = None) -> argparse.ArgumentParser:
-    """--cache, --replay, --replay-db and --refresh, accepted before or after the command name
-    (the copy after it uses SUPPRESS so that it never overwrites a value given before it)."""
+def replay_hint(words: Sequence[str]) -> str | None:
+    """Advice for ``--replay FILE`` (a flag followed by a file, which argparse then takes
+    for a command or a question): the two spellings that name the file."""
+    for flag, word in itertools.pairwise(words):
+        if (
+            flag == REPLAY
+            and not word.startswith("-")
+            and (word.endswith((".sqlite3", ".sqlite", ".db")) or Path(word).is_file())
+        ):
+            return f"{REPLAY} takes no file: {REPLAY}={word} or {REPLAY_DB} {word}"
+    return None
+
+
+def store_options(default: object = None, refresh: bool = False) -> argparse.ArgumentParser:
+    """--cache, --replay, --replay-db and (for the commands that search or fetch: ``refresh``)
+    --refresh, accepted before or after the command name (the copy after it uses SUPPRESS so
+    that it never overwrites a value given before it)."""
     parser = argparse.ArgumentParser(add_help=False)
     group = parser.add_argument_group("cache")
     group.add_argument(
-        "--cache", type=Path, default=default,
+        "--cache", type=Path, default=default, metavar="FILE",
         help="the cache file (default $HTMLRAG_CHAT_CACHE, else the user cache directory)",
     )  # fmt: skip
     group.add_argument(
@@ -115,10 +149,11 @@ def store_options(default: object = None) -> argparse.ArgumentParser:
         REPLAY_DB, type=replay_file, default=default, metavar="DB",
         help=f"replay DB instead of the cache file (also {REPLAY}=DB)",
     )  # fmt: skip
-    group.add_argument(
-        "--refresh", type=age_seconds, default=default, metavar="AGE",
-        help="redo searches and downloads cached longer ago than AGE (90s, 30m, 6h, 2d)",
-    )  # fmt: skip
+    if refresh:
+        group.add_argument(
+            "--refresh", type=age_seconds, default=default, metavar="AGE",
+            help="redo searches and downloads cached longer ago than AGE (90s, 30m, 6h, 2d)",
+        )  # fmt: skip
     return parser
 
 
@@ -215,16 +250,6 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive: {text}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text}")
     return value
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
     add_command,
@@ -13,6 +14,7 @@ from htmlrag_chat.commands.common import (
     progress_printer,
     store_options,
 )
+from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import TASKS, load_dataset
@@ -21,8 +23,10 @@ from htmlrag_chat.eval.methods import METHODS, Env
 from htmlrag_chat.eval.report import dumps, markdown
 from htmlrag_chat.eval.runner import EvalSettings, evaluate
 from htmlrag_chat.events import Notice, stage
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
-from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
+from htmlrag_chat.tokens import load_token_counter
+
+if TYPE_CHECKING:
+    from htmlrag_chat.wiring import PruneSettings
 
 DEFAULT_BUDGETS = "512,1024,2048"
 
@@ -34,6 +38,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "measure what cleaning and pruning keep, against plain-text and chunk baselines",
         run_eval,
         [store_options(argparse.SUPPRESS)],
+        [
+            ("htmlrag-chat eval retention retention.jsonl", "what cleaning and pruning keep"),
+            ("htmlrag-chat eval qa qa.jsonl --limit 20 --budget 1024", "a quick QA check"),
+        ],
     )
     command.description = """\
 retention: lines {url, file, with, without}, the page title as query; scores the share
@@ -43,10 +51,12 @@ qa: lines {id, question, answers, file}, mixed with --k distractor pages from --
   is in the context.
 Prints a Markdown table (method x budget); --out writes the JSON report. Results are
 kept in the cache file: a rerun resumes where an interrupted one stopped."""
-    command.add_argument("task", choices=TASKS)
-    command.add_argument("dataset", type=Path, metavar="DATASET.jsonl")
+    command.add_argument("task", choices=TASKS, help="what the dataset's lines hold (above)")
     command.add_argument(
-        "--budget", default=DEFAULT_BUDGETS, metavar="N,N,...",
+        "dataset", type=Path, metavar="DATASET.jsonl", help="one JSON object per line (above)"
+    )
+    command.add_argument(
+        "--budget", dest="budgets", default=DEFAULT_BUDGETS, metavar="N,N,...",
         help=f"token budgets (default {DEFAULT_BUDGETS})",
     )  # fmt: skip
     command.add_argument(
@@ -54,12 +64,6 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
         help=f"methods to compare (default all: {', '.join(METHODS)})",
     )  # fmt: skip
     command.add_argument("--limit", type=positive_int, metavar="N", help="the first N items only")
-    command.add_argument(
-        "--tokenizer",
-        metavar="PATH_OR_ID",
-        help=f"tokenizer path or hub id for every method's budget (default {DEFAULT_TOKENIZER}; "
-        "'approx' for the built-in approximation, also used when it cannot be loaded)",
-    )
     command.add_argument(
         "--out", type=Path, metavar="FILE", help="write the JSON report to this file"
     )
@@ -75,30 +79,23 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
         "--k", type=int, default=9, help="qa: distractor pages per single-page question"
     )
     command.add_argument("--seed", type=int, default=0, help="qa: seed for draws and positions")
-    command.add_argument(
-        "--embed-model", default=DEFAULT_EMBED_MODEL, metavar="ID_OR_PATH",
-        help=f"sentence-transformers id or path (default {DEFAULT_EMBED_MODEL}, bundled)",
-    )  # fmt: skip
-    command.add_argument(
-        "--gen-model", default=DEFAULT_GEN_MODEL, metavar="ID_OR_PATH",
-        help=f"causal LM id or path for htmlrag-two-stage (default {DEFAULT_GEN_MODEL})",
-    )  # fmt: skip
-    command.add_argument(
-        "--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
-    )
+    add_setting_options(command, "eval")
     command.add_argument(
         "--progress", action="store_true", help="show progress on stderr even when not a terminal"
     )
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    budgets = parse_budgets(args.budget)
+    from htmlrag_chat.wiring import PruneSettings
+
+    budgets = parse_budgets(args.budgets)
+    prune = PruneSettings.of(settings_of(args))
     methods = parse_methods(args.methods)
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
     items = load_dataset(args.task, args.dataset, args.limit)
-    tokenizer = load_token_counter(args.tokenizer)
+    tokenizer = load_token_counter(prune.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
     settings = EvalSettings(
@@ -111,7 +108,7 @@ def run_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         pool=args.pool,
     )
-    env = Env(tokenizer.counter, args.embed_model, args.gen_model, _device(args, methods))
+    env = Env(tokenizer.counter, prune.embed_model, prune.gen_model, _device(prune, methods))
     with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:
         report, done = evaluate(items, settings, env, EvalCache(store), emit)
         counts.update(computed=done.computed, cached=done.cached)
@@ -146,10 +143,10 @@ def parse_methods(text: str) -> tuple[str, ...]:
     return names
 
 
-def _device(args: argparse.Namespace, methods: tuple[str, ...]) -> str:
+def _device(prune: PruneSettings, methods: tuple[str, ...]) -> str:
     """The device models run on; torch is imported only when a method uses a model."""
     if not any(METHODS[name].models for name in methods):
-        return args.device
+        return prune.device
     from htmlrag_chat.device import pick_device
 
-    return pick_device(args.device)
+    return pick_device(prune.device)

@@ -2,7 +2,8 @@
 
 ``history`` lists them, the most recently active first (id, time, questions, reader, title;
 ``-n``, ``--search``, ``--json``); ``history show ID`` prints one as Markdown, or as JSON;
-``history export ID`` writes the file the chat app's Ctrl+S writes, through the same code.
+``history export ID`` writes the file the chat app's Ctrl+S writes, through the same code;
+``history rm ID`` deletes one (its questions, answers and sources; the web cache stays).
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ COLUMNS = ("ID", "TIME", "TURNS", "READER", "TITLE")
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     history = add_command(
-        commands, "history", "list, show or export the kept conversations", run_list,
+        commands, "history", "list, show, export or delete the kept conversations", run_list,
         [store_options(argparse.SUPPRESS)],
+        [("htmlrag-chat history -s eiffel", "the conversations that mention it"),
+         ("htmlrag-chat history show 3", "conversation 3 as Markdown"),
+         ("htmlrag-chat history rm 3", "delete it")],
     )  # fmt: skip
     history.add_argument(
         "-n", "--limit", type=positive_int, default=20, metavar="N",
@@ -46,17 +50,26 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     history.add_argument("--json", action="store_true", help="print JSON instead")
     actions = history.add_subparsers(title="actions (none: list)", metavar="ACTION")
-    for name, summary, handler in (
-        ("show", "print a conversation as Markdown (or --json)", run_show),
-        ("export", "write a conversation as Markdown, as the chat app's Ctrl+S", run_export),
-    ):
-        action = add_command(actions, name, summary, handler, [store_options(argparse.SUPPRESS)])
+    for name, summary, handler, examples in (
+        ("show", "print a conversation as Markdown (or --json)", run_show,
+         [("htmlrag-chat history show 3", "as Markdown"),
+          ("htmlrag-chat history show 3 --json", "with every answer's sources")]),
+        ("export", "write a conversation as Markdown, as the chat app's Ctrl+S", run_export,
+         [("htmlrag-chat history export 3", "conversation-3-TITLE.md here"),
+          ("htmlrag-chat history export 3 --out-dir notes", "into notes/")]),
+        ("rm", "delete a conversation (the cached searches and pages stay)", run_rm,
+         [("htmlrag-chat history rm 3", "delete conversation 3"),
+          ("htmlrag-chat history -s eiffel", "find the ID first")]),
+    ):  # fmt: skip
+        action = add_command(
+            actions, name, summary, handler, [store_options(argparse.SUPPRESS)], examples
+        )
         action.add_argument("id", type=positive_int, metavar="ID", help="from the list")
         if name == "show":
             action.add_argument(
                 "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead"
             )
-        else:
+        elif name == "export":
             action.add_argument(
                 "--out-dir", type=Path, default=Path(), metavar="DIR",
                 help="where to write conversation-ID-TITLE.md (default: here)",
@@ -101,6 +114,16 @@ def run_export(args: argparse.Namespace) -> int:
             reason = error.strerror or error
             raise UserError(f"cannot write into {args.out_dir}: {reason}") from None
     print(path)
+    return EXIT_OK
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        if store.readonly:
+            raise UserError("a replay's cache is read-only: nothing can be deleted from it")
+        summary = find_conversation(store, args.id)
+        store.delete_conversation(args.id)
+    print(f"deleted conversation {args.id}: {one_line(summary['title'])}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -8,76 +8,50 @@ import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
     add_command,
     error,
     open_store,
-    positive_int,
     progress_printer,
     read_input,
     store_options,
 )
+from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
 from htmlrag_chat.events import Event, EventSink, Notice, StageFinished
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
-from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
-from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
+from htmlrag_chat.tokens import load_token_counter
+
+if TYPE_CHECKING:
+    from htmlrag_chat.prune_factory import PruneSettings
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    clean = add_command(commands, "clean", "clean HTML files (query-independent)", run_clean)
-    clean.add_argument("files", nargs="+", metavar="FILE")
+    clean = add_command(
+        commands, "clean", "clean HTML files (query-independent)", run_clean,
+        examples=[("htmlrag-chat clean page.html", "the cleaned HTML on stdout"),
+                  ("htmlrag-chat clean --out-dir cleaned *.html", "one cleaned file per input")],
+    )  # fmt: skip
+    clean.add_argument("files", nargs="+", metavar="FILE", help="HTML files to clean")
     clean.add_argument("--out-dir", type=Path, help="write one cleaned file per input here")
     clean.add_argument("--encoding", help="charset of the inputs (default: detect)")
 
     prune = add_command(
-        commands,
-        "prune",
-        "prune HTML files to a token budget for a query",
-        run_prune,
+        commands, "prune", "prune HTML files to a token budget for a query", run_prune,
         [store_options(argparse.SUPPRESS)],
-    )
-    prune.add_argument("files", nargs="+", metavar="FILE")
-    prune.add_argument("--query", "-q", required=True, help="the question the pages must answer")
-    prune.add_argument("--budget", type=positive_int, required=True, help="token budget")
-    prune.add_argument(
-        "--pruner", "--scorer", dest="pruner", choices=PRUNERS, default=DEFAULT_PRUNER,
-        help="two-stage (what ask runs: the fused stage to --coarse-budget, then the "
-        "generative pruner to --budget; the fused stage alone when the pruner is not "
-        "installed), or one stage of: fused (BM25 + embeddings), embed, bm25, gen",
+        [("htmlrag-chat prune -q 'Who designed it?' --budget 512 page.html", "what ask keeps"),
+         ("htmlrag-chat prune -q 'tallest tower' --pruner bm25 --stats *.html", "BM25 alone")],
     )  # fmt: skip
+    prune.add_argument("files", nargs="+", metavar="FILE", help="HTML files, pruned together")
     prune.add_argument(
-        "--max-words", type=positive_int,
-        help="words per block of the (last) stage (default: an eighth of its budget, 32-256)",
+        "--query", "-q", required=True, metavar="QUESTION",
+        help="the question the pages must answer",
     )  # fmt: skip
-    prune.add_argument(
-        "--coarse-budget", type=positive_int, help="two-stage: budget of the first stage "
-        "(default twice --budget)",
-    )  # fmt: skip
-    prune.add_argument(
-        "--coarse-max-words", type=positive_int,
-        help="two-stage: words per block of the first stage (default: from its budget)",
-    )  # fmt: skip
-    prune.add_argument(
-        "--embed-model", default=DEFAULT_EMBED_MODEL,
-        help=f"sentence-transformers id or path (default {DEFAULT_EMBED_MODEL}, bundled)",
-    )  # fmt: skip
-    prune.add_argument(
-        "--gen-model", default=DEFAULT_GEN_MODEL,
-        help=f"causal LM id or path for generative scores (default {DEFAULT_GEN_MODEL})",
-    )  # fmt: skip
-    prune.add_argument(
-        "--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, mps"
-    )
-    prune.add_argument(
-        "--tokenizer",
-        help=f"tokenizer path or hub id for counting (default {DEFAULT_TOKENIZER}; 'approx' "
-        "for the built-in approximation, also used when the tokenizer cannot be loaded)",
-    )
+    add_setting_options(prune, "prune")
     prune.add_argument("--encoding", help="charset of the inputs (default: detect)")
     prune.add_argument("--stats", action="store_true", help="print a JSON line of stats to stderr")
     prune.add_argument(
@@ -132,6 +106,9 @@ def write_output(path: Path, text: str) -> None:
 
 
 def run_prune(args: argparse.Namespace) -> int:
+    from htmlrag_chat.prune_factory import PruneSettings
+
+    settings = PruneSettings.of(settings_of(args))
     show = progress_printer(args.progress or sys.stderr.isatty())
     stage_ms: dict[str, float] = {}
 
@@ -151,17 +128,17 @@ def run_prune(args: argparse.Namespace) -> int:
     for failure in failures:
         error(str(failure))
 
-    tokenizer = load_token_counter(args.tokenizer)
+    tokenizer = load_token_counter(settings.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
     with ExitStack() as resources:
-        stages = prune_stages(args, resources, emit)
+        stages = prune_stages(args, settings, resources, emit)
         results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
     html = results[-1].result.document.to_html()
     if html:
         sys.stdout.write(html + "\n")
     elif visible_text(loaded.document.root):
-        emit(Notice(f"no block fits in {args.budget} tokens: the result is empty"))
+        emit(Notice(f"no block fits in {settings.budget} tokens: the result is empty"))
     elif inputs and len(failures) < len(args.files):
         emit(Notice("no visible text in the input: the result is empty"))
     if args.stats:
@@ -173,7 +150,7 @@ def run_prune(args: argparse.Namespace) -> int:
             "blocks_kept": len(last.kept),
             "tokens_before": first.tokens_before,
             "tokens_after": last.tokens_after,
-            "budget": args.budget,
+            "budget": settings.budget,
             "tokenizer": tokenizer.counter.name,
             "tokenizer_exact": tokenizer.counter.exact,
             "tokenizer_notice": tokenizer.notice,
@@ -198,24 +175,16 @@ def run_prune(args: argparse.Namespace) -> int:
     return EXIT_INPUT if failures else EXIT_OK
 
 
-def prune_stages(args: argparse.Namespace, resources: ExitStack, emit: EventSink) -> list[Stage]:
-    """The stages of the recipe the options name (``prune_factory.build_recipe``, as ``ask``);
-    the embedding stage keeps its block embeddings in the cache file."""
-    from htmlrag_chat.prune_factory import PruneSettings, build_recipe
+def prune_stages(
+    args: argparse.Namespace, settings: PruneSettings, resources: ExitStack, emit: EventSink
+) -> list[Stage]:
+    """The stages of the recipe the options name (``prune_factory.build_recipe``, as
+    ``ask``); the embedding stage keeps its block embeddings in the cache file."""
+    from htmlrag_chat.prune_factory import build_recipe
 
-    settings = PruneSettings(
-        pruner=args.pruner,
-        budget=args.budget,
-        coarse_budget=args.coarse_budget,
-        max_words=args.max_words,
-        coarse_max_words=args.coarse_max_words,
-        embed_model=args.embed_model,
-        gen_model=args.gen_model,
-        device=args.device,
-    )
     cache = None
     if settings.pruner != "bm25":
         from htmlrag_chat.store.embeddings import embeddings_for
 
         cache = embeddings_for(resources.enter_context(open_store(args)))
-    return build_recipe(settings, emit, cache).stages(args.budget)
+    return build_recipe(settings, emit, cache).stages(settings.budget)

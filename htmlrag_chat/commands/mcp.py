@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from htmlrag_chat.commands.ask import agent_options, reader_options
 from htmlrag_chat.commands.chat import history_store
 from htmlrag_chat.commands.common import add_command, open_store, progress_printer, store_options
+from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, UserError
 
 DEFAULT_PORT = 8765
@@ -22,8 +22,12 @@ DEFAULT_PORT = 8765
 def add_commands(commands: argparse._SubParsersAction) -> None:
     mcp = add_command(
         commands, "mcp", "serve web context and answers to agents (MCP over stdio, or --http)",
-        run_mcp, [store_options(argparse.SUPPRESS), reader_options(argparse.SUPPRESS)],
+        run_mcp, [store_options(argparse.SUPPRESS, refresh=True)],
+        [("htmlrag-chat mcp", "stdio, as agents launch it"),
+         ("htmlrag-chat --replay-db demo.sqlite3 mcp", "offline, from a recording"),
+         ("htmlrag-chat mcp --http --port 8765", "streamable HTTP on 127.0.0.1:8765/mcp")],
     )  # fmt: skip
+    add_setting_options(mcp, "mcp")
     mcp.add_argument(
         "--http", action="store_true",
         help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio",

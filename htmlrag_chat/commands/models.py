@@ -11,13 +11,14 @@ import argparse
 import json
 import sys
 
-from htmlrag_chat.commands.ask import agent_options, reader_options
 from htmlrag_chat.commands.common import add_command
+from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.hub import download, require_hub
 from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import one_line
+from htmlrag_chat.wiring import is_hub_id
 
 _WHERE = {
     "folder": "folder",
@@ -30,19 +31,22 @@ _WHERE = {
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    ignored = ("max_tokens", "rounds", "pages", "deadline", "budget")
-    options = [reader_options(argparse.SUPPRESS, hidden=ignored)]
     models = add_command(
         commands, "models",
         "the model of each role: where it is, present or missing, size, device", run_models,
-        options,
+        examples=[("htmlrag-chat models", "what each role uses and whether it is here"),
+                  ("htmlrag-chat models pull", "download every missing model"),
+                  ("htmlrag-chat models pull pruner", "the generative pruner's model")],
     )  # fmt: skip
+    add_setting_options(models, "models")
     models.add_argument("--json", action="store_true", help="print one JSON object")
     actions = models.add_subparsers(title="actions", required=False, metavar="ACTION")
     pull = add_command(
         actions, "pull", "download a role's model (or any hub id) from Hugging Face", run_pull,
-        options,
+        examples=[("htmlrag-chat models pull", "every missing model the settings use"),
+                  ("htmlrag-chat models pull HuggingFaceTB/SmolLM2-360M-Instruct", "any hub id")],
     )  # fmt: skip
+    add_setting_options(pull, "models")
     pull.add_argument(
         "target", nargs="?", metavar="ROLE|ID",
         help=f"{', '.join(ROLES)}, or a hub id like owner/name (default: every missing one)",
@@ -139,9 +143,9 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
             )
         if row.where in ("built-in", "bundled"):
             raise UserError(f"the {target} is {where(row)}: nothing to download")
-        if row.where == "folder" or row.model.count("/") != 1:
+        if row.where == "folder" or not is_hub_id(row.model):
             raise UserError(f"the {target} is {row.model!r}, not a Hugging Face id (owner/name)")
         return [(target, row.model)]
-    if target.count("/") == 1:
+    if is_hub_id(target):
         return [("model", target)]
     raise UserError(f"{target!r}: not a role ({', '.join(ROLES)}) nor a hub id (owner/name)")

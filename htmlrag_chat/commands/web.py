@@ -12,37 +12,39 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from dataclasses import asdict, replace
-from pathlib import Path
+from dataclasses import asdict
 
 from htmlrag_chat.commands.common import (
     add_command,
     error,
     open_store,
-    positive_int,
     progress_printer,
     replaying,
     store_options,
 )
-from htmlrag_chat.config import resolve_search_settings
+from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
 from htmlrag_chat.web.results import FetchResult, Outcome
-from htmlrag_chat.web.settings import search_options, search_overrides
+from htmlrag_chat.web.settings import SearchSettings
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    parents = [store_options(argparse.SUPPRESS)]
+    parents = [store_options(argparse.SUPPRESS, refresh=True)]
     search = add_command(
-        commands, "search", "search the web", run_search,
-        [*parents, search_options(argparse.SUPPRESS)],
+        commands, "search", "search the web, one JSON line per result", run_search, parents,
+        [('htmlrag-chat search "eiffel tower designer"', "the results, cached"),
+         ("htmlrag-chat search --region de-de --max-results 3 eiffelturm", "three, from Germany")],
     )  # fmt: skip
-    search.add_argument("query")
-    search.add_argument("--max-results", type=positive_int, default=8)
-    search.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="settings file")
+    search.add_argument("query", metavar="QUERY", help="what to search for")
+    add_setting_options(search, "search")
 
-    fetch = add_command(commands, "fetch", "download pages, one JSON line each", run_fetch, parents)
-    fetch.add_argument("urls", nargs="+", metavar="URL")
+    fetch = add_command(
+        commands, "fetch", "download pages, one JSON line each", run_fetch, parents,
+        [("htmlrag-chat fetch https://example.org/", "outcome, status, size, time, reason"),
+         ("htmlrag-chat --replay fetch https://example.org/", "what the cache holds")],
+    )  # fmt: skip
+    fetch.add_argument("urls", nargs="+", metavar="URL", help="http(s) addresses to download")
     fetch.add_argument(
         "--allow-private",
         action="store_true",
@@ -55,8 +57,8 @@ def run_search(args: argparse.Namespace) -> int:
     from htmlrag_chat.recorder import WebRecorder  # aiohttp: only for commands that go online
     from htmlrag_chat.web.search import WebSearcher
 
-    settings = resolve_search_settings(getattr(args, "config", None), search_overrides(args))[0]
-    searcher = WebSearcher(replace(settings, max_results=args.max_results), progress_printer(False))
+    settings = SearchSettings(**settings_of(args).section("search"))
+    searcher = WebSearcher(settings, progress_printer(False))
     with open_store(args) as store:
         recorder = WebRecorder(store, searcher, replay=replaying(args), max_age=args.refresh)
         for result in asyncio.run(recorder.search(args.query)):

@@ -50,8 +50,8 @@ _UNMASK = str.maketrans("\ue000\ue001", "[]")
 _CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
 _WORD = re.compile(r"[^\W_]+")
 # Shared leading letters that count as one word: "released"/"release", "Lizenz"/"Lizenzen".
-_PREFIX = 5
-_STOPWORDS = frozenset(
+PREFIX = 5
+STOPWORDS = frozenset(
     """a an the and or but not no nor of to in on at by for with from as into onto about over
     under after before between than then so such also very is are was were be been being it its
     this that these those which who whom whose what when where why how there their they them he
@@ -153,7 +153,7 @@ def _terms(text: str) -> frozenset[str]:
     found.update(
         word
         for word in _WORD.findall(_CJK_RUN.sub(" ", text))
-        if (len(word) > 1 or word.isdigit()) and word not in _STOPWORDS
+        if (len(word) > 1 or word.isdigit()) and word not in STOPWORDS
     )
     return frozenset(found)
 
@@ -166,14 +166,14 @@ class _SourceTerms:
     @classmethod
     def of(cls, text: str) -> _SourceTerms:
         terms = _terms(text)
-        return cls(terms, frozenset(term[:_PREFIX] for term in terms if len(term) >= _PREFIX))
+        return cls(terms, frozenset(term[:PREFIX] for term in terms if len(term) >= PREFIX))
 
     def overlap(self, sentence_terms: frozenset[str]) -> float:
         """The share of the sentence's terms found here, equal or with the same long prefix."""
         if not sentence_terms:
             return 1.0  # nothing to contradict
         hits = sum(
-            term in self.terms or (len(term) >= _PREFIX and term[:_PREFIX] in self.prefixes)
+            term in self.terms or (len(term) >= PREFIX and term[:PREFIX] in self.prefixes)
             for term in sentence_terms
         )
         return hits / len(sentence_terms)

@@ -16,6 +16,7 @@ import http.client
 import ipaddress
 import json
 import re
+import socket
 import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -29,6 +30,7 @@ from htmlrag_chat.safety import one_line
 LOOPBACK = "127.0.0.1"
 PROBE_SECONDS = 0.3  # all ports together: asked at once, unanswered ones are left out
 LIST_SECONDS = 3.0  # a configured server's model list (it may be remote)
+CONNECT_SECONDS = 3.0  # a configured server accepting a connection
 _MAX_LISTING_BYTES = 1 << 20
 # What the listing's ``owned_by`` says about the server, where the port does not.
 _OWNERS = {"vllm": "vLLM", "llamacpp": "llama.cpp"}
@@ -78,11 +80,12 @@ def probe_urls(ports: Sequence[int]) -> list[str]:
 
 
 def find_servers(
-    ports: Sequence[int] = DEFAULT_PORTS, timeout: float = PROBE_SECONDS
+    ports: Sequence[int] | None = None, timeout: float = PROBE_SECONDS
 ) -> list[Server]:
-    """The servers answering on ``ports`` of 127.0.0.1, in the order of ``ports``, found
-    within ``timeout`` seconds in all (a port still answering then is left out)."""
-    urls = probe_urls(ports)
+    """The servers answering on ``ports`` of 127.0.0.1 (None: ``DEFAULT_PORTS``), in the
+    order of ``ports``, found within ``timeout`` seconds in all (a port still answering then
+    is left out)."""
+    urls = probe_urls(DEFAULT_PORTS if ports is None else ports)
     if not urls:
         return []
     pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="probe")
@@ -165,6 +168,23 @@ def _server_at(base_url: str, api_key: str | None, timeout: float) -> Server | N
     return Server(name, base_url, tuple(e["id"] for e in entries))
 
 
+def unreachable(base_url: str, timeout: float = CONNECT_SECONDS) -> str | None:
+    """Why nothing accepts a connection at ``base_url``'s host and port (refused, no such
+    host, timed out), or None when something does. Asked before any search or pruning, so
+    a configured server that is down is said at once, not after the work it would end.
+    Behind a proxy the proxy decides, so that case is left to the first request."""
+    parts = urlsplit(base_url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    proxied = parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host)
+    if proxied and not _is_loopback(host):
+        return None
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as error:
+        return one_line(error.strerror or str(error) or type(error).__name__)
+    return None
+
+
 def _is_loopback(host: str | None) -> bool:
     if host == "localhost":
         return True
@@ -178,7 +198,7 @@ def answering_server(
     base_url: str | None,
     model: str | None,
     api_key: str | None = None,
-    ports: Sequence[int] = DEFAULT_PORTS,
+    ports: Sequence[int] | None = None,
     fallback_model: str = DEFAULT_READER_MODEL,
 ) -> ServerChoice | None:
     """The server that answers under ``--reader auto``: the configured one (``base_url``)

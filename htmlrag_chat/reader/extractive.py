@@ -5,6 +5,13 @@ It is what ``--reader auto`` falls back to when no model is installed, so every 
 gives starts with a line saying what it is: never an extractive answer dressed as an LLM's.
 A sentence is yielded as ``Quoted``: shown verbatim, its own footnote markers (``[3]``) never
 taken for citations; only the ``[n]`` after it cites, and it cites the sentence's source.
+
+Matching is on content words (stop words never pick a sentence: "Which iPhones get it?" must
+not quote "Which is the best fertilizer for lemon trees?"), a shared 5-letter prefix being
+one word ("iPhones"/"iPhone"), as the citation check counts them. Only the sources that
+concern the conversation are quoted from: those that match its questions (a follow-up's
+and the ones before it) at least half as well as the best one, so a follow-up answers from
+the page the conversation is about, or says that the sources do not hold the answer.
 """
 
 from __future__ import annotations
@@ -14,13 +21,15 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.html.text import count_words
-from htmlrag_chat.lexical import bm25_scores
+from htmlrag_chat.lexical import bm25_scores, terms
 from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader.citations import PREFIX, STOPWORDS
 from htmlrag_chat.reader.literal import Quoted
 
 HEADER = "Extractive answer (sentences quoted from the sources; no language model):"
-NOTHING = "No sentence of the sources matches the question."
+NOTHING = "The sources do not say: no sentence of them matches the question."
 MIN_WORDS, MAX_WORDS = 4, 80
+CONCERNED = 0.5  # a source is quoted from when it matches the conversation this well vs the best
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\da-z])|(?<=[\u3002\uff01\uff1f])")
 
 
@@ -38,7 +47,8 @@ class ExtractiveReader:
         self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()
     ) -> AsyncIterator[str]:
         yield HEADER + "\n\n"
-        picks = best_sentences(question, sources, self.max_sentences)
+        asked = [message.content for message in history if message.role == "user"]
+        picks = best_sentences(question, sources, self.max_sentences, " ".join(asked))
         if not picks:
             yield NOTHING
         for number, sentence in picks:
@@ -47,16 +57,21 @@ class ExtractiveReader:
             yield f" [{number}]\n"
 
 
-def best_sentences(question: str, sources: Sequence[Source], limit: int) -> list[tuple[int, str]]:
-    """Up to ``limit`` (source number, sentence) pairs, best BM25 match first, each sentence
-    once; sentences with no term of the question are never picked."""
+def best_sentences(
+    question: str, sources: Sequence[Source], limit: int, earlier: str = ""
+) -> list[tuple[int, str]]:
+    """Up to ``limit`` (source number, sentence) pairs from the sources that concern the
+    conversation (``earlier``: its questions before this one), best BM25 match on content
+    words first, each sentence once; a sentence with no content word of the question (or,
+    for one of stop words only, like "why?", of the conversation) is never picked."""
+    query = stems(question) or stems(earlier)
     candidates = [
         (source.number, sentence)
-        for source in sources
+        for source in concerned(f"{earlier} {question}", sources)
         for sentence in split_sentences(source.text)
         if MIN_WORDS <= count_words(sentence) <= MAX_WORDS
     ]
-    scores = bm25_scores(question, [sentence for _, sentence in candidates])
+    scores = bm25_scores(" ".join(query), [" ".join(stems(s, False)) for _, s in candidates])
     ranked = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)
     picks: list[tuple[int, str]] = []
     seen: set[str] = set()
@@ -68,6 +83,24 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int) -> list
             seen.add(sentence.casefold())
             picks.append((number, sentence))
     return picks
+
+
+def concerned(topic: str, sources: Sequence[Source]) -> list[Source]:
+    """The sources whose text matches ``topic`` at least ``CONCERNED`` times as well as the
+    best one (all of them when none matches)."""
+    scores = bm25_scores(" ".join(stems(topic)), [" ".join(stems(s.text, False)) for s in sources])
+    best = max(scores, default=0.0)
+    if best <= 0:
+        return list(sources)
+    return [
+        source for source, score in zip(sources, scores, strict=True) if score >= best * CONCERNED
+    ]
+
+
+def stems(text: str, content_only: bool = True) -> list[str]:
+    """BM25 terms cut to ``PREFIX`` letters (``iphones`` and ``iphone`` are one), stop words
+    left out when ``content_only``."""
+    return [term[:PREFIX] for term in terms(text) if not (content_only and term in STOPWORDS)]
 
 
 def split_sentences(text: str) -> list[str]:

@@ -17,6 +17,7 @@ from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import escape_markers
 from htmlrag_chat.safety import defuse_control_tokens
+from htmlrag_chat.settings.tree import default
 
 # Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
 _CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -69,7 +70,7 @@ class LLMReader:
 
     chat: ChatModel
     kind: str
-    max_tokens: int = 512
+    max_tokens: int = default("reader.max_tokens")
 
     @property
     def name(self) -> str:

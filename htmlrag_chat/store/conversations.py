@@ -76,6 +76,16 @@ class ConversationTables(Connection):
             self._touch(where, message_id, now, f"no message {message_id}")
             return self._db.table("answers").insert(record).last_pk
 
+    def copy_conversations(self, source: ConversationTables) -> int:
+        """Copy every conversation of ``source`` (with its messages and answers, ids kept)
+        into this store, which must hold none yet: a replay's scratch history starts with
+        the recording's conversations, so they can be read and followed up, while the
+        recording itself stays read-only. Returns how many were copied."""
+        with self.transaction():
+            for table in ("conversations", "messages", "answers"):
+                self._db.table(table).insert_all(source._db.table(table).rows)
+        return self._db.table("conversations").count
+
     def conversations(self) -> list[dict]:
         """Every conversation, the most recently active first."""
         return self._rows(

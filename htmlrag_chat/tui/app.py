@@ -66,7 +66,7 @@ class ChatApp(SelectionActions):
     COMMANDS = App.COMMANDS | {ReaderCommands, SearchCommands}
     AUTO_FOCUS = "#prompt"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit (conversations are saved)"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit"),
         Binding("escape", "cancel", "Stop", tooltip="Stop the running question"),
         Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
         Binding(
@@ -275,7 +275,10 @@ class ChatApp(SelectionActions):
             await self.transcript.mount(error, after=view)
             self.set_status("failed: see the message above")
         else:
-            await view.finish(f"stopped after {elapsed:.1f} s: not saved, not used by follow-ups")
+            await view.finish(
+                f"stopped after {elapsed:.1f} s: the question stays in the history, with no "
+                "answer; follow-ups do not use it"
+            )
             self.set_status("stopped")
         if self.selected is view:
             self.select(view)
@@ -377,11 +380,20 @@ class ChatApp(SelectionActions):
 
     def action_help(self) -> None:
         keys = [
-            (key_name(binding.key), binding.tooltip or binding.description)
+            (
+                key_name(binding.key),
+                self.quit_help() if binding.action == "quit" else binding.tooltip,
+            )
             for binding in self.BINDINGS
             if isinstance(binding, Binding) and binding.show
         ]
         self.push_screen(HelpScreen([("Enter", "Send the question"), *keys]))
+
+    def quit_help(self) -> str:
+        """What quitting keeps: the conversations, unless this session's are scratch."""
+        if self.session.kept:
+            return "Quit (conversations are saved)"
+        return "Quit (this session's conversations are not kept)"
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -10,7 +10,7 @@ from htmlrag_chat.errors import UserError
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import terminal_safe
-from htmlrag_chat.wiring import INSTALL_HINT
+from htmlrag_chat.wiring import install_hint
 
 
 def answer_meta(answer: Answer, elapsed: float) -> str:
@@ -43,7 +43,7 @@ def describe(error: BaseException, model: str | None, doing: str = "answer") -> 
     """An error as the chat shows it: what happened and what to do. Errors a user can act on
     carry their advice; anything else is a bug, said plainly, and the app keeps running."""
     if isinstance(error, ModelUnavailable):
-        hint = INSTALL_HINT.format(model=model or DEFAULT_READER_MODEL)
+        hint = install_hint(model or DEFAULT_READER_MODEL)
         return (
             f"Could not {doing}: {error}. {hint[0].upper()}{hint[1:]}; "
             "or --reader extractive answers without a model."

@@ -1,80 +1,53 @@
-"""The search settings, declared once: type, default, help, option and environment variable.
-
-Each field's ``metadata`` says how a user sets it; ``search_options`` builds the
-command-line options from it and ``config.resolve_search_settings`` reads the ``[search]``
-table, the environment and those options by the same declaration, so a new setting is one
-field here. API keys come from the environment only (never an option: shell history and
-process listings keep those) and are ``repr=False``, so no error, log or recording shows
-them.
+"""The search settings as the web code uses them: one field per setting of the ``[search]``
+section of the settings tree (``settings/tree.py``), which holds their defaults, checks and
+help. API keys are ``repr=False``, so no error, log or recording shows them.
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
-from dataclasses import Field, dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
-DDGS_ENGINES = ("duckduckgo", "brave", "mojeek", "bing", "google", "yahoo", "yandex", "wikipedia")
-API_BACKENDS = ("searxng", "brave-api", "tavily")
-BACKENDS = (*API_BACKENDS, *DDGS_ENGINES)
-DEFAULT_BACKENDS = ("duckduckgo", "brave", "mojeek")
-TIMES = ("day", "week", "month", "year")
-SAFESEARCH = ("on", "moderate", "off")
-NO_REGION = "wt-wt"  # ddgs's "no region"; the API backends then send none
+from htmlrag_chat.settings.kinds import domain
+from htmlrag_chat.settings.tree import (
+    API_BACKENDS,
+    BACKENDS,
+    DDGS_ENGINES,
+    NO_REGION,
+    TIMES,
+    default,
+)
 
+__all__ = [
+    "API_BACKENDS",
+    "BACKENDS",
+    "DDGS_ENGINES",
+    "DEFAULT_BACKENDS",
+    "NO_REGION",
+    "TIMES",
+    "SearchSettings",
+    "backend_list",
+    "domain",
+]
 
-def _setting(
-    default: object,
-    help: str,
-    *,
-    option: bool = True,
-    env: tuple[str, ...] = (),
-    choices: tuple[str, ...] = (),
-    secret: bool = False,
-    metavar: str | None = None,
-) -> Any:
-    """A declared setting: ``option`` makes a command-line option of it, ``env`` lists the
-    variables it may come from (the first one set wins)."""
-    metadata = {"help": help, "option": option, "env": env, "choices": choices, "secret": secret}
-    metadata["metavar"] = metavar
-    return field(default=default, metadata=metadata, repr=not secret)
+DEFAULT_BACKENDS: tuple[str, ...] = default("search.backends")
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    backends: tuple[str, ...] = _setting(
-        DEFAULT_BACKENDS,
-        f"search backends in fallback order, comma-separated (default "
-        f"{','.join(DEFAULT_BACKENDS)}; also {', '.join(API_BACKENDS)}, bing, google, ...)",
-        metavar="A,B",
-    )
-    searxng_url: str | None = _setting(
-        None, "a SearXNG instance for --backends searxng, e.g. http://127.0.0.1:8888",
-        env=("HTMLRAG_CHAT_SEARXNG_URL",), metavar="URL",
-    )  # fmt: skip
-    proxy: str | None = _setting(
-        None, "proxy for every search backend, e.g. socks5://127.0.0.1:9050", metavar="URL"
-    )
-    site: tuple[str, ...] = _setting((), "search only this site (repeatable)", metavar="DOMAIN")
-    exclude_site: tuple[str, ...] = _setting(
-        (), "never use this site (repeatable)", metavar="DOMAIN"
-    )
-    time: str | None = _setting(
-        None, "only results from the last day, week, month or year", choices=TIMES
-    )
-    region: str = _setting(NO_REGION, "e.g. de-de, us-en (default: none)", metavar="REGION")
-    safesearch: str = _setting("moderate", "safe search", choices=SAFESEARCH)
-    max_results: int = _setting(8, "results per search", option=False)
-    timeout: int = _setting(10, "seconds per search request", option=False)
-    retries: int = _setting(2, "retries of a ddgs engine after the first try", option=False)
-    backoff: float = _setting(1.0, "seconds before the first retry, doubled", option=False)
-    brave_api_key: str | None = _setting(
-        None, "Brave Search API key", option=False, env=("BRAVE_API_KEY",), secret=True
-    )
-    tavily_api_key: str | None = _setting(
-        None, "Tavily API key", option=False, env=("TAVILY_API_KEY",), secret=True
-    )
+    backends: tuple[str, ...] = DEFAULT_BACKENDS
+    searxng_url: str | None = default("search.searxng_url")
+    proxy: str | None = default("search.proxy")
+    site: tuple[str, ...] = default("search.site")
+    exclude_site: tuple[str, ...] = default("search.exclude_site")
+    time: str | None = default("search.time")
+    region: str = default("search.region")
+    safesearch: str = default("search.safesearch")
+    max_results: int = default("search.max_results")
+    timeout: int = default("search.timeout")
+    retries: int = default("search.retries")
+    backoff: float = default("search.backoff")
+    brave_api_key: str | None = field(default=default("search.brave_api_key"), repr=False)
+    tavily_api_key: str | None = field(default=default("search.tavily_api_key"), repr=False)
 
     def cache_key(self) -> str:
         """What the cache keys a search by besides query, region and safesearch: the backends
@@ -85,65 +58,9 @@ class SearchSettings:
         return "|".join([",".join(self.backends), *filters])
 
 
-def declared() -> tuple[Field[object], ...]:
-    """The settings as declared (their metadata says how each one is set)."""
-    return fields(SearchSettings)
-
-
-def option_name(setting: Field[object]) -> str:
-    return "--" + setting.name.replace("_", "-")
-
-
-def search_options(default: object = None) -> argparse.ArgumentParser:
-    """The search options, as a parent parser: ``default`` None for the parser that sees
-    them first, ``argparse.SUPPRESS`` for a subcommand's copy (so it never overwrites a
-    value given before the command)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    group = parser.add_argument_group("search")
-    for setting in declared():
-        meta = setting.metadata
-        if not meta["option"]:
-            continue
-        kwargs: dict[str, object] = {"default": default, "help": meta["help"]}
-        if meta["metavar"]:
-            kwargs["metavar"] = meta["metavar"]
-        if setting.name == "backends":
-            kwargs["type"] = _for_argparse(backend_list)
-        elif isinstance(setting.default, tuple):
-            kwargs["action"] = "append"
-            kwargs["type"] = _for_argparse(domain)
-        elif meta["choices"]:
-            kwargs["choices"] = meta["choices"]
-        group.add_argument(option_name(setting), **kwargs)  # type: ignore[arg-type]
-    return parser
-
-
-def _for_argparse(parse: Callable[[str], object]) -> Callable[[str], object]:
-    """``parse`` with its ValueError as argparse's error, so the message reaches the user."""
-
-    def parsed(text: str) -> object:
-        try:
-            return parse(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parsed
-
-
-def search_overrides(args: argparse.Namespace) -> dict[str, object]:
-    """The search settings the options give (None: not given), by setting name."""
-    given = {}
-    for setting in declared():
-        if setting.metadata["option"]:
-            value = getattr(args, setting.name, None)
-            given[setting.name] = tuple(value) if isinstance(value, list) else value
-    return given
-
-
-def backend_list(text: str | list[object]) -> tuple[str, ...]:
-    """``a,b,c`` (or a list from the config file) as backend names, each one known."""
-    names = text.split(",") if isinstance(text, str) else text
-    chosen = tuple(str(name).strip() for name in names if str(name).strip())
+def backend_list(text: str) -> tuple[str, ...]:
+    """``a,b,c`` as backend names, each one known (``ValueError`` otherwise)."""
+    chosen = tuple(name.strip() for name in text.split(",") if name.strip())
     unknown = [name for name in chosen if name not in BACKENDS]
     if unknown or not chosen:
         raise ValueError(
@@ -151,13 +68,3 @@ def backend_list(text: str | list[object]) -> tuple[str, ...]:
             f"choose from {', '.join(BACKENDS)}"
         )
     return chosen
-
-
-def domain(text: str) -> str:
-    """A site as users write it (``example.org``, ``https://www.example.org/``) reduced to
-    its host name."""
-    host = text.strip().lower().removeprefix("http://").removeprefix("https://")
-    host = host.split("/", 1)[0].removeprefix("www.").rstrip(".")
-    if not host or any(c.isspace() for c in host) or ":" in host:
-        raise ValueError(f"not a domain: {text!r}")
-    return host

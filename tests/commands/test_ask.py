@@ -88,6 +88,22 @@ def test_auto_without_a_model_says_it_answers_extractively(
     assert captured.out.startswith(HEADER)
 
 
+def test_a_server_model_name_is_never_offered_to_models_pull(
+    recording: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``llama3.1:8b`` is Ollama's name: the advice names a pull that works, and the pull
+    the old advice named is refused by the same test of what a hub id is."""
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "")
+    argv = ["--cache", str(recording), *ask("--replay", "-m", "llama3.1:8b", "--pruner", "bm25")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "answering extractively" in err and "serving 'llama3.1:8b'" in err
+    assert "models pull llama3.1:8b" not in err
+    assert "htmlrag-chat models pull meta-llama/Llama-3.1-8B-Instruct" in err
+    assert main(["models", "pull", "llama3.1:8b"]) == 2
+    assert "not a role" in capsys.readouterr().err
+
+
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SearchApis]:
     """Any live search fails at once (the only backend, a loopback SearXNG, answers 429),
@@ -293,7 +309,7 @@ def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixtur
     assert "question is empty" in errors[0] and "--base-url" in errors[1]
 
 
-def test_an_unreachable_reader_server_exits_5(
+def test_an_unreachable_reader_server_exits_5_before_any_search(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with socket.socket() as probe:
@@ -304,9 +320,13 @@ def test_an_unreachable_reader_server_exits_5(
         str(recording),
         *ask("--reader", "openai", "--base-url", f"http://127.0.0.1:{port}/v1"),
     ]
-    assert main([*argv, "--pruner", "bm25"]) == 5
-    last = capsys.readouterr().err.strip().splitlines()[-1]  # after the tokenizer's notice
+    assert main([*argv, "--pruner", "bm25", "--progress"]) == 5
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
     assert last.startswith("htmlrag-chat: cannot reach the reader server at http://127.0.0.1")
+    assert "refused" in last.lower()
+    # Found while the parts are built: before any search, fetch or pruning.
+    assert "round 1" not in err and "fetch" not in err and "prune" not in err
 
 
 def test_a_question_missing_from_the_replay_is_named(
@@ -457,3 +477,20 @@ def test_a_second_replay_of_a_question_finds_its_embeddings_in_the_side_file(
         assert side.stats()["embeddings"] > 0
     assert encoded() == 0  # the same question again: no model call at all
     assert recording.read_bytes() == before  # the recording itself stayed read-only
+
+
+def test_the_readme_follow_up_answers_about_iphones_from_the_page_it_is_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's ``--replay ask -c "Which iPhones get it?"`` after the demo question: the
+    extractive reader quotes The Verge's iPhone sentence, never a lemon tree's "Which ...?"."""
+    cache = str(import_demo(tmp_path))
+    assert main(["--cache", cache, *ask("--reader", "extractive", "--pruner", "bm25")]) == 0
+    capsys.readouterr()
+    argv = ["--cache", cache, "--replay", "ask", "-c", "--reader", "extractive"]
+    assert main([*argv, "Which iPhones get it?"]) == 0
+    answer = capsys.readouterr().out.split("\nSources:\n")[0]
+    quoted = [line for line in answer.splitlines() if line.startswith("- ")]
+    assert quoted and all(line.endswith("[3]") for line in quoted)  # The Verge, source 3
+    assert "iPhone XS" in quoted[0]
+    assert "lemon" not in answer.casefold() and "hard drive" not in answer.casefold()

@@ -68,20 +68,21 @@ def test_the_question_deadline_shows_the_file_it_came_from(
         file.write("[web]\ndeadline = 1.5\n")
     assert main(["config"]) == 0
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
-    assert rows["deadline"][1:] == ["1.5", "s", "file", str(config_file)]
+    assert rows["deadline"][1:] == ["1.5", "file", str(config_file)]
     assert main(["config", "--deadline", "7"]) == 0
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
-    assert rows["deadline"][1:] == ["7", "s", "option", "--deadline"]
+    assert rows["deadline"][1:] == ["7", "option", "--deadline"]
 
 
-def test_help_leaves_out_the_options_config_does_not_show(
+def test_help_leaves_out_the_options_config_does_not_take(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit):
         main(["config", "--help"])
     out = capsys.readouterr().out
-    assert "--deadline" in out and "--reader" in out
-    assert "--rounds" not in out and "--budget" not in out
+    assert "--deadline" in out and "--reader" in out and "-m MODEL, --model" in out
+    assert "--max-results" not in out and "--coarse-budget" not in out  # search's, prune's
+    assert "exit codes" not in out and "examples:" in out
 
 
 def test_options_before_the_command_count_too_and_text_shows_each_source(
@@ -166,9 +167,9 @@ def test_the_search_settings_show_their_origins_and_no_key(
 @pytest.mark.parametrize(
     ("table", "expected"),
     [
-        ('backends = ["searxng", "altavista"]', "unknown search backend altavista"),
+        ('backends = ["searxng", "altavista"]', "backends has unknown altavista"),
         ('time = "decade"', "time must be one of day, week, month, year"),
-        ('site = "example.org"', "site: must be a list of strings"),
+        ('site = "example.org"', "site must be a list of domains"),
         ("searxng_url = 8888", "searxng_url must be a string"),
         ("proxies = []", "unknown [search] settings: proxies"),
     ],
@@ -182,10 +183,53 @@ def test_a_bad_search_setting_is_one_line_naming_the_file(
     assert err.count("\n") == 1 and str(config_file) in err and expected in err, err
 
 
+# -- config set and config init
+
+
+def config_command(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["config", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_set_creates_the_file_for_its_owner_only_and_config_reads_it_back(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config_file.unlink()
+    code, out, _ = config_command(capsys, "set", "reader.max_tokens", "64")
+    assert code == 0 and out.strip() == f"reader.max_tokens = 64 in {config_file}"
+    assert config_file.read_text(encoding="utf-8") == "[reader]\nmax_tokens = 64\n"
+    assert config_file.stat().st_mode & 0o777 == 0o600  # it may come to hold an API key
+    assert config_command(capsys, "set", "deadline", "1.5")[0] == 0  # a name alone will do
+    record = json.loads(config_command(capsys, "--json")[1])
+    assert record["reader"]["max_tokens"] == {
+        "value": 64, "source": "file", "name": str(config_file),
+    }  # fmt: skip
+    assert record["web"]["deadline"]["value"] == 1.5
+
+
+def test_set_keeps_comments_and_replaces_the_value_in_its_table(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config_file.write_text(
+        '# my settings\n[reader]\nreader = "openai"  # the GPU box\nmodel = "a"\n\n'
+        "[web]\ndeadline = 2\n",
+        encoding="utf-8",
+    )
+    assert config_command(capsys, "set", "reader.model", 'qwen "2.5"')[0] == 0
+    assert config_command(capsys, "set", "research.rounds", "1")[0] == 0
+    assert config_command(capsys, "set", "prune.budget", "2048")[0] == 0
+    assert config_file.read_text(encoding="utf-8") == (
+        '# my settings\n[reader]\nreader = "openai"  # the GPU box\nmodel = "qwen \\"2.5\\""\n\n'
+        "[web]\ndeadline = 2\n\n[research]\nrounds = 1\n\n[prune]\nbudget = 2048\n"
+    )
+    assert list(config_file.parent.glob(".config.toml.*")) == []  # no temporary file left
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["ask", "q", "--backends", "searxng,,altavista"], "unknown search backend altavista"),
+        (["ask", "q", "--backends", "searxng,,altavista"], "has unknown altavista"),
         (["search", "q", "--time", "decade"], "invalid choice: 'decade'"),
         (["ask", "q", "--site", "not a domain"], "not a domain: 'not a domain'"),
     ],
@@ -197,3 +241,58 @@ def test_a_bad_search_option_is_one_line(
         main(argv)
     err = capsys.readouterr().err
     assert usage.value.code == 2 and err.count("\n") == 1 and expected in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["reader.max_tokens", "-5"], "reader.max_tokens must be 1 or more, not -5"),
+        (["base_url", "http://[::1"], "reader.base_url is not a URL"),
+        (["api_key", "sk\r\nX: y"], "reader.api_key must not hold control characters"),
+        (["reader.temperature", "0.2"], "no setting 'reader.temperature' (known: reader.reader"),
+    ],
+)
+def test_a_refused_value_leaves_the_file_as_it_was(
+    config_file: Path, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    before = config_file.read_bytes()
+    code, out, err = config_command(capsys, "set", *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"htmlrag-chat: {expected}")
+    assert "sk\r" not in err
+    assert config_file.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('reader = {model = "x"}\n', "cannot edit"),
+        ("[reader\n", "not valid TOML"),
+        ('[reader]\nmodle = "x"\n', "unknown [reader] settings: modle"),
+    ],
+)
+def test_a_file_set_cannot_edit_safely_is_left_alone(
+    config_file: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
+    config_file.write_text(text, encoding="utf-8")
+    code, _, err = config_command(capsys, "set", "reader.model", "y")
+    assert code == 2 and expected in err and err.count("\n") == 1
+    assert config_file.read_text(encoding="utf-8") == text
+
+
+def test_init_writes_every_setting_at_its_default_once(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config_file.unlink()
+    assert config_command(capsys, "init")[1].strip() == str(config_file)
+    text = config_file.read_text(encoding="utf-8")
+    assert "# max_tokens = 512" in text and '# pruner = "two-stage"' in text
+    record = json.loads(config_command(capsys, "--json")[1])
+    assert record["reader"]["max_tokens"]["source"] == "default"  # all commented out
+    code, _, err = config_command(capsys, "init")
+    assert code == 2 and "exists" in err and "config set KEY VALUE" in err
+    config_file.write_text("# mine\n", encoding="utf-8")
+    assert config_command(capsys, "init")[0] == 2
+    assert config_file.read_text(encoding="utf-8") == "# mine\n"
+    assert config_command(capsys, "init", "--force")[0] == 0
+    assert config_file.read_text(encoding="utf-8") == text

@@ -28,7 +28,10 @@ RECORD = {"query": QUESTION, "results": [{"url": "https://a.example/", "title": 
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as exit:  # an option refused while the command line is parsed
+        code = int(exit.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -70,7 +73,11 @@ def test_a_device_that_cannot_be_used_is_a_usage_error(capsys, tmp_path, device)
         "--budget", "50", "-q", "eiffel", str(page),
     )  # fmt: skip
     assert code == 2
-    assert one_line(err).startswith(f"htmlrag-chat: device {device!r}")
+    not_a_name = (
+        f"htmlrag-chat: argument --device: must be auto, cpu, cuda, cuda:N or mps, not {device!r}"
+    )
+    assert one_line(err).startswith((f"htmlrag-chat: device {device!r}", not_a_name))
+    assert one_line(err).startswith(not_a_name) == (device in ("nonsense", "cpu:1", "gpu"))
 
 
 def test_a_device_in_the_config_file_is_checked_the_same_way(capsys, tmp_path, recording):
@@ -79,7 +86,10 @@ def test_a_device_in_the_config_file_is_checked_the_same_way(capsys, tmp_path, r
     code, _, err = run(
         capsys, "--replay-db", str(recording), "ask", QUESTION, "--config", str(config)
     )
-    assert code == 2 and one_line(err).startswith("htmlrag-chat: device 'nonsense'")
+    assert code == 2 and one_line(err) == (
+        f"htmlrag-chat: {config}: [reader] device must be auto, cpu, cuda, cuda:N or mps, "
+        "not 'nonsense'"
+    )
 
 
 def test_a_missing_config_file_is_an_error(capsys, tmp_path, recording):

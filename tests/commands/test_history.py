@@ -127,3 +127,20 @@ def test_export_into_a_missing_folder_is_one_line(cache, capsys, tmp_path):
 def test_an_empty_history_says_so(tmp_path, capsys):
     code, out, err = history(capsys, tmp_path / "new.sqlite3")
     assert code == 0 and out == "" and "No conversations in" in err
+
+
+def test_rm_deletes_one_conversation_and_keeps_the_others(cache, capsys):
+    code, out, err = history(capsys, cache, "rm", "2")
+    assert code == 0 and out == "" and err.strip() == "deleted conversation 2: Which framework?"
+    _, out, _ = history(capsys, cache, "--json")
+    assert [row["id"] for row in json.loads(out)] == [3, 1]
+    code, _, err = history(capsys, cache, "rm", "2")
+    assert code == 2 and "no conversation 2" in err and err.count("\n") == 1
+
+
+def test_rm_refuses_a_replay_and_leaves_the_cache_alone(cache, capsys):
+    code = main(["--cache", str(cache), "--replay", "history", "rm", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "read-only" in err
+    _, out, _ = history(capsys, cache, "--json")
+    assert [row["id"] for row in json.loads(out)] == [3, 2, 1]

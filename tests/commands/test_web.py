@@ -204,3 +204,21 @@ def test_a_searxng_json_response_imports_as_a_search(capsys, tmp_path):
     assert code == 3 and err.count("\n") == 1 and "expected SearXNG's JSON" in err
     code, _, err = run(capsys, "--cache", cache, "cache", "export", "--searxng", str(file))
     assert code == 2 and "goes with cache import" in err
+
+
+def test_max_results_cuts_recorded_results_too(capsys, tmp_path):
+    """A search recorded with six results gives two under ``--max-results 2``, in replay as
+    in record mode (where the recording is reused), the first two in their order."""
+    html = "<html><body><p>words</p></body></html>"
+    results = [{"url": f"https://{n}.example/", "title": str(n), "html": html} for n in range(6)]
+    recording = tmp_path / "rec.jsonl"
+    recording.write_text(json.dumps({"query": "q", "results": results}) + "\n", encoding="utf-8")
+    cache = str(tmp_path / "c.sqlite3")
+    run(capsys, "--cache", cache, "cache", "import", "--jsonl", str(recording))
+    for mode in (["--replay-db", cache], ["--cache", cache]):
+        code, lines, _ = run(capsys, "search", "q", "--max-results", "2", *mode)
+        assert code == 0 and [line["url"] for line in lines] == [
+            "https://0.example/", "https://1.example/",
+        ]  # fmt: skip
+    code, lines, _ = run(capsys, "search", "q", "--replay-db", cache)
+    assert code == 0 and len(lines) == 6  # the default, 8, holds them all

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from htmlrag_chat.reader import Source
+from htmlrag_chat.reader import Message, Source
 from htmlrag_chat.reader.citations import check_citations
 from htmlrag_chat.reader.extractive import HEADER, NOTHING, ExtractiveReader, split_sentences
 from htmlrag_chat.reader.literal import Quoted
@@ -79,3 +79,38 @@ def test_a_quoted_sentence_comes_as_quoted_text_with_its_own_citation_after_it()
     assert quoted == ["The Eiffel tower stands in Paris [3] and was finished in 1889 [2]."]
     after = chunks[chunks.index(quoted[0]) + 1]
     assert after == " [1]\n" and not isinstance(after, Quoted)
+
+
+def follow_up(question: str, sources: list[Source], earlier: str) -> str:
+    async def run() -> str:
+        history = [Message("user", earlier), Message("assistant", "...")]
+        reader = ExtractiveReader()
+        return "".join([chunk async for chunk in reader.answer(question, sources, history)])
+
+    return asyncio.run(run())
+
+
+LEMONS = Source(
+    3, "https://example.org/lemons", "Lemons", "<p>...</p>",
+    "Which is the best fertilizer for lemon trees grown indoors?\nWater them once a week.",
+)  # fmt: skip
+FACETIME = Source(
+    4, "https://example.org/facetime", "FaceTime", "<p>...</p>",
+    "FaceTime Attention Correction uses ARKit to map the face.\n"
+    "The feature only appears to be working on the iPhone XS and XS Max for now.",
+)  # fmt: skip
+
+
+def test_a_follow_up_quotes_the_page_the_conversation_is_about_on_content_words() -> None:
+    earlier = "Which framework does FaceTime Attention Correction use?"
+    text = follow_up("Which iPhones get it?", [LEMONS, FACETIME, DOCKER], earlier)
+    assert text.splitlines()[2:] == [
+        "- The feature only appears to be working on the iPhone XS and XS Max for now. [4]"
+    ]
+
+
+def test_stop_words_alone_never_pick_a_sentence() -> None:
+    assert answer("Which is it?", [LEMONS]) == f"{HEADER}\n\n{NOTHING}"
+    # and a follow-up the sources cannot answer says so, from the page it is about
+    earlier = "Which framework does FaceTime Attention Correction use?"
+    assert follow_up("Does it cost money?", [LEMONS, FACETIME], earlier).endswith(NOTHING)

@@ -10,15 +10,20 @@ from typing import Any
 import pytest
 from textual.widgets import Markdown
 
+from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.cli import main
-from htmlrag_chat.conversations.session import title_for
+from htmlrag_chat.commands.chat import history_store
+from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.events import AnswerDelta
+from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView
+from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
     GOLD,
@@ -115,6 +120,7 @@ def test_escape_stops_the_running_question(cache: Store, history: Store, tmp_pat
                 (view,) = answers(app)
                 meta = str(view.query_one(".meta").render())
                 assert view.text.startswith("This answer") and "stopped after" in meta
+                assert "the question stays in the history, with no answer" in meta
                 assert app.session.turns == []
                 # The question stays in the history, unanswered; the app takes the next one.
                 (conversation,) = history.conversations()
@@ -203,6 +209,39 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
     assert read[0][1]["content"] == QUESTION["question"]
 
 
+def test_a_replay_shows_the_conversations_of_its_cache_and_writes_none_into_it(
+    tmp_path: Path,
+) -> None:
+    """The bare command's replay: the cache read-only, the history a scratch copy of the
+    cache's conversations (``commands/chat.history_store``), so the History panel shows what
+    ``htmlrag-chat history`` shows, and a reopened one can be followed up."""
+    path = import_demo(tmp_path)
+    with Store.open(path) as writable:
+        session = ChatSession(writable)
+        asked = session.question_asked(QUESTION["question"])
+        session.answered(asked, extractive_answer(QUESTION["question"]))
+    before = path.read_bytes()
+
+    async def scenario() -> None:
+        with Store.open(path, readonly=True) as cache, history_store(cache) as history:
+            app = ChatApp(options(), cache, ChatSession(history, kept=False), export_dir=tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                assert app.query_one(HistoryPanel).option_count == 1
+                await pilot.press("ctrl+o", "end", "enter")
+                await wait_until(pilot, lambda: len(answers(app)) == 1, 5, "reopen")
+                await ask(pilot, "shorter please")
+                assert len(answers(app)) == 2 and len(history.messages(1)) == 2
+
+    run(scenario())
+    assert path.read_bytes() == before
+
+
+def extractive_answer(question: str) -> Answer:
+    source = Source(1, "https://a.test/", "A", "<p>Gustave Eiffel's company built it.</p>", "")
+    return Answer(question, "Gustave Eiffel's company [1].", "extractive", "extractive",
+                  [source], [], 0, [], [question], 1)  # fmt: skip
+
+
 def test_export_copy_and_the_source_actions(
     cache: Store, history: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -246,6 +285,7 @@ def test_help_screen_and_command_palette(cache: Store, history: Store, tmp_path:
             assert isinstance(app.screen, HelpScreen)
             text = app.screen.query_one(Markdown).source
             for row in (
+                "| Ctrl+Q | Quit (this session's conversations are not kept) |",
                 "| Esc | Stop the running question |",
                 "| Ctrl+N | Start a new conversation |",
                 "| Ctrl+S | Save the conversation as Markdown here |",

@@ -1,4 +1,5 @@
-"""Reader settings: defaults, then the TOML file, then the environment, then options."""
+"""Settings: defaults, then the TOML file, then the environment, then options, each value
+checked by its kind whatever its source."""
 
 from __future__ import annotations
 
@@ -6,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.config import (
-    Origin,
-    ReaderSettings,
-    config_origin,
-    config_path,
-    load_reader_settings,
-    resolve_reader_settings,
-)
+from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
+from htmlrag_chat.reader.discover import DEFAULT_PORTS
+from htmlrag_chat.settings.sources import Origin, config_origin, resolve
 
 ENVIRONMENT = (
     "HTMLRAG_CHAT_CONFIG",
@@ -22,6 +18,8 @@ ENVIRONMENT = (
     "OPENAI_API_KEY",
     "HTMLRAG_CHAT_BASE_URL",
     "HTMLRAG_CHAT_PROBE_PORTS",
+    "HTMLRAG_CHAT_READER",
+    "HTMLRAG_CHAT_MODEL",
 )
 FILE = """\
 [reader]
@@ -41,6 +39,14 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No setting of the machine running the tests leaks in."""
     for name in ENVIRONMENT:
         monkeypatch.delenv(name, raising=False)
+
+
+def load_reader_settings(path: Path | None = None, **options: object) -> ReaderSettings:
+    return ReaderSettings(**resolve(path, options).section("reader"))
+
+
+def config_path() -> Path:
+    return config_origin()[0]
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -66,7 +72,8 @@ def test_without_a_file_the_defaults_apply(tmp_path: Path, monkeypatch: pytest.M
     settings = load_reader_settings()
     assert settings == ReaderSettings()
     assert settings.reader == "auto"
-    assert settings.probe_ports == (11434, 1234, 8080, 8000)  # Ollama, LM Studio, llama.cpp, vLLM
+    assert settings.probe_ports is None  # the known servers' ports:
+    assert DEFAULT_PORTS == (11434, 1234, 8080, 8000)  # Ollama, LM Studio, llama.cpp, vLLM
     assert settings.model is None
     assert settings.base_url is None
     assert settings.api_key is None
@@ -86,7 +93,14 @@ def test_a_config_file_named_on_purpose_must_exist(
 
 
 def test_a_file_without_a_reader_table_gives_the_defaults(tmp_path: Path) -> None:
-    assert load_reader_settings(write(tmp_path, "[other]\nx = 1\n")) == ReaderSettings()
+    assert load_reader_settings(write(tmp_path, "[web]\ndeadline = 2\n")) == ReaderSettings()
+
+
+def test_an_unknown_table_is_named_with_the_known_ones(tmp_path: Path) -> None:
+    path = write(tmp_path, "[raeder]\nx = 1\n")
+    assert failure(path) == (
+        f"{path}: unknown table [raeder] (known: reader, research, prune, search, web)"
+    )
 
 
 def test_the_file_sets_every_value(tmp_path: Path) -> None:
@@ -230,7 +244,7 @@ def test_a_value_of_the_wrong_type_is_named_with_the_file(
     tmp_path: Path, line: str, expected: str
 ) -> None:
     path = write(tmp_path, f"[reader]\n{line}\n")
-    assert failure(path) == f"{path}: [reader] {expected}"
+    assert failure(path).startswith(f"{path}: [reader] {expected}")
 
 
 def test_a_reader_key_that_is_not_a_table_is_named_with_the_file(tmp_path: Path) -> None:
@@ -246,8 +260,12 @@ def test_an_unknown_reader_in_the_file_is_named_with_the_file(tmp_path: Path) ->
     assert "local, openai, extractive, auto" in message
 
 
-def test_an_unknown_reader_option_is_refused(tmp_path: Path) -> None:
-    message = failure(write(tmp_path, "[other]\nx = 1\n"), reader="gpt")
+def test_an_unknown_reader_in_the_environment_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTMLRAG_CHAT_READER", "gpt")
+    message = failure(write(tmp_path, FILE))
+    assert message.startswith("HTMLRAG_CHAT_READER must be one of")
     assert "'gpt'" in message
     assert "local, openai, extractive, auto" in message
 
@@ -259,9 +277,11 @@ def test_each_value_names_where_it_came_from(
     monkeypatch.setenv("HTMLRAG_CHAT_BASE_URL", "http://gpu-box:8000/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
     monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "11434")
-    settings, origins = resolve_reader_settings(path, {"model": "llama3.1:8b", "device": None})
+    resolved = resolve(path, {"model": "llama3.1:8b", "device": None})
+    settings = ReaderSettings(**resolved.section("reader"))
+    origins = {key.removeprefix("reader."): o for key, o in resolved.origins.items()}
     assert settings.model == "llama3.1:8b" and settings.reader == "openai"
-    assert origins == {
+    assert {key: origins[key] for key in vars(settings)} == {
         "reader": Origin("file", str(path)),
         "model": Origin("option", "--model"),
         "base_url": Origin("environment", "HTMLRAG_CHAT_BASE_URL"),

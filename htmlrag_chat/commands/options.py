@@ -1,0 +1,102 @@
+"""The options of each command, generated from the settings tree (``settings/tree.py``).
+
+A command gets ``--name`` for exactly the settings that list it, grouped by section, with
+the setting's help and default, its kind as the argparse type (so ``--device banana`` is
+refused while the line is parsed, before any work) and its choices for shell completion.
+Every option's default is ``argparse.SUPPRESS``: a value given before the command name
+(where the chat app's options sit) is never overwritten by the command's own copy, and an
+option not given is simply absent, so ``settings_of`` leaves the file and the environment
+in charge of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from htmlrag_chat.commands.common import replaying
+from htmlrag_chat.settings.sources import CONFIG_ENV, Resolved, resolve
+from htmlrag_chat.settings.tree import SETTINGS, Setting, for_command
+
+if TYPE_CHECKING:
+    from htmlrag_chat.wiring import AgentOptions
+
+
+def add_setting_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """``--config`` and the options of the settings ``command`` takes."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for setting in for_command(command):
+        group = groups.get(setting.section)
+        if group is None:
+            group = groups[setting.section] = parser.add_argument_group(setting.section)
+        short = [] if setting.short is None else [setting.short]
+        flags = [*short, setting.option, *setting.aliases]
+        kind = setting.kind
+        group.add_argument(
+            *flags,
+            dest=setting.name,
+            default=argparse.SUPPRESS,
+            action="append" if kind.repeatable else "store",
+            help=_help(setting),
+            **(
+                {"choices": kind.choices}
+                if kind.choices
+                else {"type": _argument_type(setting), "metavar": kind.metavar}
+            ),
+        )
+    add_config_option(parser)
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", type=Path, default=argparse.SUPPRESS, metavar="FILE",
+        help=f"the settings file (default ${CONFIG_ENV}, else config.toml in the user config "
+        "directory: htmlrag-chat config path)",
+    )  # fmt: skip
+
+
+def settings_of(args: argparse.Namespace) -> Resolved:
+    """The settings in effect: the defaults, the file, the environment, then the options
+    given on this command line."""
+    options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
+    for setting in SETTINGS:  # a repeated option: one value per time it was given
+        if setting.kind.repeatable and options[setting.name] is not None:
+            options[setting.name] = tuple(v for given in options[setting.name] for v in given)
+    return resolve(getattr(args, "config", None), options)
+
+
+def agent_options(args: argparse.Namespace) -> AgentOptions:
+    """The settings in effect as the agent's (``ask``, the chat app, ``models``)."""
+    from htmlrag_chat.wiring import AgentOptions
+
+    return AgentOptions.of(
+        settings_of(args), replay=replaying(args), refresh=getattr(args, "refresh", None)
+    )
+
+
+def _help(setting: Setting) -> str:
+    if setting.default is None:
+        return setting.help
+    default = setting.default
+    shown = (
+        ",".join(default)
+        if isinstance(default, tuple)
+        else f"{default:g}"
+        if isinstance(default, float)
+        else default
+    )
+    return f"{setting.help} (default {shown})"
+
+
+def _argument_type(setting: Setting) -> object:
+    """The setting's kind as an argparse type: its error becomes argparse's one line."""
+
+    def parse(text: str) -> object:
+        try:
+            return setting.kind.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = setting.name  # argparse names the type in its message
+    return parse

@@ -1,0 +1,148 @@
+"""``config set KEY VALUE`` and ``config init``: the settings file written from the tree.
+
+``set`` checks the value with the setting's kind before anything is written, then edits
+the one line that holds it (or adds it under its table), so the user's comments and layout
+survive, and checks that the edited text parses back to what was meant; a file it cannot
+edit that way is left alone with an error. Every write goes to a temporary file beside the
+target that replaces it in one step, so a full disk or a kill mid-write never leaves half a
+settings file, and a refused value never touches the file at all. A new file is readable
+by its owner only: it may hold an API key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.errors import UserError
+from htmlrag_chat.settings.sources import (
+    MAX_CONFIG_BYTES,
+    checked,
+    file_values,
+    parse_toml,
+)
+from htmlrag_chat.settings.tree import SECTIONS, SETTINGS, Setting, find
+
+_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
+_ANY_TABLE = re.compile(r"^\s*\[")
+
+
+def set_value(path: Path, key: str, text: str) -> tuple[Setting, Any]:
+    """Write setting ``key`` = ``text`` (checked by its kind) into the file at ``path``."""
+    try:
+        setting = find(key)
+    except KeyError as error:
+        raise UserError(str(error.args[0])) from None
+    value = checked(setting, text, f"{setting.key}", True)
+    old = _existing(path)
+    data = parse_toml(path, old.encode("utf-8"))
+    file_values(path, data)  # a file that is already wrong is said so, not made worse
+    new = _edited(old, setting, setting.kind.toml(value))
+    expected = {**data, setting.section: {**data.get(setting.section, {}), setting.name: value}}
+    try:
+        edited = file_values(path, parse_toml(path, new.encode("utf-8")))
+    except UserError:
+        edited = None
+    if edited != file_values(path, expected):
+        raise UserError(
+            f"{path}: [{setting.section}] is written in a form this command cannot edit "
+            f"(an inline table, dotted keys or a value over several lines): change it by hand"
+        )
+    write_atomic(path, new)
+    return setting, value
+
+
+def init(path: Path, force: bool = False) -> None:
+    """Write a settings file with every setting, commented out at its default."""
+    if path.exists() and not force:
+        raise UserError(
+            f"{path} exists: htmlrag-chat config set KEY VALUE changes one setting "
+            "(config init --force starts again)"
+        )
+    write_atomic(path, template())
+
+
+def template() -> str:
+    """Every section and setting with its help, commented out at its default."""
+    lines = [
+        "# htmlrag-chat settings. Options and HTMLRAG_CHAT_<NAME> variables override them;",
+        "# `htmlrag-chat config` shows each value in effect and where it comes from.",
+    ]
+    for section in SECTIONS:
+        lines += ["", f"[{section}]"]
+        for setting in (s for s in SETTINGS if s.section == section):
+            lines += textwrap.wrap(setting.help, 88, initial_indent="# ", subsequent_indent="# ")
+            shown = "" if setting.default is None else setting.kind.toml(setting.default)
+            lines.append(f"# {setting.name} = {shown}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _existing(path: Path) -> str:
+    """The file's text, '' when it is not there yet."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        raise UserError(f"{path}: cannot read the config file ({error.strerror})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UserError(f"{path}: over {MAX_CONFIG_BYTES >> 20} MiB, not a settings file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text") from None
+
+
+def _edited(text: str, setting: Setting, value: str) -> str:
+    """``text`` with ``name = value`` in place of the old line, else first in its table,
+    else in a new table at the end."""
+    lines = text.splitlines()
+    entry = f"{setting.name} = {value}"
+    assignment = re.compile(rf"^\s*{re.escape(setting.name)}\s*=")
+    start = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if (m := _TABLE.match(line)) and m[1] == setting.section
+        ),
+        None,
+    )
+    if start is None:
+        lines += ([""] if lines and lines[-1].strip() else []) + [f"[{setting.section}]", entry]
+        return "\n".join(lines) + "\n"
+    end = next((i for i in range(start + 1, len(lines)) if _ANY_TABLE.match(lines[i])), len(lines))
+    for i in range(start + 1, end):
+        if assignment.match(lines[i]):
+            lines[i] = entry
+            break
+    else:
+        lines.insert(start + 1, entry)
+    return "\n".join(lines) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step (a temporary file beside it, flushed to
+    disk, then renamed over it), keeping an existing file's permissions."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {error.strerror or error}") from None

@@ -1,0 +1,35 @@
+"""The page cap as the documentation states it: the figure users read is the one enforced."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from htmlrag_chat.errors import InputError
+from htmlrag_chat.html.limits import MAX_PAGE_BYTES, read_page_file
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_every_mib_figure_in_the_docs_is_the_cap_the_code_enforces() -> None:
+    figures = {
+        (path.name, int(size))
+        for path in DOCS
+        for size in re.findall(r"(\d+) MiB", path.read_text(encoding="utf-8"))
+    }
+    cap = MAX_PAGE_BYTES >> 20
+    allowed = {cap, 1}  # 1 MiB: the size of a long Wikipedia article, and the config file cap
+    assert figures and {size for _, size in figures} <= allowed, sorted(figures)
+    assert ("cli.md", cap) in figures
+
+
+def test_a_file_one_byte_over_the_cap_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "big.html"
+    page.write_bytes(b"a" * (MAX_PAGE_BYTES + 1))
+    with pytest.raises(InputError, match="larger than 5 MiB"):
+        read_page_file(str(page))
+    page.write_bytes(b"a" * MAX_PAGE_BYTES)
+    assert len(read_page_file(str(page))) == MAX_PAGE_BYTES

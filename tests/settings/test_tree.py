@@ -1,0 +1,76 @@
+"""The settings tree: its defaults pass their own checks and survive a trip through TOML,
+and docs/settings.md lists exactly the declared settings."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from htmlrag_chat.settings.tree import SETTINGS, Setting, find
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
+START, END = "<!-- settings table:", "<!-- end of settings table -->"
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.key)
+def test_a_default_is_a_value_its_kind_accepts_and_toml_gives_it_back(setting: Setting) -> None:
+    if setting.default is None:
+        return
+    assert setting.kind.check(setting.default) == setting.default
+    written = tomllib.loads(f"x = {setting.kind.toml(setting.default)}")["x"]
+    assert setting.kind.check(written) == setting.default
+
+
+def test_a_setting_is_found_by_key_or_by_name() -> None:
+    assert find("reader.model") is find("model") is find("reader.model")
+    assert find("max-tokens").key == "reader.max_tokens"
+    with pytest.raises(KeyError, match=r"no setting 'reader\.temperature'"):
+        find("reader.temperature")
+
+
+def table() -> str:
+    def shown(setting: Setting) -> str:
+        value = setting.default
+        if value is None:
+            return "-"
+        if isinstance(value, tuple):
+            return "`" + ",".join(value) + "`" if value else "none"
+        return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
+
+    rows = ["| setting | default | option (commands) | variable | what |", "|---|---|---|---|---|"]
+    for s in SETTINGS:
+        short = f"{s.short}, " if s.short else ""
+        option = f"`{short}{s.option}` ({', '.join(s.commands)})" if s.commands else "-"
+        variables = ", ".join(f"`{name}`" for name in s.env)
+        rows.append(f"| `{s.key}` | {shown(s)} | {option} | {variables} | {s.help} |")
+    return "\n".join(rows)
+
+
+def test_the_documented_table_is_the_declared_settings() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    documented = text[text.index(START) :].split("\n", 1)[1].split(END)[0].strip()
+    assert documented == table(), f"docs/settings.md should list:\n{table()}"
+
+
+def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default() -> None:
+    """What a new setting needs besides its entry: the field that carries it, defaulting
+    to the tree's value (so the number is written once)."""
+    from dataclasses import fields
+
+    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.web.search import SearchSettings
+    from htmlrag_chat.wiring import AgentOptions, PruneSettings
+
+    holders = {
+        "reader": ReaderSettings,
+        "prune": PruneSettings,
+        "search": SearchSettings,
+        "research": AgentOptions,
+        "web": AgentOptions,
+    }
+    for setting in SETTINGS:
+        defaults = {f.name: f.default for f in fields(holders[setting.section])}
+        assert setting.name in defaults, f"add {setting.name} to {holders[setting.section]}"
+        assert defaults[setting.name] == setting.default, setting.key
