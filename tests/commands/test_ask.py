@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.reader.extractive import HEADER
@@ -76,15 +77,33 @@ def test_extractive_answer_streams_the_gold_answer_with_its_source(
     assert any(GOLD in line and line.endswith(gold_number) for line in answer.splitlines())
 
 
-def test_auto_without_a_model_says_it_answers_extractively(
-    recording: Path, capsys: pytest.CaptureFixture[str]
+def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
+    recording: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The missing models are one block, said once per cache file (a replay keeps that in
+    its side file); -v says every time why, and how to get an LLM."""
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
     argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--model", "no/such")]
-    assert main([*argv, "--pruner", "bm25"]) == 0
+    argv += ["--pruner", "bm25"]
+    assert main(argv) == 0
     captured = capsys.readouterr()
-    assert "answering extractively" in captured.err and "Ollama" in captured.err
-    assert "htmlrag-chat models pull no/such" in captured.err
     assert captured.out.startswith(HEADER)
+    block = captured.err.splitlines()
+    assert block[0] == f"htmlrag-chat: {FALLBACK_HEADER}"
+    assert [line.split() for line in block[1:]] == [
+        ["reader", "extractive", "answers", "(no", "LLM)"],
+        ["tokenizer", "approximate", "token", "counts"],
+        FALLBACK_FOOTER.split(),
+    ]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""  # said once
+    assert main([*argv, "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "answering extractively" in err and "Ollama" in err
+    assert "htmlrag-chat models pull no/such" in err
 
 
 def closed_port() -> int:
