@@ -76,8 +76,8 @@ def check_device(name: str) -> None:
         return
     if not torch_installed():
         raise DeviceUnavailable(
-            f"device {name!r} needs torch, which the core install leaves out: "
-            f"{install_line('gpu')} (with the torch build for your GPU)"
+            f"device {name!r}: torch is not installed (the core install leaves it out); "
+            f"install torch for your GPU (https://pytorch.org), then {install_line('gpu')}"
         )
     import torch
 

@@ -162,8 +162,9 @@ class AskOutput:
     def __enter__(self) -> AskOutput:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self._flush_fallbacks()
+    def __exit__(self, failure: type[BaseException] | None, *exc_info: object) -> None:
+        if failure is None:  # a failure's one line is all that is worth reading then
+            self._flush_fallbacks()
         if self._line is not None:
             self._line.stop()
 

@@ -32,7 +32,10 @@ from htmlrag_chat.hub import load_pretrained
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.scoring import DEFAULT_GEN_MODEL, ContextTooLong
 
-with needed("transformers", "the generative pruner"):
+# What needs torch and transformers: the local reader imports this module too.
+PURPOSE = "language models on this machine (local reader, generative pruner)"
+
+with needed("transformers", PURPOSE):
     import torch
 
 
@@ -81,7 +84,7 @@ def load_causal_lm(model_name: str, device: str, local_only: bool = False) -> tu
 
 @lru_cache(maxsize=2)
 def _load_causal_lm(model_name: str, device: str, local_only: bool) -> tuple[Any, Any]:
-    with needed("transformers", "a causal language model"):
+    with needed("transformers", PURPOSE):
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
