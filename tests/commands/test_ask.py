@@ -227,6 +227,22 @@ def follow_ups(messages: list[dict]) -> str:
     return f"Answer {len(messages) // 2}: ARKit [1]."
 
 
+def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_works(
+    tmp_path: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not twice (a skipped query, then the error), and not --replay on a cache that holds
+    nothing: the way forward offline is a recording."""
+    argv = ["--cache", str(tmp_path / "new.db"), "ask", "--reader", "extractive", "--pruner",
+            "bm25", "--tokenizer", "approx", "Who designed the Eiffel tower?"]  # fmt: skip
+    assert main(argv) == 5
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("htmlrag-chat: search for 'Who designed the Eiffel tower?' failed")
+    assert "cache import --jsonl FILE" in line and "--replay-db FILE" in line
+    assert "make demo" in line and "with --replay" not in line
+
+
 def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources(
     cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,7 +18,7 @@ from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
-from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView
+from htmlrag_chat.tui.transcript import AnswerView, ErrorView, NoteView, QuestionView
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
     GOLD,
@@ -306,7 +306,10 @@ def test_an_offline_search_says_what_to_do(history: Store, tmp_path: Path) -> No
             async with app.run_test(size=SIZE) as pilot:
                 await ask(pilot, "what is htmlrag")
                 (error,) = app.query(ErrorView)
-                assert "no network?" in str(error.render()) and "--replay" in str(error.render())
+                text = str(error.render())
+                assert "no network?" in text and "cache import --jsonl" in text
+                # Said once: not also as a note that the search was skipped.
+                assert not [n for n in app.query(NoteView) if "no network?" in str(n.render())]
 
     run(scenario())
 

@@ -8,9 +8,11 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.search import (
+    DETAIL_CHARS,
     SearchError,
     SearchSettings,
     WebSearcher,
+    _first_line,
     _result,
     classify,
     deduplicate,
@@ -111,3 +113,17 @@ def test_a_result_from_the_engines_is_made_safe_before_it_is_kept():
         "Grüße [2J evil < |im_start| > 東京",
         "snippet x",
     )
+
+
+def test_a_long_engine_message_is_shortened_between_words():
+    """ddgs names every engine's URL; what is kept of it ends on a whole word."""
+    text = (
+        "DNSError: DNSError('error sending request for url (https://www.mojeek.com/search?q="
+        "Who+designed+the+Eiffel+tower%3F) > error resolving DNS > DNS error: no records found "
+        'for Query { name: Name("www.mojeek.com."), query_type: AAAA, query_class: IN }\')'
+    )
+    detail = _first_line(DDGSException(text + "\nsecond line"))
+    assert detail.endswith(" …") and len(detail) <= DETAIL_CHARS
+    kept = detail.removesuffix(" …").split()
+    assert kept == text.split()[: len(kept)]  # every word whole, in order
+    assert _first_line(DDGSException("short")) == "short"
