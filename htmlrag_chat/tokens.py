@@ -23,7 +23,7 @@ from typing import Any
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.extras import needed
 from htmlrag_chat.html.text import CJK
-from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, load_pretrained
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
 # tokenizer_config classes that transformers builds from tokenizer.json as it is; other
@@ -109,7 +109,9 @@ def load_token_counter(spec: str | None = None) -> LoadedCounter:
     if backend is not None:
         return LoadedCounter(HFTokenCounter(backend, name), None)
     try:
-        with needed("transformers", f"the tokenizer {name}"):
+        if folder is None:
+            check_obtainable(name)  # not here and no hub: the reason, whatever is installed
+        with needed("transformers", name):
             from transformers import AutoTokenizer
             from transformers.utils import logging as hf_logging
 

