@@ -106,6 +106,23 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     assert "htmlrag-chat models pull no/such" in err
 
 
+def test_an_embedding_model_that_is_not_here_leaves_bm25_and_main_text(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fused stage still runs; only a pruner that is the embedding model alone fails."""
+    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--tokenizer",
+            "approx", "--embed-model", "no/such", "--pruner", "fused", "-v")]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "note: embedding model no/such: not a local path" in captured.err
+    assert "the first stage ranks by BM25 and main text alone" in captured.err
+    assert "candidates 0, encoded 0" in captured.err
+    assert GOLD in captured.out
+    assert main([*argv, "--pruner", "embed"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith("htmlrag-chat: no/such: not a local path")
+
+
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
