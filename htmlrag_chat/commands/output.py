@@ -192,17 +192,16 @@ class AskOutput:
             self._text.clear()
 
     def _answer(self, text: str) -> None:
-        if not self.answer:
-            return
-        if not self.stream:
+        if self.answer and not self.stream:
             self._text.append(text)
-            if self._line is not None:
-                self._line.apply(AnswerDelta(text))
-            return
         if self._line is not None:
-            self._line.stop()
-        sys.stdout.write(text)
-        sys.stdout.flush()
+            if self.answer and self.stream and sys.stdout.isatty():
+                self._line.stop()  # the answer takes the terminal from here
+            else:  # the answer is held back, or goes elsewhere: count it on the line
+                self._line.apply(AnswerDelta(text))
+        if self.answer and self.stream:
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
     def _live(self, event: Event) -> None:
         assert self._line is not None

@@ -122,6 +122,20 @@ def test_quiet_prints_only_the_answer_and_its_sources(recording: Path, tmp_path:
     assert all(re.match(r"\[\d+\] .+ - https?://", line) for line in sources.splitlines())
 
 
+def test_an_answer_piped_elsewhere_leaves_the_terminal_clean(
+    recording: Path, tmp_path: Path
+) -> None:
+    """``ask ... > answer.txt``: the status line counts the answer's characters, then goes."""
+    argv = ["--replay-db", str(recording), "ask", "--reader", "extractive", "--pruner", "bm25",
+            "--tokenizer", "approx", QUESTION]  # fmt: skip
+    status, terminal, out = in_terminal(argv, tmp_path, stdout_pipe=True)
+    assert status == 0, terminal
+    lines, most = screens(terminal)
+    assert most == 1 and not [line for line in lines if STATUS.match(line)]
+    assert re.search(r"answering · .*\d+ chars", terminal)
+    assert out.startswith(HEADER) and "\x1b" not in out
+
+
 def test_verbose_prints_the_timestamped_trace_in_a_terminal_too(
     recording: Path, tmp_path: Path
 ) -> None:
