@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 FORMS = ("live", "trace", "plain", "quiet")
 TICK = 0.25  # seconds between redraws of the elapsed time while no event comes
 NOTES_KIND = "shown-note"  # the derived-artefact kind that remembers a block was shown
-ERASE = "\r\x1b[2K"  # back to the start of the line, then clear it
 FALLBACK_HEADER = "note: models not here, and what is used instead (said once per cache file):"
 FALLBACK_FOOTER = "how to get each: htmlrag-chat models"
 
@@ -84,9 +83,10 @@ def _remember(store: Store, key: str) -> bool:
 
 
 class StatusLine:
-    """One line on a terminal, redrawn in place: by each event, and every ``TICK`` seconds
-    by a thread so that the elapsed time moves while a stage works. It never wraps (a
-    wrapped line could not be cleared in place): it is cut to the terminal's width."""
+    """One line on a terminal, redrawn in place with a carriage return (and spaces over what
+    a longer line left): by each event, and every ``TICK`` seconds by a thread so that the
+    elapsed time moves while a stage works. It never wraps (a wrapped line could not be
+    redrawn in place): it is cut to the terminal's width."""
 
     def __init__(self, stream: TextIO, clock: Callable[[], float] = time.perf_counter) -> None:
         self.stream = stream
@@ -111,25 +111,30 @@ class StatusLine:
             line = terminal_safe(self.status.line(self.clock() - self.start))[: self._width()]
             if self._drawn and line == self._last:
                 return
-            self.stream.write(ERASE + line)
+            self.stream.write("\r" + line.ljust(len(self._last) if self._drawn else 0))
             self.stream.flush()
             self._drawn, self._last = True, line
 
     def print_above(self, text: str) -> None:
         """A note: printed where the status line was, the line drawn again under it."""
         with self._lock:
-            self.stream.write((ERASE if self._drawn else "") + text + "\n")
-            self._drawn = False
+            self._erase()
+            self.stream.write(text + "\n")
         self.draw()
 
     def stop(self) -> None:
         """Clear the line for good (before the answer streams, or at the end)."""
         with self._lock:
             self._stopped.set()
-            if self._drawn:
-                self.stream.write(ERASE)
-                self.stream.flush()
-                self._drawn = False
+            self._erase()
+            self.stream.flush()
+
+    def _erase(self) -> None:
+        """Blank the drawn line and return to its start (spaces over it: no escape sequence,
+        so ``NO_COLOR`` and terminals without ANSI support see plain text)."""
+        if self._drawn:
+            self.stream.write("\r" + " " * len(self._last) + "\r")
+            self._drawn = False
 
     def _tick(self) -> None:
         while not self._stopped.wait(TICK):

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.commands.output import (
-    ERASE,
     FALLBACK_HEADER,
     AskOutput,
     StatusLine,
@@ -75,20 +74,25 @@ def in_terminal(argv: list[str], home: Path, stdout_pipe: bool = False) -> tuple
 
 
 def screens(drawn: str) -> tuple[list[str], int]:
-    """Replay what a terminal got (carriage returns, line erases, newlines) into the lines it
-    shows at the end, and the most status lines it showed at any moment."""
-    lines, most = [""], 0
-    for piece in re.split(r"(\r\n|\n|\r|\x1b\[2K)", drawn):
-        if piece in ("\r\n", "\n"):
-            lines.append("")
-        elif piece == "\x1b[2K":
-            lines[-1] = ""
-        elif piece == "\r":
-            continue  # every redraw clears the line after it
+    """Replay what a terminal got (carriage returns, overwriting characters, newlines) into
+    the lines it shows at the end, and the most status lines it showed at any moment."""
+    lines: list[list[str]] = [[]]
+    column, most = 0, 0
+    for char in drawn:
+        if char == "\n":
+            lines.append([])
+            column = 0
+        elif char == "\r":
+            column = 0
         else:
-            lines[-1] += piece
-        most = max(most, sum(1 for line in lines if STATUS.match(line)))
-    return lines, most
+            line = lines[-1]
+            line[column : column + 1] = [char]
+            column += 1
+            if char == " ":
+                continue
+        shown = ["".join(line).rstrip() for line in lines]
+        most = max(most, sum(1 for line in shown if STATUS.match(line)))
+    return ["".join(line).rstrip() for line in lines], most
 
 
 def test_a_terminal_shows_one_status_line_cleared_before_the_answer(
@@ -101,7 +105,7 @@ def test_a_terminal_shows_one_status_line_cleared_before_the_answer(
     assert status == 0, drawn
     lines, most = screens(drawn)
     assert most == 1  # the status line was drawn, and never more than one at a time
-    assert drawn.count(ERASE) > 3  # ... replaced in place as the stages went by
+    assert drawn.count("\r") - drawn.count("\r\n") > 3  # ... replaced as the stages went by
     assert not [line for line in lines if STATUS.match(line)]  # cleared for good
     start = lines.index(HEADER)  # the answer starts a line of its own
     assert lines[0] == f"htmlrag-chat: {FALLBACK_HEADER}"  # the missing models' block...
@@ -143,7 +147,7 @@ def test_verbose_prints_the_timestamped_trace_in_a_terminal_too(
             "bm25", "--tokenizer", "approx", QUESTION]  # fmt: skip
     status, drawn, _ = in_terminal(argv, tmp_path)
     assert status == 0, drawn
-    assert ERASE not in drawn
+    assert "\r" not in drawn.replace("\r\n", "")
     assert re.search(r"^\[ *\d+\.\d\ds\] search done in", drawn, re.MULTILINE)
 
 
@@ -192,10 +196,12 @@ def test_the_status_line_is_replaced_cut_to_the_terminal_and_gives_way_to_notes(
     line.stop()
     line.apply(Progress("fetch", 4, 40))  # after stop: never drawn again
     written = terminal.getvalue()
-    assert written.count("\n") == 1 and "\r\x1b[2Khtmlrag-chat: note: a note\n" in written
+    assert "\x1b" not in written and written.count("\n") == 1
+    shown, most = screens(written)
+    assert shown == ["htmlrag-chat: note: a note", ""] and most == 1
     assert "fetching pages · pages 3/40, 1 failed · 0.0 s" in written
-    assert all(len(draw) <= 79 for draw in written.replace("\n", ERASE).split(ERASE))
-    assert written.endswith(ERASE) and "4/40" not in written
+    assert all(len(draw.rstrip()) <= 79 for draw in re.split("[\r\n]", written))
+    assert "4/40" not in written
 
 
 def test_the_block_of_missing_models_is_said_once_per_cache_file(
