@@ -42,7 +42,9 @@ $(CORE_STAMP): pyproject.toml .ci/constraints.txt
 	touch $(CORE_STAMP)
 
 $(STAMP): $(CORE_STAMP)
-	$(PIP) install '$(TORCH)+cpu' || $(PIP) install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'
+	$(PIP) install '$(TORCH)+cpu' 2>/dev/null || { \
+		echo "no $(TORCH)+cpu on the configured indexes: from $(TORCH_CPU_INDEX)"; \
+		$(PIP) install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'; }
 	$(PIP) install -c .ci/constraints.txt -e '.[dev]'
 	$(PIP) install --no-deps $(SMOLLM)
 	@if $(PY) -m pip list 2>/dev/null | grep -qi '^nvidia-'; then \
@@ -69,7 +71,7 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 
 $(BENCH_STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip -q install '$(TORCH)+cpu' || \
+	$(BENCH_VENV)/bin/python -m pip -q install '$(TORCH)+cpu' 2>/dev/null || \
 		$(BENCH_VENV)/bin/python -m pip -q install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'
 	$(BENCH_VENV)/bin/python -m pip -q install -c .ci/constraints.txt -e '.[transformers,gpu]' \
 		htmlrag==0.1.1 rank_bm25
