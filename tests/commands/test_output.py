@@ -9,6 +9,7 @@ import os
 import pty
 import re
 import select
+import socket
 import sys
 import time
 from pathlib import Path
@@ -39,9 +40,12 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return import_demo(tmp_path_factory.mktemp("output"))
 
 
-def in_terminal(argv: list[str], home: Path, stdout_pipe: bool = False) -> tuple[int, str, str]:
+def in_terminal(
+    argv: list[str], home: Path, stdout_pipe: bool = False, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """Run the CLI with stderr (and stdout, unless ``stdout_pipe``) on a pseudo-terminal of
-    100 columns; the exit status, what the terminal got, and what the pipe got."""
+    100 columns, ``env`` added to the environment; the exit status, what the terminal got,
+    and what the pipe got."""
     read_end, write_end = os.pipe()
     pid, fd = pty.fork()
     if pid == 0:
@@ -49,9 +53,16 @@ def in_terminal(argv: list[str], home: Path, stdout_pipe: bool = False) -> tuple
         if stdout_pipe:
             os.dup2(write_end, 1)
         os.chdir(home)
-        env = os.environ | {"PYTHONPATH": str(ROOT), "COLUMNS": "100",
-                            "HTMLRAG_CHAT_DERIVED": str(home / "derived.db")}  # fmt: skip
-        os.execve(sys.executable, [sys.executable, "-m", "htmlrag_chat", *argv], env)
+        child = (
+            os.environ
+            | (env or {})
+            | {
+                "PYTHONPATH": str(ROOT),
+                "COLUMNS": "100",
+                "HTMLRAG_CHAT_DERIVED": str(home / "derived.db"),
+            }
+        )
+        os.execve(sys.executable, [sys.executable, "-m", "htmlrag_chat", *argv], child)
     os.close(write_end)
     drawn, piped, deadline = b"", b"", time.monotonic() + 240
     open_fds = {fd, read_end}
@@ -149,6 +160,21 @@ def test_verbose_prints_the_timestamped_trace_in_a_terminal_too(
     assert status == 0, drawn
     assert "\r" not in drawn.replace("\r\n", "")
     assert re.search(r"^\[ *\d+\.\d\ds\] search done in", drawn, re.MULTILINE)
+
+
+def test_a_failure_in_a_terminal_is_one_line_and_no_status_line_is_left(tmp_path: Path) -> None:
+    """Offline (a proxy on a closed loopback port), on a new cache: the search fails once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    argv = ["--cache", str(tmp_path / "new.db"), "ask", "--reader", "extractive", "--pruner",
+            "bm25", "--tokenizer", "approx", "Who designed the Eiffel tower?"]  # fmt: skip
+    status, drawn, _ = in_terminal(argv, tmp_path, env={"DDGS_PROXY": proxy})
+    assert status == 5, drawn
+    lines, most = screens(drawn)
+    assert most == 1
+    (error,) = [line for line in lines if line]
+    assert error.startswith("htmlrag-chat: search for 'Who designed the Eiffel tower?' failed")
 
 
 @pytest.mark.parametrize(
