@@ -10,9 +10,10 @@
 
 The notes that say a model is not here (``Notice.role``: reader, pruner, embedding,
 tokenizer) come every run until the model is installed, so ``live`` and ``plain`` group them
-into one block, worded one way, and show it once per cache file: the block's text is kept
-in the file's ``derived`` table (a read-only replay keeps it in the side file of derived
-artefacts). ``htmlrag-chat models`` holds the detail; ``-v`` prints it every time.
+into one block, worded one way, shown just before the answer (a question that fails says
+only why) and once per cache file: the block's text is kept in the file's ``derived`` table
+(a read-only replay keeps it in the side file of derived artefacts). ``htmlrag-chat
+models`` holds the detail; ``-v`` prints it every time.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from htmlrag_chat.commands.common import PROG, progress_printer
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, StageFinished
+from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, StageStarted
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.status import PipelineStatus
 
@@ -184,8 +185,8 @@ class AskOutput:
             self._live(event)
         elif self._log is not None:
             self._log(event)
-        if isinstance(event, StageFinished) and event.stage == "load":
-            self._flush_fallbacks()
+        if isinstance(event, StageStarted) and event.stage == "read":
+            self._flush_fallbacks()  # right above the answer; a question that fails says only why
 
     def finish(self) -> None:
         """The answer is complete: clear the status line, print the answer if held back."""
