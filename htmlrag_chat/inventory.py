@@ -18,6 +18,7 @@ from pathlib import Path
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import gpu_possible
+from htmlrag_chat.extras import install_line, missing_module
 from htmlrag_chat.hub import cached_snapshot, hub_endpoint
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import (
@@ -27,7 +28,7 @@ from htmlrag_chat.reader.discover import (
     find_servers,
     list_models,
 )
-from htmlrag_chat.scoring import bundled_embedding
+from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.wiring import AgentOptions
 
@@ -124,7 +125,8 @@ def reader_row(
         return servers, row
     missing = "answers are extractive until it is here" if settings.reader == "auto" else ""
     name = settings.model or DEFAULT_READER_MODEL
-    return servers, model_row("reader", name, device, cache_dir, missing=missing)
+    row = model_row("reader", name, device, cache_dir, missing=missing)
+    return servers, with_extra(row, "transformers")
 
 
 def pruner_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> ModelRow:
@@ -132,18 +134,31 @@ def pruner_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> M
         row = model_row("pruner", name, device, cache_dir, note=f"not used by --pruner {pruner}")
         return replace(row, used=False)
     missing = "pruning uses the fused first stage alone until it is here"
-    return model_row("pruner", name, device, cache_dir, missing=missing)
+    return with_extra(model_row("pruner", name, device, cache_dir, missing=missing), "transformers")
 
 
 def embedding_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> ModelRow:
     note = "not used by --pruner bm25" if pruner == "bm25" else ""
+    missing = "the first stage ranks by BM25 and main text until it is here; "
+    missing += how_to_get_embedding(name)
     bundled = bundled_embedding(name)
     if bundled is None:
-        row = model_row("embedding", name, device, cache_dir, note=note)
+        row = model_row("embedding", name, device, cache_dir, note=note, missing=missing)
     else:
         found = Found("bundled", str(bundled), True, folder_bytes(bundled))
         row = ModelRow("embedding", name, *_fields(found), device, note)
-    return replace(row, used=pruner != "bm25")
+    row = replace(row, used=pruner != "bm25")
+    return with_extra(row, "gpu") if device != "cpu" else row
+
+
+def with_extra(row: ModelRow, extra: str) -> ModelRow:
+    """``row`` with a note when the extra that runs its model is not installed (the core
+    install has none: the model may be on disk and still unusable)."""
+    module = missing_module(extra)
+    if module is None or not row.used:
+        return row
+    needs = f"{module} is not installed: {install_line(extra)}"
+    return replace(row, note=f"{row.note}; {needs}" if row.note else needs)
 
 
 def model_row(

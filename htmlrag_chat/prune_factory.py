@@ -14,6 +14,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
@@ -61,18 +62,24 @@ def build_recipe(
         return Recipe(BM25Scorer(), **sizes)
     if settings.pruner == "gen":
         return Recipe(generative_scorer(settings), **sizes)
-    embed = embedding_scorer(settings.embed_model, settings.device, cache)
     if settings.pruner == "embed":
-        return Recipe(embed, **sizes)
+        return Recipe(embedding_scorer(settings.embed_model, settings.device, cache), **sizes)
     from htmlrag_chat.scoring.fused import FusedScorer
 
+    try:
+        embed = embedding_scorer(settings.embed_model, settings.device, cache)
+    except ModelUnavailable as error:
+        message = f"embedding model {error}: the first stage ranks by BM25 and main text alone"
+        emit(Notice(message, role="embedding", instead="BM25 and main text (no embeddings)"))
+        embed = None
     fused = FusedScorer(embed)
     if settings.pruner == "fused":
         return Recipe(fused, **sizes)
     try:
         gen = generative_scorer(settings)
     except ModelUnavailable as error:
-        emit(Notice(f"generative pruner {error}: pruning with the first stage only"))
+        message = f"generative pruner {error}: pruning with the first stage only"
+        emit(Notice(message, role="pruner", instead="the first pruning stage alone"))
         return Recipe(fused, max_words=settings.max_words)
     return Recipe(fused, gen, **sizes)
 
@@ -89,9 +96,11 @@ def generative_scorer(settings: PruneSettings) -> BlockScorer:
 
 
 def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> EmbeddingScorer:
-    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory)."""
-    from htmlrag_chat.scoring.embed import EmbeddingScorer
+    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory);
+    ``ModelUnavailable`` when it cannot be loaded here (found before anything loads)."""
+    from htmlrag_chat.scoring.embed import EmbeddingScorer, check_embedding
 
+    check_embedding(model, pick_device(device))
     scorer = EmbeddingScorer(model, device=device)
     if cache is not None:
         scorer.cache = cache
@@ -110,7 +119,6 @@ def warm_up(settings: PruneSettings) -> bool:
     ("cannot import name ..."), so the caller imports nothing of them before that."""
     if settings.pruner not in ("two-stage", "fused", "embed"):
         return False
-    from htmlrag_chat.device import pick_device
     from htmlrag_chat.scoring.embed import EmbeddingScorer, numpy_layout
 
     model = EmbeddingScorer(settings.embed_model, device=settings.device)

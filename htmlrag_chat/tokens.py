@@ -4,9 +4,10 @@ Budgets are in tokens of the model that will read the context. When that tokeniz
 be loaded (offline, gated model), we count with ``ApproxTokenCounter`` and say so, rather
 than fail: a budget that is a little off is more useful than no answer.
 
-A tokenizer folder that transformers would load from its tokenizer.json unchanged is read
-by the ``tokenizers`` library alone: the same counts without importing transformers, whose
-import and ``AutoTokenizer`` take 1.6 s of a cold question on a small CPU.
+A tokenizer folder (or Hugging Face cache snapshot) that transformers would load from its
+tokenizer.json unchanged is read by the ``tokenizers`` library alone: the same counts
+without importing transformers, whose import and ``AutoTokenizer`` take 1.6 s of a cold
+question on a small CPU, and which the core install does not have.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.extras import needed
 from htmlrag_chat.html.text import CJK
-from htmlrag_chat.hub import ModelUnavailable, load_pretrained
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
 # tokenizer_config classes that transformers builds from tokenizer.json as it is; other
@@ -101,12 +103,17 @@ def load_token_counter(spec: str | None = None) -> LoadedCounter:
     name = spec or DEFAULT_TOKENIZER
     if name == "approx":
         return LoadedCounter(ApproxTokenCounter(), None)
-    backend = _saved_backend(Path(name).expanduser())
+    path = Path(name).expanduser()
+    folder = path if path.is_dir() else cached_snapshot(name)
+    backend = _saved_backend(folder) if folder is not None else None
     if backend is not None:
         return LoadedCounter(HFTokenCounter(backend, name), None)
     try:
-        from transformers import AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        if folder is None:
+            check_obtainable(name)  # not here and no hub: the reason, whatever is installed
+        with needed("transformers", name):
+            from transformers import AutoTokenizer
+            from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         tokenizer = load_pretrained(AutoTokenizer.from_pretrained, name)

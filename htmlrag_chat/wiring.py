@@ -108,7 +108,8 @@ def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | Extra
     except ModelUnavailable as error:
         if not local_only:
             raise
-        emit(Notice(f"no local reader ({error}): answering extractively; {install_hint(model)}"))
+        message = f"no local reader ({error}): answering extractively; {install_hint(model)}"
+        emit(Notice(message, role="reader", instead="extractive answers (no LLM)"))
         return ExtractiveReader()
     return LLMReader(chat, "local", settings.max_tokens)
 
@@ -220,7 +221,7 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
         reader = build_reader(options.reader, emit)
         counter = reader_counter(reader, options.prune.tokenizer)
         if counter.notice:
-            emit(Notice(counter.notice))
+            emit(Notice(counter.notice, role="tokenizer", instead="approximate token counts"))
         prune = options.prune
         if reader.chat is not None:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)

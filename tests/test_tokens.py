@@ -110,6 +110,26 @@ def test_a_folder_transformers_reads_as_saved_is_counted_without_transformers(
         assert [counter.count(text) for text in ASSORTED] == expected
 
 
+def test_a_hub_tokenizer_in_the_cache_is_counted_without_transformers(
+    tiny_tokenizer_dir, tmp_path, monkeypatch
+):
+    """The core install has no transformers: Llama-3's tokenizer pulled into the Hugging Face
+    cache still counts exactly, with ``tokenizers`` alone."""
+    from huggingface_hub import constants
+    from tokenizers import Tokenizer
+
+    repo = tmp_path / "models--someone--tokenizer"
+    shutil.copytree(tiny_tokenizer_dir, repo / "snapshots" / "0123abcd")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    loaded = load_token_counter("someone/tokenizer")
+    assert loaded.notice is None and isinstance(loaded.counter.tokenizer, Tokenizer)
+    assert loaded.counter.count_many(ASSORTED) == auto_tokenizer_counts(
+        tiny_tokenizer_dir, ASSORTED
+    )
+
+
 def test_a_config_that_changes_the_tokenizer_takes_transformers(tiny_tokenizer_dir, tmp_path):
     from tokenizers import Tokenizer
 

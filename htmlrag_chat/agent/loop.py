@@ -210,10 +210,12 @@ class Agent:
 
     async def _search(self, queries: Sequence[str], emit: EventSink) -> list[SearchResult]:
         """Results of every query, interleaved so that each query's best come first; a query
-        missing from a replay is skipped, and so is a failed search while another worked."""
+        missing from a replay is skipped, and so is a failed search while another worked.
+        When every search failed, the failure is raised, not also reported as skipped: each
+        failure is said once."""
         per_query: list[list[SearchResult]] = []
         per_query_limit = -(-self.max_pages // len(queries))  # each query gets its share
-        failures: list[SearchError] = []
+        failures: list[tuple[str, SearchError]] = []
         with stage(emit, "search", len(queries)) as counts:
             for query in queries:
                 try:
@@ -221,12 +223,13 @@ class Agent:
                 except MissingFromRecording as missing:
                     emit(Skipped(query, str(missing), kind="query"))
                 except SearchError as failure:
-                    failures.append(failure)
-                    emit(Skipped(query, str(failure), kind="query"))
+                    failures.append((query, failure))
             results = _interleave(per_query)
             counts.update(queries=len(queries), results=len(results))
         if failures and not per_query:
-            raise failures[0]
+            raise failures[0][1]
+        for query, failure in failures:
+            emit(Skipped(query, str(failure), kind="query"))
         return results
 
     async def _fetch(self, urls: list[str], emit: EventSink) -> list[FetchResult]:

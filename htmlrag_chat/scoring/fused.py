@@ -68,7 +68,10 @@ class FusedStats:
 
 @dataclass
 class FusedScorer:
-    embedder: Similarities
+    """``embedder`` None: no embedding model is installed (the core install without the
+    bundled one), and the lexical and main-content evidence decide alone."""
+
+    embedder: Similarities | None
     candidates: int = DEFAULT_CANDIDATES
     name: str = "fused"
     last_stats: FusedStats | None = None
@@ -76,16 +79,19 @@ class FusedScorer:
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
         lexical = ranks(bm25_scores(query, texts))
-        chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
-        before = self.embedder.encoded
-        semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
+        chosen: list[int] = []
+        semantic: list[float] = []
+        encoded = 0
+        if self.embedder is not None:
+            chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
+            before = self.embedder.encoded
+            semantic = self.embedder.similarities(query, [window(texts[i]) for i in chosen])
+            encoded = self.embedder.encoded - before
         evidence = fuse(lexical, chosen, semantic)
         content = main_content(tree)
         own = bm25_scores(query, [block.text for block in tree.blocks])
         discard = boilerplate([block.page for block in tree.blocks], content, evidence, own)
-        self.last_stats = FusedStats(
-            len(texts), len(chosen), self.embedder.encoded - before, len(discard)
-        )
+        self.last_stats = FusedStats(len(texts), len(chosen), encoded, len(discard))
         return final_scores(evidence, content, discard)
 
 

@@ -23,15 +23,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import torch
-
 from htmlrag_chat import cancel
 from htmlrag_chat.device import model_dtype, pick_device
+from htmlrag_chat.extras import needed
 from htmlrag_chat.html.blocks import BlockTree, render_path
 from htmlrag_chat.html.render import to_numbered_html
 from htmlrag_chat.hub import load_pretrained
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.scoring import DEFAULT_GEN_MODEL, ContextTooLong
+
+# What needs torch and transformers: the local reader imports this module too.
+PURPOSE = "language models on this machine (local reader, generative pruner)"
+
+with needed("transformers", PURPOSE):
+    import torch
 
 
 @dataclass
@@ -79,8 +84,9 @@ def load_causal_lm(model_name: str, device: str, local_only: bool = False) -> tu
 
 @lru_cache(maxsize=2)
 def _load_causal_lm(model_name: str, device: str, local_only: bool) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    with needed("transformers", PURPOSE):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()

@@ -17,6 +17,7 @@ from htmlrag_chat.events import (
 )
 
 _STAGE_LABELS = {
+    "open": "opening the cache",
     "load": "loading models",
     "plan": "planning searches",
     "search": "searching",

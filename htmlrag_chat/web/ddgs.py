@@ -9,12 +9,15 @@ misread: a rate limit surfaces as ``DDGSException("No results found.")`` rather 
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from typing import Any
 
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.web.apis import BackendFailure, with_operators
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.settings import SearchSettings
+
+DETAIL_CHARS = 160  # of the engines' own message; cut between words, never inside one
 
 _OFFLINE_SIGNS = ("dnserror", "connecterror", "connection refused", "network is unreachable")
 _TIMELIMIT = {"day": "d", "week": "w", "month": "m", "year": "y"}
@@ -76,5 +79,8 @@ def _result(item: dict[str, Any]) -> SearchResult:
 
 
 def _first_line(error: Exception) -> str:
+    """The first line of ddgs's message (which names every engine's URL and can run to
+    kilobytes), shortened between words to ``DETAIL_CHARS``."""
     lines = str(error).strip().splitlines()
-    return (lines[0] if lines else type(error).__name__)[:200]
+    line = lines[0] if lines else type(error).__name__
+    return textwrap.shorten(line, DETAIL_CHARS, placeholder=" …") or line[:DETAIL_CHARS]

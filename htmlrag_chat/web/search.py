@@ -26,13 +26,18 @@ from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.settings import DDGS_ENGINES, SearchSettings
 from htmlrag_chat.web.sites import allowed
 
+# What to do, for each kind. --replay alone answers only what the cache already holds, which
+# for a new user is nothing: offline, the way forward is a recording.
+_REPLAY = "or replay a question asked before with --replay"
 _ADVICE = {
-    "offline": "the search engines cannot be reached (no network?): check the connection, "
-    "or answer from a recording with --replay",
+    "offline": "the search engines cannot be reached (no network?): check the connection; "
+    "offline, answer from a recording: htmlrag-chat cache import --jsonl FILE (a checkout "
+    "has demo/recording.jsonl.gz, which `make demo` replays), or --replay-db FILE for a "
+    "cache file made elsewhere",
     "rate_limited": "no results: the search engines returned none, which is also how "
-    "DuckDuckGo answers when it rate-limits: wait a minute and retry, rephrase, or use --replay",
-    "timeout": "the search timed out: retry, raise the timeout, or use --replay",
-    "failed": "the search failed: retry later, try other --backends, or use --replay",
+    f"DuckDuckGo answers when it rate-limits: wait a minute and retry, rephrase, {_REPLAY}",
+    "timeout": f"the search timed out: retry, raise the timeout, {_REPLAY}",
+    "failed": f"the search failed: retry later, try other --backends, {_REPLAY}",
     "empty": "no results: rephrase, or widen --site, --exclude-site or --time",
 }
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.reader.extractive import HEADER
@@ -77,15 +78,50 @@ def test_extractive_answer_streams_the_gold_answer_with_its_source(
     assert any(GOLD in line and line.endswith(gold_number) for line in answer.splitlines())
 
 
-def test_auto_without_a_model_says_it_answers_extractively(
+def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
+    recording: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The missing models are one block, said once per cache file (a replay keeps that in
+    its side file); -v says every time why, and how to get an LLM."""
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
+    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--model", "no/such")]
+    argv += ["--pruner", "bm25"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(HEADER)
+    block = captured.err.splitlines()
+    assert block[0] == f"htmlrag-chat: {FALLBACK_HEADER}"
+    assert [line.split() for line in block[1:]] == [
+        ["reader", "extractive", "answers", "(no", "LLM)"],
+        ["tokenizer", "approximate", "token", "counts"],
+        FALLBACK_FOOTER.split(),
+    ]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""  # said once
+    assert main([*argv, "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "answering extractively" in err and "Ollama" in err
+    assert "htmlrag-chat models pull no/such" in err
+
+
+def test_an_embedding_model_that_is_not_here_leaves_bm25_and_main_text(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--model", "no/such")]
-    assert main([*argv, "--pruner", "bm25"]) == 0
+    """The fused stage still runs; only a pruner that is the embedding model alone fails."""
+    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--tokenizer",
+            "approx", "--embed-model", "no/such", "--pruner", "fused", "-v")]  # fmt: skip
+    assert main(argv) == 0
     captured = capsys.readouterr()
-    assert "answering extractively" in captured.err and "Ollama" in captured.err
-    assert "htmlrag-chat models pull no/such" in captured.err
-    assert captured.out.startswith(HEADER)
+    assert "note: embedding model no/such: not a local path" in captured.err
+    assert "the first stage ranks by BM25 and main text alone" in captured.err
+    assert "candidates 0, encoded 0" in captured.err
+    assert GOLD in captured.out
+    assert main([*argv, "--pruner", "embed"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith("htmlrag-chat: no/such: not a local path")
 
 
 def test_a_server_model_name_is_never_offered_to_models_pull(
@@ -218,6 +254,22 @@ def follow_ups(messages: list[dict]) -> str:
     if "Do the sources above contain" in prompt:
         return "ENOUGH"
     return f"Answer {len(messages) // 2}: ARKit [1]."
+
+
+def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_works(
+    tmp_path: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not twice (a skipped query, then the error), and not --replay on a cache that holds
+    nothing: the way forward offline is a recording."""
+    argv = ["--cache", str(tmp_path / "new.db"), "ask", "--reader", "extractive", "--pruner",
+            "bm25", "--tokenizer", "approx", "Who designed the Eiffel tower?"]  # fmt: skip
+    assert main(argv) == 5
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("htmlrag-chat: search for 'Who designed the Eiffel tower?' failed")
+    assert "cache import --jsonl FILE" in line and "--replay-db FILE" in line
+    assert "make demo" in line and "with --replay" not in line
 
 
 def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources(

@@ -87,3 +87,16 @@ def test_the_embedding_reads_only_the_candidates_and_the_scores_repeat():
     # The paragraph that says "cat" in other words is a candidate and ranks near the top.
     top = [blocks.blocks[index].text for index in ranking(first)[:2]]
     assert any("feline" in text for text in top)
+
+
+def test_without_an_embedding_model_bm25_and_main_text_decide():
+    """The core install without the embedding model: no candidates, nothing embedded, the
+    lexical order kept (the paragraph that says "cat" in other words is not lifted)."""
+    blocks = tree()
+    scorer = FusedScorer(None)
+    scores = scorer.score("where does the cat sleep", blocks)
+    assert scorer.last_stats is not None
+    assert (scorer.last_stats.candidates, scorer.last_stats.encoded) == (0, 0)
+    best = blocks.blocks[ranking(scores)[0]].text
+    assert best.startswith("Cat food")
+    assert scores == scorer.score("where does the cat sleep", blocks)

@@ -22,7 +22,7 @@ from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
-from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView
+from htmlrag_chat.tui.transcript import AnswerView, ErrorView, NoteView, QuestionView
 from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
@@ -353,6 +353,9 @@ def test_a_failed_search_says_what_to_do(history: Store, tmp_path: Path) -> None
                     (error,) = app.query(ErrorView)
                     shown = str(error.render())
                     assert "searxng answered HTTP 429" in shown and "--replay" in shown
+                    # Said once: not also as a note that the search was skipped.
+                    notes = [str(n.render()) for n in app.query(NoteView)]
+                    assert not [n for n in notes if "HTTP 429" in n], notes
 
     run(scenario())
 

@@ -6,7 +6,7 @@ import socket
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
-from htmlrag_chat.web.ddgs import _result, classify
+from htmlrag_chat.web.ddgs import DETAIL_CHARS, _first_line, _result, classify
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.search import SearchError, WebSearcher, deduplicate, normalize_url, steps
 from htmlrag_chat.web.settings import SearchSettings
@@ -110,3 +110,17 @@ def test_a_result_from_the_engines_is_made_safe_before_it_is_kept():
 def test_api_backends_are_steps_of_their_own_and_ddgs_engines_in_a_row_one_step():
     backends = ("searxng", "duckduckgo", "brave", "tavily", "mojeek")
     assert steps(backends) == [("searxng",), ("duckduckgo", "brave"), ("tavily",), ("mojeek",)]
+
+
+def test_a_long_engine_message_is_shortened_between_words():
+    """ddgs names every engine's URL; what is kept of it ends on a whole word."""
+    text = (
+        "DNSError: DNSError('error sending request for url (https://www.mojeek.com/search?q="
+        "Who+designed+the+Eiffel+tower%3F) > error resolving DNS > DNS error: no records found "
+        'for Query { name: Name("www.mojeek.com."), query_type: AAAA, query_class: IN }\')'
+    )
+    detail = _first_line(DDGSException(text + "\nsecond line"))
+    assert detail.endswith(" …") and len(detail) <= DETAIL_CHARS
+    kept = detail.removesuffix(" …").split()
+    assert kept == text.split()[: len(kept)]  # every word whole, in order
+    assert _first_line(DDGSException("short")) == "short"
