@@ -32,6 +32,7 @@ BASE = (
     "htmlrag_chat.imports",
     "htmlrag_chat.device",
     "htmlrag_chat.hub",
+    "htmlrag_chat.extras",
     "htmlrag_chat.settings",
 )
 HTML = ("htmlrag_chat.html",)
@@ -92,7 +93,8 @@ CONTRACTS = (
         only=(),
     ),
     Contract(
-        "the base modules (errors, events, safety, devices, the hub, the settings tree...) import only each other",
+        "the base modules (errors, events, safety, devices, the hub, the settings tree...) "
+        "import only each other",
         BASE,
         only=BASE,
     ),
