@@ -241,13 +241,17 @@ async def _answer(
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
     question, answer it with the conversation's turns, save the answer (not in a replay:
-    its cache is read-only)."""
+    its cache is read-only); a question whose answer fails is taken back."""
     from htmlrag_chat.wiring import build_agent
 
     agent = build_agent(agent_options(args), store, emit)
     message_id = None if store.readonly else session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))
+    except Exception:  # a stop (Ctrl+C) is no Exception: the stopped question stays
+        if message_id is not None:
+            session.question_failed(message_id)
+        raise
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         await agent.web.settle(LATE_PAGE_GRACE)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from htmlrag_chat.config import DEFAULT, Origin
-from htmlrag_chat.errors import EXIT_USAGE
+from htmlrag_chat.errors import EXIT_USAGE, InputError
 from htmlrag_chat.events import (
     Event,
     EventSink,
@@ -23,6 +23,7 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
+from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
 from htmlrag_chat.safety import terminal_safe
@@ -143,10 +144,13 @@ def cache_origin(args: argparse.Namespace) -> tuple[Path, Origin]:
 
 
 def open_store(args: argparse.Namespace) -> Store:
-    """The store the options name (``cache_origin``), read-only in a replay."""
+    """The store the options name (``cache_origin``), read-only in a replay; a row of it
+    left out is a note on stderr."""
     from htmlrag_chat.store.db import Store
 
-    return Store.open(cache_origin(args)[0], readonly=replaying(args))
+    store = Store.open(cache_origin(args)[0], readonly=replaying(args))
+    store.notice = lambda message: error(f"note: {terminal_safe(message)}")
+    return store
 
 
 def replay_file(text: str) -> Path:
@@ -160,6 +164,13 @@ def age_seconds(text: str) -> float:
     if match is None:
         raise argparse.ArgumentTypeError(f"not an age like 90s, 30m, 6h or 2d: {text}")
     return float(match.group(1)) * _AGE_UNITS[match.group(2)]
+
+
+def check_encoding(label: str | None) -> None:
+    """``--encoding`` must be a label a browser knows (``html/charsets.py``): refused once,
+    before any input is read, rather than ignored for each."""
+    if label is not None and normalize_charset(label) is None:
+        raise InputError(f"unknown encoding: {label} (not a WHATWG encoding label)")
 
 
 def read_input(file: str, encoding: str | None) -> PageInput:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from htmlrag_chat.atomic import write_text
 from htmlrag_chat.commands.common import (
     add_command,
     open_store,
@@ -119,9 +120,9 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.out is not None:
         try:
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(dumps(report), encoding="utf-8")
         except OSError as error:
             raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
+        write_text(args.out, dumps(report))
     return EXIT_OK
 
 

@@ -9,8 +9,10 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
+from htmlrag_chat.atomic import check_output, write_text
 from htmlrag_chat.commands.common import (
     add_command,
+    check_encoding,
     error,
     open_store,
     positive_int,
@@ -91,8 +93,11 @@ def run_clean(args: argparse.Namespace) -> int:
         raise UserError("several inputs need --out-dir (one cleaned file per input)")
     if len(set(names)) < len(names):
         raise UserError("inputs share a file name; --out-dir would overwrite one with another")
+    check_encoding(args.encoding)
     if args.out_dir is not None:
         prepare_out_dir(args.out_dir)
+        for name in names:  # before anything is written: an input is never overwritten
+            check_output(args.out_dir / name, args.files)
     failed = False
     for file, name in zip(args.files, names, strict=True):
         try:
@@ -105,7 +110,7 @@ def run_clean(args: argparse.Namespace) -> int:
         if args.out_dir is None:
             sys.stdout.write(text)
         else:
-            write_output(args.out_dir / name, text)
+            write_text(args.out_dir / name, text, args.files)
     return EXIT_INPUT if failed else EXIT_OK
 
 
@@ -122,15 +127,6 @@ def prepare_out_dir(folder: Path) -> None:
         raise UserError(f"--out-dir {folder}: not writable")
 
 
-def write_output(path: Path, text: str) -> None:
-    """Write one output file; a failure (full disk, read-only folder) ends the command with
-    one line, since every later file would fail the same way."""
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as failure:
-        raise UserError(f"cannot write {path}: {failure.strerror or failure}") from None
-
-
 def run_prune(args: argparse.Namespace) -> int:
     show = progress_printer(args.progress or sys.stderr.isatty())
     stage_ms: dict[str, float] = {}
@@ -140,6 +136,7 @@ def run_prune(args: argparse.Namespace) -> int:
             stage_ms[event.stage] = round(event.ms, 2)
         show(event)
 
+    check_encoding(args.encoding)
     inputs, failures = [], []
     for file in args.files:
         try:

@@ -103,6 +103,7 @@ def collapse_whitespace(data: bytes) -> bytes:
 
 def clean_tree(root: Element) -> None:
     """Clean a parsed page in place."""
+    _keep_foreign_objects(root)
     etree.strip_elements(root, *INVISIBLE_TAGS, *RUBY_ANNOTATION_TAGS, with_tail=False)
     for element in _MAYBE_HIDDEN(root):
         if "hidden" in element.attrib or _HIDDEN_STYLE.search(element.get("style", "")):
@@ -117,6 +118,17 @@ def clean_tree(root: Element) -> None:
     # After hidden elements are gone, so that no hidden text is unwrapped into view.
     etree.strip_tags(root, *INLINE_TAGS)
     _compress(root, strip_attributes=True)
+
+
+def _keep_foreign_objects(root: Element) -> None:
+    """HTML inside an SVG ``<foreignObject>`` is shown as HTML: it moves out in front of
+    its drawing (as a ``<div>``) before the drawing goes as invisible."""
+    for found in list(root.iter("foreignobject")):
+        drawing = next(found.iterancestors("svg"), None)
+        if drawing is not None:
+            found.tail = None
+            found.tag = "div"
+            drawing.addprevious(found)
 
 
 def compress(root: Element) -> None:

@@ -23,11 +23,13 @@ import json
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from htmlrag_chat.atomic import atomic_output
 from htmlrag_chat.errors import InputError, UserError
-from htmlrag_chat.html.decode import decode_html, normalize_charset
+from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.store.db import Store
@@ -43,11 +45,15 @@ _SHAPE = (
 
 
 def export_jsonl(store: Store, path: Path) -> int:
-    """Write every stored search with its pages to ``path``; returns the lines written."""
+    """Write every stored search with its pages to ``path``; returns the lines written.
+
+    ``path`` is replaced only once the export is complete (``atomic``); the cache file
+    itself, or its log, as ``path`` is refused before anything is written."""
     path = Path(path)
     lines = 0
+    cache_files = [store.path.with_name(store.path.name + end) for end in ("", "-wal", "-shm")]
     try:
-        with _open_text(path) as out:
+        with atomic_output(path, cache_files) as raw, _text_writer(raw, path) as out:
             for query, results in store.searches():
                 record = {"query": query, "results": [_export(store, r) for r in results]}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -92,11 +98,17 @@ def _gzipped(path: Path) -> bool:
     return path.name.endswith(".gz")
 
 
-def _open_text(path: Path) -> IO[str]:
-    """``path`` for writing UTF-8 lines, through gzip (without a timestamp) for ``.gz``."""
-    if not _gzipped(path):
-        return path.open("w", encoding="utf-8", newline="\n")
-    return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8", newline="\n")
+@contextmanager
+def _text_writer(raw: IO[bytes], path: Path) -> Iterator[IO[str]]:
+    """UTF-8 lines onto ``raw``, through gzip (without a timestamp, named as ``path`` in
+    its header) for ``.gz``; ``raw`` stays open for its owner to finish."""
+    zipped = gzip.GzipFile(path.name, "wb", fileobj=raw, mtime=0) if _gzipped(path) else None
+    text = io.TextIOWrapper(zipped or raw, encoding="utf-8", newline="\n")
+    yield text
+    text.flush()
+    text.detach()
+    if zipped is not None:
+        zipped.close()
 
 
 def _open_bytes(path: Path) -> IO[bytes]:
@@ -139,8 +151,7 @@ def _html(page: FetchResult | None) -> str | None:
     """The page as text, decoded as the pipeline would (a bogus stored charset is ignored)."""
     if page is None or page.outcome is not Outcome.OK or page.body is None:
         return None
-    charset = page.charset if page.charset and normalize_charset(page.charset) else None
-    return decode_html(page.body, charset).text
+    return decode_html(page.body, page.charset).text
 
 
 def _parse(line: bytes, where: str) -> tuple[str, list[tuple[SearchResult, str | None]]]:
