@@ -34,7 +34,7 @@ from htmlrag_chat.config import DEFAULT_DEADLINE, READERS, load_deadline, load_r
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import AnswerDelta, Event, EventSink, stage
 from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
-from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.safety import one_line, safe_url, text_safe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from htmlrag_chat.wiring import AgentOptions, PruneSettings
 
@@ -275,5 +275,5 @@ def print_after_answer(answer: Answer) -> None:
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
         )
     for flag in answer.flags:
-        lines.append(f"! {flag}")
+        lines.append(f"! {text_safe(flag)}")
     print("\n".join(lines))

@@ -26,7 +26,7 @@ from htmlrag_chat.events import (
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import text_safe
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
@@ -49,6 +49,9 @@ EPILOG = """exit codes:
   6  fetch: some URLs came back ok (downloaded or cached), others did not
 """
 
+# The largest whole number SQLite stores: an id, a limit or a count above it cannot mean
+# anything here, and would stop at the database with an OverflowError.
+MAX_INT = 2**63 - 1
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _AGE_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -149,7 +152,7 @@ def open_store(args: argparse.Namespace) -> Store:
     from htmlrag_chat.store.db import Store
 
     store = Store.open(cache_origin(args)[0], readonly=replaying(args))
-    store.notice = lambda message: error(f"note: {terminal_safe(message)}")
+    store.notice = lambda message: error(f"note: {text_safe(message)}")
     return store
 
 
@@ -181,21 +184,19 @@ def read_input(file: str, encoding: str | None) -> PageInput:
 
 def progress_printer(enabled: bool) -> EventSink:
     """Stage progress (stage, counts, elapsed) on stderr; notices and skipped queries always
-    (text from the web passes ``terminal_safe`` first)."""
+    (text from the web passes ``text_safe`` first)."""
     start = time.perf_counter()
 
     def emit(event: Event) -> None:
         elapsed = time.perf_counter() - start
         if isinstance(event, Notice):
-            error(f"note: {terminal_safe(event.message)}")
+            error(f"note: {text_safe(event.message)}")
         elif isinstance(event, Skipped) and (enabled or event.kind == "query"):
-            error(
-                f"skipped {event.kind} {terminal_safe(event.what)}: {terminal_safe(event.reason)}"
-            )
+            error(f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.reason)}")
         elif not enabled:
             return
         elif isinstance(event, Searching):
-            queries = " | ".join(terminal_safe(query) for query in event.queries)
+            queries = " | ".join(text_safe(query) for query in event.queries)
             print(
                 f"[{elapsed:6.2f}s] round {event.round} ({event.why}): {queries}", file=sys.stderr
             )
@@ -226,6 +227,8 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    if value > MAX_INT:
+        raise argparse.ArgumentTypeError(f"too large (at most {MAX_INT}): {text}")
     return value
 
 

@@ -26,6 +26,7 @@ from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
 from htmlrag_chat.recipe import DEFAULT_PRUNER, PRUNERS
+from htmlrag_chat.safety import text_safe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER, load_token_counter
 
@@ -106,7 +107,7 @@ def run_clean(args: argparse.Namespace) -> int:
             error(str(failure))
             failed = True
             continue
-        text = serialize(html) + "\n"
+        text = text_safe(serialize(html)) + "\n"
         if args.out_dir is None:
             sys.stdout.write(text)
         else:
@@ -156,7 +157,7 @@ def run_prune(args: argparse.Namespace) -> int:
         results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
     html = results[-1].result.document.to_html()
     if html:
-        sys.stdout.write(html + "\n")
+        sys.stdout.write(text_safe(html) + "\n")
     elif visible_text(loaded.document.root):
         emit(Notice(f"no block fits in {args.budget} tokens: the result is empty"))
     elif inputs and len(failures) < len(args.files):

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.safety import one_line, terminal_safe
+from htmlrag_chat.safety import markdown_safe, one_line, text_safe
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
@@ -22,7 +22,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
             lines += ["_No answer (stopped or failed)._", ""]
             continue
         answer = message["answers"][-1]
-        lines += [terminal_safe(answer["text"]).strip(), ""]
+        lines += [markdown_safe(answer["text"]).strip(), ""]
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
@@ -30,7 +30,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
                 lines.append(f"{source['number']}. [{_link_text(label)}](<{source['url']}>)")
             lines.append("")
         for flag in answer["flags"]:
-            lines.append(f"> {terminal_safe(flag)}")
+            lines.append(f"> {text_safe(flag)}")
         if answer["flags"]:
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -26,6 +26,7 @@ from htmlrag_chat.html.dom import (
     parse,
     put_text_before,
 )
+from htmlrag_chat.html.specials import ANGLE_TOKENS
 from htmlrag_chat.html.text import count_words, visible_text
 
 # Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
@@ -115,8 +116,9 @@ def clean_tree(root: Element) -> None:
     for noscript in list(root.iter("noscript")):
         if count_words(visible_text(noscript)) < NOSCRIPT_MIN_WORDS:
             drop(noscript)
-    # After hidden elements are gone, so that no hidden text is unwrapped into view.
-    etree.strip_tags(root, *INLINE_TAGS)
+    # After hidden elements are gone, so that no hidden text is unwrapped into view. An
+    # element named like a chat-template token (<start_of_turn>) goes too, keeping its text.
+    etree.strip_tags(root, *INLINE_TAGS, *ANGLE_TOKENS)
     _compress(root, strip_attributes=True)
 
 

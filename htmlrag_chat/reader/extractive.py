@@ -3,8 +3,10 @@ question, each quoted with its citation.
 
 It is what ``--reader auto`` falls back to when no model is installed, so every answer it
 gives starts with a line saying what it is: never an extractive answer dressed as an LLM's.
-A sentence is yielded as ``Quoted``: shown verbatim, its own footnote markers (``[3]``) never
-taken for citations; only the ``[n]`` after it cites, and it cites the sentence's source.
+A sentence is yielded as ``Quoted``: shown verbatim but for the page's own footnote markers
+(``[3]``, ``[22]``, ``[a]``, ``[citation needed]``), which are left out, since a reader would
+take them for citations of sources that may not exist; only the ``[n]`` after it cites, and
+it cites the sentence's source.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from htmlrag_chat.scoring.bm25 import bm25_scores
 HEADER = "Extractive answer (sentences quoted from the sources; no language model):"
 NOTHING = "No sentence of the sources matches the question."
 MIN_WORDS, MAX_WORDS = 4, 80
+_FOOTNOTE = re.compile(
+    r"\s*\[(?:\d+(?:\s*[,\-\u2013]\s*\d+)*|[a-z]{1,2}|(?:note|nb|n)\s*\d+|[a-z ]{1,20} needed)\]",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\da-z])|(?<=[\u3002\uff01\uff1f])")
 
 
@@ -43,7 +49,7 @@ class ExtractiveReader:
             yield NOTHING
         for number, sentence in picks:
             yield "- "
-            yield Quoted(sentence)
+            yield Quoted(_FOOTNOTE.sub("", sentence))
             yield f" [{number}]\n"
 
 

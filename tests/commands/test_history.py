@@ -121,7 +121,7 @@ def test_an_unknown_id_is_one_line(cache, capsys, action):
 
 def test_export_into_a_missing_folder_is_one_line(cache, capsys, tmp_path):
     code, _, err = history(capsys, cache, "export", "1", "--out-dir", str(tmp_path / "no"))
-    assert code == 2 and err.count("\n") == 1 and "cannot write into" in err
+    assert code == 2 and err.count("\n") == 1 and "cannot write" in err
 
 
 def test_an_empty_history_says_so(tmp_path, capsys):
