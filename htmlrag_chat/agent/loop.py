@@ -245,7 +245,11 @@ class Agent:
         if not loaded.document.pages:
             return []
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        return _numbered(results[-1].result.document, titles)
+        sources = _numbered(results[-1].result.document, titles)
+        if not sources and visible_text(loaded.document.root):
+            budget = self.stages[-1].budget
+            emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))
+        return sources
 
     async def _missing(self, question: str, sources: list[Source], emit: EventSink) -> str | None:
         chat = self.reader.chat

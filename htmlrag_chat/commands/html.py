@@ -107,6 +107,8 @@ def run_clean(args: argparse.Namespace) -> int:
             error(str(failure))
             failed = True
             continue
+        if not visible_text(html):
+            error(f"note: {file}: no visible text: the result is empty")
         text = text_safe(serialize(html)) + "\n"
         if args.out_dir is None:
             sys.stdout.write(text)

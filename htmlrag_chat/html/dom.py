@@ -41,13 +41,6 @@ INVISIBLE_TAGS = frozenset(
 # Character references to them are removed before parsing too (``markup``).
 _CONTROL_BYTES = bytes(range(0x00, 0x09)) + b"\x0b" + bytes(range(0x0E, 0x20))
 _NONCHARACTERS = re.compile(b"\xef\xbf[\xbe\xbf]")  # U+FFFE, U+FFFF: also not XML
-# Characters no reader sees that act only on a terminal or a model: C1 controls (U+009B is a
-# one-character CSI), bidirectional overrides and isolates, and Unicode tag characters (a
-# known way to hide instructions for a model), in UTF-8.
-_INVISIBLE_ACTORS = re.compile(
-    b"\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]|\xf3\xa0[\x80\x81][\x80-\xbf]"
-)
-_ACTOR_LEADS = re.compile(b"[\xc2\xe2\xf3]")
 
 # libxml2 gives up on a document nested deeper than 2,048 elements and drops everything
 # after that point. Browsers render such pages, so we parse them again with the tags past
@@ -86,8 +79,6 @@ def parse(html: str | bytes) -> Element:
     data = data.replace(b"\x0c", b" ").translate(None, _CONTROL_BYTES)
     if b"\xef\xbf" in data:
         data = _NONCHARACTERS.sub(b"", data)
-    if _ACTOR_LEADS.search(data):
-        data = _INVISIBLE_ACTORS.sub(b"", data)
     data = close_foreign(cap_tags(drop_bad_references(data)))
     root = _parse_bytes(data)
     for limit in _FLATTEN_LIMITS:

@@ -10,9 +10,11 @@ compressed file carries no timestamp, so exporting the same searches to the same
 gives the same bytes.
 
 Bytes that come in are capped like a download: a page over the page cap is stored as
-skipped (as the fetcher would have recorded it), and a line is read only up to
-``MAX_LINE_BYTES``, so that a recording (or a small gzip file that inflates to gigabytes)
-cannot exhaust memory.
+skipped (as the fetcher would have recorded it), a line is read only up to
+``MAX_LINE_BYTES``, and a file only up to ``MAX_IMPORT_BYTES`` of text and ``MAX_LINES``
+lines, so that a recording (or a small gzip file that inflates to gigabytes, or to millions
+of blank lines) cannot exhaust memory or time. The file is read in large blocks and split
+in C, so blank lines cost next to nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
 # A search's results with their pages, escaped as JSON: room for 16 pages at the page cap.
 MAX_LINE_BYTES = 16 * 2 * MAX_PAGE_BYTES
+# A recording of 1,000 searches at the largest line (and far more searches in practice).
+MAX_IMPORT_BYTES = 1000 * MAX_LINE_BYTES
+MAX_LINES = 1_000_000  # blank lines included
+_BLOCK_BYTES = 1 << 20
 
 _SHAPE = (
     'expected {"query": "...", "results": [{"url": "...", "title": "...", "snippet": "...",'
@@ -75,23 +81,48 @@ def import_jsonl(store: Store, path: Path) -> int:
     records = 0
     store.check()
     try:
-        with _open_bytes(path) as lines, store.transaction():
-            for number, line in enumerate(_capped_lines(lines), 1):
-                where = f"{path}, line {number}"
-                if len(line) > MAX_LINE_BYTES:
-                    raise InputError(f"{where}: longer than {MAX_LINE_BYTES // 2**20} MiB")
-                if line.strip():
-                    _import(store, line, where, fetched_at)
-                    records += 1
+        with _open_bytes(path) as file, store.transaction():
+            for number, line in _capped_lines(file, path):
+                _import(store, line, f"{path}, line {number}", fetched_at)
+                records += 1
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(f"cannot read {path}: {_reason(error)}") from error
     return records
 
 
-def _capped_lines(file: IO[bytes]) -> Iterator[bytes]:
-    """The file's lines, each read only up to one byte past ``MAX_LINE_BYTES``."""
-    while line := file.readline(MAX_LINE_BYTES + 1):
-        yield line
+def _capped_lines(file: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines that are not blank, with their numbers, read in blocks; an
+    ``InputError`` as soon as a cap is passed."""
+    number = size = 0
+    held: list[bytes] = []  # the start of a line that the next block goes on with
+    held_bytes = 0
+    while block := file.read(_BLOCK_BYTES):
+        size += len(block)
+        if size > MAX_IMPORT_BYTES:
+            raise InputError(f"{path}: more than {MAX_IMPORT_BYTES // 2**30} GiB of text")
+        lines = block.split(b"\n")
+        if len(lines) > 1:
+            lines[0] = b"".join([*held, lines[0]])
+            held, held_bytes = [lines[-1]], len(lines[-1])
+            if number + len(lines) - 1 > MAX_LINES:
+                raise InputError(f"{path}: more than {MAX_LINES:,} lines")
+            for line in lines[:-1]:
+                number += 1
+                _check_length(len(line), path, number)
+                if line and not line.isspace():
+                    yield number, line
+        else:
+            held.append(block)
+            held_bytes += len(block)
+        _check_length(held_bytes, path, number + 1)
+    last = b"".join(held)
+    if last and not last.isspace():
+        yield number + 1, last
+
+
+def _check_length(length: int, path: Path, number: int) -> None:
+    if length > MAX_LINE_BYTES:
+        raise InputError(f"{path}, line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB")
 
 
 def _gzipped(path: Path) -> bool:
