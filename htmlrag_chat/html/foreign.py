@@ -5,10 +5,14 @@ libxml2's HTML parser knows nothing of foreign content: everything after an uncl
 invisible, so ``<p>intro</p><svg><path/><p>Paris...`` keeps only "intro". HTML5 ends
 foreign content at the start tag of an ordinary text element (``<p>``, ``<div>``, a
 heading, a list, a table and the others below, and ``</p>`` or ``</br>``), unless it sits in
-an integration point (SVG ``<foreignObject>`` and ``<desc>``, MathML ``<mi>``, ``<mo>``,
-``<mn>``, ``<ms>``, ``<mtext>``), where HTML goes on as usual. ``close_foreign`` writes the
-end tags a browser implies there, on the bytes before parsing; pages without ``<svg`` or
-``<math`` come back as they are, and only the foreign parts of the others are tokenized.
+an integration point, where HTML goes on as usual. ``close_foreign`` writes the end tags a
+browser implies there, on the bytes before parsing; pages without ``<svg`` or ``<math``
+come back as they are, and only the foreign parts of the others are tokenized.
+
+Of the integration points only SVG's ``<foreignObject>`` is one here: cleaning shows its
+HTML (``clean._keep_foreign_objects``). The others (SVG ``<desc>``, MathML ``<mi>``,
+``<mtext>`` and the like) go with their drawing or formula, so HTML after an unclosed one
+ends the foreign content instead of going with it, as a browser would show it.
 """
 
 from __future__ import annotations
@@ -47,10 +51,7 @@ _BREAKOUT = frozenset(
 )
 _BREAKOUT_END = frozenset({"p", "br"})
 _FONT_BREAKOUT = re.compile(rb"\s(?:color|face|size)\s*=", re.IGNORECASE)
-_INTEGRATION_POINTS = {
-    "svg": frozenset({"foreignobject", "desc"}),
-    "math": frozenset({"mi", "mo", "mn", "ms", "mtext"}),
-}
+_INTEGRATION_POINT = "foreignobject"
 
 
 def close_foreign(data: bytes) -> bytes:
@@ -81,7 +82,9 @@ def close_foreign(data: bytes) -> bytes:
                 in_foreign = False
             if name in _ROOTS and not closing:
                 stack.append(("root", name))
-            elif in_foreign and not closing and name in _INTEGRATION_POINTS[_root(stack)]:
+            elif (
+                in_foreign and not closing and name == _INTEGRATION_POINT and _root(stack) == "svg"
+            ):
                 stack.append(("point", name))
         elif end is not None:
             name = end.decode("ascii", "replace").lower()
