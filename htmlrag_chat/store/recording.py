@@ -99,7 +99,7 @@ def _capped_lines(file: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
     while block := file.read(_BLOCK_BYTES):
         size += len(block)
         if size > MAX_IMPORT_BYTES:
-            raise InputError(f"{path}: more than {MAX_IMPORT_BYTES // 2**30} GiB of text")
+            raise InputError(f"{path}: more than {MAX_IMPORT_BYTES // 2**20:,} MiB of text")
         lines = block.split(b"\n")
         if len(lines) > 1:
             lines[0] = b"".join([*held, lines[0]])

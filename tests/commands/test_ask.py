@@ -551,3 +551,18 @@ def test_rows_the_code_cannot_read_are_left_out_with_a_note(
         assert "left out answer 1" in err and "not JSON" in err
         assert main(["--cache", str(cache), "ask", "-c", "Even shorter", *server]) == 0
     assert "Answer" in capsys.readouterr().out
+
+
+def test_a_replay_bypasses_a_damaged_side_file_of_embeddings(
+    recording: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    side = tmp_path / "derived.sqlite3"
+    side.write_bytes(b"SQLite format 3\x00" + b"\xff" * 8000)
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(side))
+    argv = ask("--reader", "extractive", "--pruner", "fused", "--pages", "3", "--budget", "512",
+               "--tokenizer", "approx")  # fmt: skip
+    code = main(["--replay-db", str(recording), *argv])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Sources:" in out
+    assert err.count(f"the side file {side} cannot be used") == 1 and "--cache" not in err
+    assert side.read_bytes() == b"SQLite format 3\x00" + b"\xff" * 8000
