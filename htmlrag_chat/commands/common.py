@@ -38,8 +38,8 @@ EPILOG = """exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
   2  usage error (a bad option, a device or config file that cannot be used, an output
-     that cannot be written), a model that cannot be loaded, or a query missing from a
-     replay (for ask: none of its searches in the recording)
+     that cannot be written or is one of the inputs), a model that cannot be loaded, or a
+     query missing from a replay (for ask: none of its searches in the recording)
   3  an input could not be used (missing, binary, over the 5 MiB page cap, unknown
      encoding, not in the recording, a malformed recording to import); the other inputs
      were still processed (fetch: no URL came back ok)
