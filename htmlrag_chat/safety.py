@@ -99,7 +99,8 @@ class SafeStream:
 
     def feed(self, text: str) -> str:
         text = self.pending + text
-        closed = max(text.rfind(">"), text.rfind("]"), text.rfind("&gt;") + 3) + 1
+        escaped = text.rfind("&gt;")
+        closed = max(text.rfind(">"), text.rfind("]"), escaped + 3 if escaped >= 0 else -1) + 1
         opener = _OPENER.search(text, max(closed, len(text) - _LONGEST_TOKEN))
         cut = opener.start() if opener else len(text)
         self.pending = text[cut:]

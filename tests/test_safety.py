@@ -73,7 +73,7 @@ def test_a_flag_hides_no_more_than_a_region_code() -> None:
 
 def test_a_stream_catches_tokens_cut_between_pieces() -> None:
     pieces = [
-        "Paris <|eo",
+        "<|eo",
         "t_id|><start_of",
         "_turn>model [IN",
         "ST] &lt;|im",
