@@ -18,6 +18,7 @@ ends the foreign content instead of going with it, as a browser would show it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from htmlrag_chat.html.markup import (
     _COMMENT,
@@ -30,16 +31,6 @@ from htmlrag_chat.html.markup import (
 )
 
 _FOREIGN_START = re.compile(rb"<(?:svg|math)(?=[\s/>])", re.IGNORECASE)
-# Everything up to the next <svg> or <math> start tag, in one possessive run in C: text,
-# comments, raw-text elements with their text (an "<svg>" in a script is no drawing), and
-# other tags.
-_UP_TO_FOREIGN = re.compile(
-    rb"(?:[^<]++|" + _COMMENT
-    + b"".join(rb"|<(?i:%s)(?=[\s/>])%s%s" % (name, _TAG_BODY, _raw_text_after(name))
-               for name in _RAW_TEXT_NAMES)
-    + rb"|<(?!(?i:svg|math)[\s/>])[A-Za-z][^\s/>]*+" + _TAG_BODY
-    + rb"|<(?![A-Za-z]))*+"
-)  # fmt: skip
 _ROOTS = frozenset({"svg", "math"})
 # Start tags that end foreign content (HTML's "any other start tag" rule in foreign content).
 _BREAKOUT = frozenset(
@@ -54,6 +45,29 @@ _FONT_BREAKOUT = re.compile(rb"\s(?:color|face|size)\s*=", re.IGNORECASE)
 _INTEGRATION_POINT = "foreignobject"
 
 
+def _skip_to(starts: Iterable[str], ends: Iterable[str]) -> re.Pattern[bytes]:
+    """A possessive run, in C, over everything before the next start tag named in ``starts``
+    or end tag named in ``ends``: text, comments, raw-text elements with their text (an
+    "<svg>" in a script is no drawing) and other tags. It stops only where ``_TOKEN`` would
+    see one of those tags, so the few tags that matter are the only ones looked at."""
+    start_names = "|".join(sorted(starts, key=len, reverse=True)).encode()
+    end_names = "|".join(sorted(ends, key=len, reverse=True)).encode()
+    stop_end = rb"|/(?i:%s)[\s/>]" % end_names if end_names else b""
+    return re.compile(
+        rb"(?:[^<]++|" + _COMMENT
+        + b"".join(rb"|<(?i:%s)(?=[\s/>])%s%s" % (name, _TAG_BODY, _raw_text_after(name))
+                   for name in _RAW_TEXT_NAMES)
+        + rb"|<(?!(?i:%s)[\s/>])[A-Za-z][^\s/>]*+" % start_names + _TAG_BODY
+        + rb"|<(?![A-Za-z]" + stop_end + rb"))*+"
+    )  # fmt: skip
+
+
+_OUTSIDE = _skip_to(_ROOTS, ())
+_INSIDE = _skip_to(
+    {*_BREAKOUT, *_ROOTS, _INTEGRATION_POINT, "font"}, {*_ROOTS, *_BREAKOUT_END, _INTEGRATION_POINT}
+)
+
+
 def close_foreign(data: bytes) -> bytes:
     """``data`` with the end tags of the foreign content HTML5 would have ended."""
     if _FOREIGN_START.search(data) is None:
@@ -63,13 +77,13 @@ def close_foreign(data: bytes) -> bytes:
     stack: list[tuple[str, str]] = []
     done = position = 0
     while True:
-        if not stack:
-            position = _UP_TO_FOREIGN.match(data, position).end()  # type: ignore[union-attr]
-            if position >= len(data):
-                break
-        token = _TOKEN.search(data, position)
-        if token is None:
+        position = (_INSIDE if stack else _OUTSIDE).match(data, position).end()  # type: ignore[union-attr]
+        if position >= len(data):
             break
+        token = _TOKEN.match(data, position)
+        if token is None:  # cannot happen: a stop is always at a tag
+            position += 1
+            continue
         position = token.end()
         tag, end = _start_tag(token), token["end"]
         in_foreign = bool(stack) and stack[-1][0] == "root"
