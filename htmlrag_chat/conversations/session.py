@@ -79,7 +79,7 @@ class ChatSession:
             raise LookupError("nothing to export yet: ask a question first")
         path = export_path(folder, self.conversation, self.title)
         text = conversation_markdown(self.title, self.history.messages(self.conversation))
-        write_text(path, text)
+        write_text(path, text, inputs=[self.history.path])  # never over the cache itself
         return path
 
 
