@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from htmlrag_chat.safety import one_line
 from htmlrag_chat.store.files import translate
 
 
@@ -54,7 +55,7 @@ class Connection:
     def skip_row(self, what: str, why: object) -> None:
         """Leave out a row this code cannot read (``rows.BadRow``), with one notice per row:
         one damaged row never sinks the question, the export or the history around it."""
-        message = f"left out {what} of the cache {self.path}: {why}"
+        message = one_line(f"left out {what} of the cache {self.path}: {why}")  # rows are data
         if message not in self._skipped:
             self._skipped.add(message)
             self.notice(message)
