@@ -7,7 +7,8 @@ strictly falls through to detection. Decoding never raises: undecodable bytes be
 
 One policy for every label, whether it comes from an HTTP header (live, or stored with a
 page in an older cache), a ``<meta>`` tag or ``--encoding``: only WHATWG labels count
-(``charsets.py``), anything else is ignored as a browser ignores it. As in a browser, a
+(``charsets.py``), anything else is ignored as a browser ignores it (the commands refuse
+such an ``--encoding`` before reading anything, since the user asked for it). As in a browser, a
 ``<meta>`` that says UTF-16 means UTF-8 (the tag was readable as ASCII), and a UTF-16 label
 from outside the page is believed only for bytes that hold the NULs UTF-16 text has.
 """
