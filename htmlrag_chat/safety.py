@@ -8,24 +8,55 @@ isolates that make displayed text read differently from what it is, and Unicode 
 characters (invisible, a known way to hide instructions for a model) outside the emoji
 flags that use them.
 
-``text_safe`` is for text that leaves the program as data (``--json``, the cache): on top of
-that, chat-template control tokens (``<|eot_id|>``, ``<|im_start|>``, DeepSeek's full-width
-``<\uff5c...\uff5c>``, and their HTML-escaped forms) are broken up so that no later model reads
-them as tokens. ``safe_url`` percent-encodes what has no place in a URL, which keeps the
-URL pointing at the same page. Letters of every script, accents and emoji are untouched.
+``text_safe`` is what every path that prints or keeps text from a page or a model goes
+through (``ask``'s answer and sources, ``clean`` and ``prune`` output, ``--json``, the
+cache): on top of that, chat-template control tokens (``<|eot_id|>``, ``<|im_start|>``,
+DeepSeek's full-width ``<\uff5c...\uff5c>``, the named ones of ``html/specials.py`` such as
+Gemma's ``<start_of_turn>`` and Mistral's ``[INST]``, and their HTML-escaped forms) are
+broken up so that no later model reads them as tokens. ``SafeStream`` does the same for text
+that arrives in pieces (a token may be cut between two). ``markdown_safe`` also drops the
+links of stored Markdown that a renderer could follow somewhere other than a web page
+(``[1](javascript:...)``). ``safe_url`` percent-encodes what has no place in a URL, which
+keeps the URL pointing at the same page. Letters of every script, accents and emoji are
+untouched.
 """
 
 from __future__ import annotations
 
+import html
 import re
+from dataclasses import dataclass
 from typing import Any
 
+from htmlrag_chat.html.specials import ANGLE_TOKENS, BRACKET_TOKENS
+
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# Tag characters, but a whole emoji tag sequence (black flag, tag letters, cancel tag).
+# Tag characters, but an emoji flag of a region (black flag, a subdivision code such as
+# "gbsct" in tag letters and digits, cancel tag): nothing longer can hide behind a flag.
 _TAG_CHARACTERS = re.compile(
-    "(\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f)|[\U000e0000-\U000e007f]+"
+    "(\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}"
+    "\U000e007f)|[\U000e0000-\U000e007f]+"
 )
-_CONTROL_TOKEN = re.compile("(<|&lt;)([|\uff5c])([^|\uff5c<>&\n]{1,64})([|\uff5c])(>|&gt;)")
+_CONTROL_TOKEN = re.compile(
+    "(<|&lt;)([|\uff5c])([^|\uff5c<>&\n]{1,64})([|\uff5c])(>|&gt;)"
+    f"|(<|&lt;)(/?(?:{'|'.join(sorted(ANGLE_TOKENS, key=len, reverse=True))}))(>|&gt;)"
+    f"|(\\[)(/?(?:{'|'.join(sorted(BRACKET_TOKENS, key=len, reverse=True))}))(\\])"
+    "|(<<|&lt;&lt;)(/?SYS)(>>|&gt;&gt;)",
+    re.IGNORECASE,
+)
+# A control token is at most this long; a stream holds back no more than that.
+_LONGEST_TOKEN = 80
+_OPENER = re.compile("[<\\[&]")
+# Links a Markdown renderer may follow: to web pages and mail addresses only.
+_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+_LINK = re.compile(
+    r"(!?\[[^\]\n]*\])\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
+)
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>")
+_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*(<[^>\n]*>|\S+)[^\n]*$", re.MULTILINE)
+_SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
+_NOT_IN_SCHEME = re.compile(r"[\x00-\x20\x7f]|\\(?=[!-/:-@\[-`{-~])")
 # In a URL: controls, whitespace, invisible formatting (zero-width characters, bidi marks
 # and overrides, tag characters) and the ASCII characters RFC 3986 never allows raw.
 _URL_UNSAFE = re.compile(
@@ -43,13 +74,58 @@ def _keep_flags(match: re.Match[str]) -> str:
 
 
 def defuse_control_tokens(text: str) -> str:
-    """``<|eot_id|>`` -> ``< |eot_id| >``: still readable, never a token."""
-    return _CONTROL_TOKEN.sub(r"\1 \2\3\4 \5", text)
+    """``<|eot_id|>`` -> ``< |eot_id| >``, ``<start_of_turn>`` -> ``< start_of_turn >``,
+    ``[INST]`` -> ``[ INST ]``: still readable, never a token."""
+    return _CONTROL_TOKEN.sub(_defuse, text)
+
+
+def _defuse(match: re.Match[str]) -> str:
+    pieces = [piece for piece in match.groups() if piece is not None]
+    return f"{pieces[0]} {''.join(pieces[1:-1])} {pieces[-1]}"
 
 
 def text_safe(text: str) -> str:
     """Web text as data: terminal-safe, with control tokens defused."""
     return defuse_control_tokens(terminal_safe(text))
+
+
+@dataclass
+class SafeStream:
+    """``text_safe`` for text that arrives in pieces (a streamed answer): the possible start
+    of a control token at the end of a piece waits for the next one, at most the length of
+    the longest token, so that ``<|eot`` + ``_id|>`` is caught like ``<|eot_id|>``."""
+
+    pending: str = ""
+
+    def feed(self, text: str) -> str:
+        text = self.pending + text
+        escaped = text.rfind("&gt;")
+        closed = max(text.rfind(">"), text.rfind("]"), escaped + 3 if escaped >= 0 else -1) + 1
+        opener = _OPENER.search(text, max(closed, len(text) - _LONGEST_TOKEN))
+        cut = opener.start() if opener else len(text)
+        self.pending = text[cut:]
+        return text_safe(text[:cut])
+
+    def finish(self) -> str:
+        text, self.pending = self.pending, ""
+        return text_safe(text)
+
+
+def markdown_safe(text: str) -> str:
+    """Markdown from a model, as kept and exported: ``text_safe``, and a link to anything
+    but a web page or a mail address (``javascript:``, ``data:``, ``file:``, however
+    spelled) loses its target; its text stays."""
+    text = _LINK.sub(lambda m: m[1] if _unsafe_target(m[2]) else m[0], text_safe(text))
+    text = _AUTOLINK.sub(lambda m: m[1] if _unsafe_target(m[1]) else m[0], text)
+    return _DEFINITION.sub(lambda m: "" if _unsafe_target(m[1]) else m[0], text)
+
+
+def _unsafe_target(target: str) -> bool:
+    """Whether a link target names a scheme other than http(s) or mailto, read as a
+    renderer reads it (entities decoded, escapes, whitespace and controls ignored)."""
+    plain = _NOT_IN_SCHEME.sub("", html.unescape(target.strip("<>"))).lower()
+    scheme = _SCHEME.match(plain)
+    return scheme is not None and scheme[1] not in _LINK_SCHEMES
 
 
 def one_line(text: str) -> str:

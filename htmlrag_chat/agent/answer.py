@@ -10,7 +10,7 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.citations import Citation
-from htmlrag_chat.safety import json_safe, one_line, safe_url
+from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class Answer:
         record = self.to_json()
         return {
             "reader": f"{self.reader}:{self.model}",
-            "text": json_safe(self.markdown),
+            "text": markdown_safe(self.markdown),
             "sources": record["sources"],
             "citations": record["citations"],
             "flags": self.flags,

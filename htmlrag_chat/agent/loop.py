@@ -47,7 +47,7 @@ from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_
 from htmlrag_chat.reader.literal import Quoted, escape_markdown
 from htmlrag_chat.reader.llm import render_sources
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
-from htmlrag_chat.safety import terminal_safe, text_safe
+from htmlrag_chat.safety import SafeStream, terminal_safe, text_safe
 from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
@@ -266,7 +266,11 @@ class Agent:
         if not loaded.document.pages:
             return []
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        return _numbered(results[-1].result.document, titles)
+        sources = _numbered(results[-1].result.document, titles)
+        if not sources and visible_text(loaded.document.root):
+            budget = self.stages[-1].budget
+            emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))
+        return sources
 
     async def _missing(self, question: str, sources: list[Source], emit: EventSink) -> str | None:
         chat = self.reader.chat
@@ -293,6 +297,7 @@ class Agent:
         invented citations were taken out. Text the reader quotes from a source (``Quoted``)
         goes around the citation filter: shown as it is, escaped in the Markdown."""
         citations = CitationFilter(len(sources))
+        safe = SafeStream()  # no control token, escape or override reaches the screen
         parts: list[tuple[str, bool]] = []
         first_token: float | None = None
 
@@ -306,17 +311,17 @@ class Agent:
                 if first_token is None:
                     first_token = (time.perf_counter() - start) * 1000
                 if isinstance(chunk, Quoted):
+                    show(citations.feed(safe.finish()))
                     show(citations.before_quote())
-                    show(terminal_safe(chunk), quoted=True)
+                    # Defused before it is escaped in the Markdown: escapes would hide tokens.
+                    show(text_safe(chunk), quoted=True)
                 else:
-                    show(citations.feed(terminal_safe(chunk)))
+                    show(citations.feed(safe.feed(chunk)))
+            show(citations.feed(safe.finish()))
             show(citations.finish())
             counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
         text = "".join(text for text, _ in parts).strip()
-        # Quoted source text is defused before it is escaped: escapes would hide its tokens.
-        markdown = "".join(
-            escape_markdown(text_safe(t)) if quoted else t for t, quoted in parts
-        ).strip()
+        markdown = "".join(escape_markdown(t) if quoted else t for t, quoted in parts).strip()
         return text, markdown, first_token, citations.removed
 
     # -- plumbing

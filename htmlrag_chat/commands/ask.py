@@ -29,8 +29,8 @@ from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import EventSink, stage
-from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.events import Event, EventSink, Skipped, stage
+from htmlrag_chat.safety import one_line, safe_url, text_safe
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
@@ -100,24 +100,33 @@ def run_ask(args: argparse.Namespace) -> int:
         quiet=args.quiet, verbose=args.verbose, progress=args.progress,
         terminal=sys.stderr.isatty(),
     )  # fmt: skip
-    with AskOutput(form, stream=args.stream, answer=not args.json) as emit:
+    missing: set[str] = set()  # queries a replay did not find
+    with AskOutput(form, stream=args.stream, answer=not args.json) as output:
+
+        def emit(event: Event) -> None:
+            if isinstance(event, Skipped) and event.kind == "query":
+                missing.add(event.what)
+            output(event)
+
         # The first progress line comes before the cache and the conversation code load.
         with stage(emit, "open"):
             from htmlrag_chat.conversations.session import ChatSession
 
             store = open_store(args)
         with store:
-            emit.seen = lambda text: first_showing(store, text)
+            output.seen = lambda text: first_showing(store, text)
             session = ChatSession(store)
             if args.follow_up or args.conversation:
                 session.open(find_conversation(store, args.conversation)["id"])
             answer = asyncio.run(_answer(options, store, session, question, emit))
-        emit.finish()
+        output.finish()
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
         print_after_answer(answer, quiet=args.quiet)
-    if replaying(args) and not answer.sources and answer.queries:
+    # Sources may be missing for another reason (no block fits the budget): said by a note.
+    none_recorded = bool(answer.queries) and missing.issuperset(answer.queries)
+    if replaying(args) and not answer.sources and none_recorded:
         error("none of the searches is in the recording, so there were no sources")
         return EXIT_USAGE
     return EXIT_OK
@@ -159,13 +168,17 @@ async def _answer(
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
     question, answer it with the conversation's turns, save the answer (not in a replay:
-    its cache is read-only)."""
+    its cache is read-only); a question whose answer fails is taken back."""
     from htmlrag_chat.wiring import build_agent
 
     agent = build_agent(options, store, emit)
     message_id = None if store.readonly else session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))
+    except Exception:  # a stop (Ctrl+C) is no Exception: the stopped question stays
+        if message_id is not None:
+            session.question_failed(message_id)
+        raise
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         await agent.web.settle(LATE_PAGE_GRACE)
@@ -190,5 +203,5 @@ def print_after_answer(answer: Answer, quiet: bool = False) -> None:
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
         )
     if not quiet:
-        lines += [f"! {flag}" for flag in answer.flags]
+        lines += [f"! {text_safe(flag)}" for flag in answer.flags]
     print("\n".join(lines))

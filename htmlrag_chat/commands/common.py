@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from htmlrag_chat.errors import EXIT_USAGE
+from htmlrag_chat.errors import EXIT_USAGE, InputError
 from htmlrag_chat.events import (
     Event,
     EventSink,
@@ -23,9 +23,10 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
+from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import text_safe
 from htmlrag_chat.settings.sources import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
@@ -44,8 +45,8 @@ exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
   2  usage error (a bad option, a device or config file that cannot be used, an output
-     that cannot be written), a model that cannot be loaded, or a query missing from a
-     replay (for ask: none of its searches in the recording)
+     that cannot be written or is one of the inputs), a model that cannot be loaded, or a
+     query missing from a replay (for ask: none of its searches in the recording)
   3  an input could not be used (missing, binary, over the 5 MiB page cap, unknown
      encoding, not in the recording, a malformed recording to import); the other inputs
      were still processed (fetch: no URL came back ok)
@@ -55,6 +56,9 @@ exit codes:
   6  fetch: some URLs came back ok (downloaded or cached), others did not
 """
 
+# The largest whole number SQLite stores: an id, a limit or a count above it cannot mean
+# anything here, and would stop at the database with an OverflowError.
+MAX_INT = 2**63 - 1
 _AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _AGE_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -178,10 +182,13 @@ def cache_origin(args: argparse.Namespace) -> tuple[Path, Origin]:
 
 
 def open_store(args: argparse.Namespace) -> Store:
-    """The store the options name (``cache_origin``), read-only in a replay."""
+    """The store the options name (``cache_origin``), read-only in a replay; a row of it
+    left out is a note on stderr."""
     from htmlrag_chat.store.db import Store
 
-    return Store.open(cache_origin(args)[0], readonly=replaying(args))
+    store = Store.open(cache_origin(args)[0], readonly=replaying(args))
+    store.notice = lambda message: error(f"note: {text_safe(message)}")
+    return store
 
 
 def replay_file(text: str) -> Path:
@@ -197,6 +204,13 @@ def age_seconds(text: str) -> float:
     return float(match.group(1)) * _AGE_UNITS[match.group(2)]
 
 
+def check_encoding(label: str | None) -> None:
+    """``--encoding`` must be a label a browser knows (``html/charsets.py``): refused once,
+    before any input is read, rather than ignored for each."""
+    if label is not None and normalize_charset(label) is None:
+        raise InputError(f"unknown encoding: {label} (not a WHATWG encoding label)")
+
+
 def read_input(file: str, encoding: str | None) -> PageInput:
     """Read one input file (at most the page cap), with the failures a user can cause as
     InputError."""
@@ -205,21 +219,19 @@ def read_input(file: str, encoding: str | None) -> PageInput:
 
 def progress_printer(enabled: bool) -> EventSink:
     """Stage progress (stage, counts, elapsed) on stderr; notices and skipped queries always
-    (text from the web passes ``terminal_safe`` first)."""
+    (text from the web passes ``text_safe`` first)."""
     start = time.perf_counter()
 
     def emit(event: Event) -> None:
         elapsed = time.perf_counter() - start
         if isinstance(event, Notice):
-            error(f"note: {terminal_safe(event.message)}")
+            error(f"note: {text_safe(event.message)}")
         elif isinstance(event, Skipped) and (enabled or event.kind == "query"):
-            error(
-                f"skipped {event.kind} {terminal_safe(event.what)}: {terminal_safe(event.reason)}"
-            )
+            error(f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.reason)}")
         elif not enabled:
             return
         elif isinstance(event, Searching):
-            queries = " | ".join(terminal_safe(query) for query in event.queries)
+            queries = " | ".join(text_safe(query) for query in event.queries)
             print(
                 f"[{elapsed:6.2f}s] round {event.round} ({event.why}): {queries}", file=sys.stderr
             )
@@ -250,6 +262,8 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    if value > MAX_INT:
+        raise argparse.ArgumentTypeError(f"too large (at most {MAX_INT}): {text}")
     return value
 
 

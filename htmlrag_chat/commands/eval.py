@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.atomic import write_text
 from htmlrag_chat.commands.common import (
     add_command,
     open_store,
@@ -26,7 +27,7 @@ from htmlrag_chat.events import Notice, stage
 from htmlrag_chat.tokens import load_token_counter
 
 if TYPE_CHECKING:
-    from htmlrag_chat.wiring import PruneSettings
+    from htmlrag_chat.prune_factory import PruneSettings
 
 DEFAULT_BUDGETS = "512,1024,2048"
 
@@ -86,7 +87,7 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from htmlrag_chat.wiring import PruneSettings
+    from htmlrag_chat.prune_factory import PruneSettings
 
     budgets = parse_budgets(args.budgets)
     prune = PruneSettings.of(settings_of(args))
@@ -116,9 +117,9 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.out is not None:
         try:
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(dumps(report), encoding="utf-8")
         except OSError as error:
             raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
+        write_text(args.out, dumps(report))
     return EXIT_OK
 
 

@@ -24,7 +24,7 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.conversations.export import conversation_markdown
 from htmlrag_chat.errors import EXIT_OK, UserError
-from htmlrag_chat.safety import one_line
+from htmlrag_chat.safety import json_safe, one_line
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
@@ -95,7 +95,7 @@ def run_show(args: argparse.Namespace) -> int:
         messages = store.messages(args.id)
     if args.json:
         record = summary_json(summary) | {"messages": [_message_json(m) for m in messages]}
-        print(json.dumps(record, ensure_ascii=False, indent=2))
+        print(json.dumps(json_safe(record), ensure_ascii=False, indent=2))
     else:
         sys.stdout.write(conversation_markdown(summary["title"], messages))
     return EXIT_OK

@@ -10,8 +10,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.atomic import check_output, write_text
 from htmlrag_chat.commands.common import (
     add_command,
+    check_encoding,
     error,
     open_store,
     progress_printer,
@@ -24,6 +26,7 @@ from htmlrag_chat.events import Event, EventSink, Notice, StageFinished
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
+from htmlrag_chat.safety import text_safe
 from htmlrag_chat.tokens import load_token_counter
 
 if TYPE_CHECKING:
@@ -65,8 +68,11 @@ def run_clean(args: argparse.Namespace) -> int:
         raise UserError("several inputs need --out-dir (one cleaned file per input)")
     if len(set(names)) < len(names):
         raise UserError("inputs share a file name; --out-dir would overwrite one with another")
+    check_encoding(args.encoding)
     if args.out_dir is not None:
         prepare_out_dir(args.out_dir)
+        for name in names:  # before anything is written: an input is never overwritten
+            check_output(args.out_dir / name, args.files)
     failed = False
     for file, name in zip(args.files, names, strict=True):
         try:
@@ -75,11 +81,13 @@ def run_clean(args: argparse.Namespace) -> int:
             error(str(failure))
             failed = True
             continue
-        text = serialize(html) + "\n"
+        if not visible_text(html):
+            error(f"note: {file}: no visible text: the result is empty")
+        text = text_safe(serialize(html)) + "\n"
         if args.out_dir is None:
             sys.stdout.write(text)
         else:
-            write_output(args.out_dir / name, text)
+            write_text(args.out_dir / name, text, args.files)
     return EXIT_INPUT if failed else EXIT_OK
 
 
@@ -96,15 +104,6 @@ def prepare_out_dir(folder: Path) -> None:
         raise UserError(f"--out-dir {folder}: not writable")
 
 
-def write_output(path: Path, text: str) -> None:
-    """Write one output file; a failure (full disk, read-only folder) ends the command with
-    one line, since every later file would fail the same way."""
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as failure:
-        raise UserError(f"cannot write {path}: {failure.strerror or failure}") from None
-
-
 def run_prune(args: argparse.Namespace) -> int:
     from htmlrag_chat.prune_factory import PruneSettings
 
@@ -117,6 +116,7 @@ def run_prune(args: argparse.Namespace) -> int:
             stage_ms[event.stage] = round(event.ms, 2)
         show(event)
 
+    check_encoding(args.encoding)
     inputs, failures = [], []
     for file in args.files:
         try:
@@ -136,7 +136,7 @@ def run_prune(args: argparse.Namespace) -> int:
         results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
     html = results[-1].result.document.to_html()
     if html:
-        sys.stdout.write(html + "\n")
+        sys.stdout.write(text_safe(html) + "\n")
     elif visible_text(loaded.document.root):
         emit(Notice(f"no block fits in {settings.budget} tokens: the result is empty"))
     elif inputs and len(failures) < len(args.files):

@@ -25,6 +25,7 @@ from htmlrag_chat.commands.common import (
 from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
 from htmlrag_chat.events import Progress, stage
+from htmlrag_chat.safety import json_safe
 from htmlrag_chat.web.results import FetchResult, Outcome
 from htmlrag_chat.web.settings import SearchSettings
 
@@ -62,7 +63,7 @@ def run_search(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         recorder = WebRecorder(store, searcher, replay=replaying(args), max_age=args.refresh)
         for result in asyncio.run(recorder.search(args.query)):
-            print(json.dumps(asdict(result), ensure_ascii=False))
+            print(json.dumps(json_safe(asdict(result)), ensure_ascii=False))
     return EXIT_OK
 
 
@@ -87,7 +88,7 @@ def run_fetch(args: argparse.Namespace) -> int:
             ok = sum(r.outcome is Outcome.OK for r in results)
             counts.update(ok=ok, pages=len(results))
     for result in results:
-        print(json.dumps(result.summary(), ensure_ascii=False))
+        print(json.dumps(json_safe(result.summary()), ensure_ascii=False))
     for result in results:
         if result.reason == NOT_RECORDED:
             error(f"{result.url}: {NOT_RECORDED}")

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.safety import one_line, terminal_safe
+from htmlrag_chat.safety import markdown_safe, one_line, safe_url
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
@@ -22,18 +22,21 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
             lines += ["_No answer (stopped or failed)._", ""]
             continue
         answer = message["answers"][-1]
-        lines += [terminal_safe(answer["text"]).strip(), ""]
+        lines += [answer["text"].strip(), ""]
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
-                label = one_line(source.get("title") or "") or source["url"]
-                lines.append(f"{source['number']}. [{_link_text(label)}](<{source['url']}>)")
+                url = safe_url(source["url"])  # as stored, or as an older version stored it
+                label = one_line(source.get("title") or "") or url
+                lines.append(f"{source['number']}. [{_link_text(label)}](<{url}>)")
             lines.append("")
         for flag in answer["flags"]:
-            lines.append(f"> {terminal_safe(flag)}")
+            lines.append(f"> {flag}")
         if answer["flags"]:
             lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    # Stored text is data (an older version, or another tool, may have stored anything):
+    # the whole document passes the sanitiser, links to anything but web pages go.
+    return markdown_safe("\n".join(lines).rstrip() + "\n")
 
 
 def export_path(folder: Path, conversation_id: int, title: str) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
+from htmlrag_chat.atomic import write_text
 from htmlrag_chat.conversations.export import conversation_markdown, export_path
 from htmlrag_chat.store.db import Store
 
@@ -52,6 +53,12 @@ class ChatSession:
         self.title = title
         return message_id
 
+    def question_failed(self, message_id: int) -> None:
+        """Take back a question whose answer failed (an error, not a stop): the history
+        keeps no question that nobody answered and nobody stopped."""
+        if self.store.forget_question(message_id):
+            self.new()
+
     def answered(self, message_id: int, answer: Answer) -> None:
         self.turns.append(Turn(answer.question, answer.markdown, tuple(answer.sources)))
         self.store.add_answer(message_id, **answer.store_record())
@@ -72,7 +79,7 @@ class ChatSession:
             raise LookupError("nothing to export yet: ask a question first")
         path = export_path(folder, self.conversation, self.title)
         text = conversation_markdown(self.title, self.store.messages(self.conversation))
-        path.write_text(text, encoding="utf-8")
+        write_text(path, text, inputs=[self.store.path])  # never over the cache itself
         return path
 
 

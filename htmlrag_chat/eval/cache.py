@@ -52,7 +52,10 @@ class EvalCache:
         if self.store is None:
             return None
         value = self.store.get_derived(kind, key)
-        return None if value is None else json.loads(value)
+        try:
+            return None if value is None else json.loads(value)
+        except (TypeError, ValueError, RecursionError):  # not ours: computed again, replaced
+            return None
 
     def put(self, kind: str, key: str, value: object) -> None:
         if self.store is not None and not self.store.readonly:

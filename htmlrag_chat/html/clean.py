@@ -26,6 +26,7 @@ from htmlrag_chat.html.dom import (
     parse,
     put_text_before,
 )
+from htmlrag_chat.html.specials import ANGLE_TOKENS
 from htmlrag_chat.html.text import count_words, visible_text
 
 # Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
@@ -103,6 +104,7 @@ def collapse_whitespace(data: bytes) -> bytes:
 
 def clean_tree(root: Element) -> None:
     """Clean a parsed page in place."""
+    _keep_foreign_objects(root)
     etree.strip_elements(root, *INVISIBLE_TAGS, *RUBY_ANNOTATION_TAGS, with_tail=False)
     for element in _MAYBE_HIDDEN(root):
         if "hidden" in element.attrib or _HIDDEN_STYLE.search(element.get("style", "")):
@@ -114,9 +116,21 @@ def clean_tree(root: Element) -> None:
     for noscript in list(root.iter("noscript")):
         if count_words(visible_text(noscript)) < NOSCRIPT_MIN_WORDS:
             drop(noscript)
-    # After hidden elements are gone, so that no hidden text is unwrapped into view.
-    etree.strip_tags(root, *INLINE_TAGS)
+    # After hidden elements are gone, so that no hidden text is unwrapped into view. An
+    # element named like a chat-template token (<start_of_turn>) goes too, keeping its text.
+    etree.strip_tags(root, *INLINE_TAGS, *ANGLE_TOKENS)
     _compress(root, strip_attributes=True)
+
+
+def _keep_foreign_objects(root: Element) -> None:
+    """HTML inside an SVG ``<foreignObject>`` is shown as HTML: it moves out in front of
+    its drawing (as a ``<div>``) before the drawing goes as invisible."""
+    for found in list(root.iter("foreignobject")):
+        drawing = next(found.iterancestors("svg"), None)
+        if drawing is not None:
+            found.tail = None
+            found.tag = "div"
+            drawing.addprevious(found)
 
 
 def compress(root: Element) -> None:

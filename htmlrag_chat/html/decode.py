@@ -4,6 +4,13 @@ Pages arrive as bytes whose charset may come from HTTP headers, a BOM, a ``<meta
 nowhere at all, and any of these may lie. The order here follows what browsers do
 (caller > BOM > meta > detection) with one guard: a declared UTF-8 that does not decode
 strictly falls through to detection. Decoding never raises: undecodable bytes become U+FFFD.
+
+One policy for every label, whether it comes from an HTTP header (live, or stored with a
+page in an older cache), a ``<meta>`` tag or ``--encoding``: only WHATWG labels count
+(``charsets.py``), anything else is ignored as a browser ignores it (the commands refuse
+such an ``--encoding`` before reading anything, since the user asked for it). As in a browser, a
+``<meta>`` that says UTF-16 means UTF-8 (the tag was readable as ASCII), and a UTF-16 label
+from outside the page is believed only for bytes that hold the NULs UTF-16 text has.
 """
 
 from __future__ import annotations
@@ -14,25 +21,7 @@ from dataclasses import dataclass
 
 from charset_normalizer import from_bytes
 
-from htmlrag_chat.errors import InputError
-
-# WHATWG maps these labels to other decoders; Python's codecs would be stricter or wrong.
-_LABEL_ALIASES = {
-    "iso-8859-1": "cp1252",
-    "iso8859-1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "us-ascii": "cp1252",
-    "ascii": "cp1252",
-    "x-sjis": "shift_jis",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "x-gbk": "gb18030",
-    # A byte stream cannot really be UTF-16 if its <meta> was readable as ASCII.
-    "utf-16": "utf-8",
-    "utf-16le": "utf-8",
-    "utf-16be": "utf-8",
-}
+from htmlrag_chat.html.charsets import UTF16, codec_for_detected, codec_for_label
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -81,13 +70,9 @@ def looks_binary(data: bytes) -> bool:
 
 
 def normalize_charset(label: str) -> str | None:
-    """Return a Python codec name for a charset label, or None when the label is unknown."""
-    label = label.strip().strip("\"'").lower()
-    label = _LABEL_ALIASES.get(label, label)
-    try:
-        return codecs.lookup(label).name
-    except LookupError:
-        return None
+    """The Python codec for a WHATWG encoding label; None for any other name (``rot13``,
+    ``utf-7``, ``cp037``, ``x-klingon``), which the decoder ignores."""
+    return codec_for_label(label)
 
 
 def sniff_meta_charset(data: bytes) -> str | None:
@@ -95,43 +80,38 @@ def sniff_meta_charset(data: bytes) -> str | None:
     match = _META_CHARSET.search(data[:_META_SCAN_BYTES])
     if match is None:
         return None
-    return normalize_charset(match.group(1).decode("ascii", "replace"))
+    encoding = normalize_charset(match.group(1).decode("ascii", "replace"))
+    return "utf-8" if encoding in UTF16 else encoding
 
 
 def decode_html(data: bytes, charset: str | None = None) -> Decoded:
-    """Decode page bytes to UTF-8; ``charset`` is the caller's (e.g. HTTP header) and wins
-    when valid.
-
-    An unknown caller charset is a usage error (the caller asked for it explicitly); an
-    unknown charset inside the page is ignored.
-    """
-    if charset is not None:
-        encoding = normalize_charset(charset)
-        if encoding is None:
-            raise InputError(f"unknown encoding: {charset}")
-        if not _is_false_utf8(data, encoding):
-            return _transcode(data, encoding, "caller")
+    """Decode page bytes to UTF-8; ``charset`` is the caller's (an HTTP header, a stored
+    page's, ``--encoding``) and wins when it is a web encoding that fits the bytes."""
+    encoding = normalize_charset(charset) if charset is not None else None
+    if encoding is not None and _fits(data, encoding):
+        return _transcode(data, encoding, "caller")
 
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             return _transcode(data[len(bom) :], encoding, "bom")
 
     declared = sniff_meta_charset(data)
-    if declared is not None and not _is_false_utf8(data, declared):
+    if declared is not None and _fits(data, declared):
         return _transcode(data, declared, "meta")
 
     if _is_utf8(data):
         return Decoded(data, "utf-8", "utf-8")
 
     best = from_bytes(data[:_DETECT_BYTES]).best()
-    encoding = (normalize_charset(best.encoding) if best is not None else None) or "cp1252"
+    detected = codec_for_detected(best.encoding) if best is not None else None
+    encoding = detected if detected is not None and _fits(data, detected) else "cp1252"
     return _transcode(data, encoding, "detected")
 
 
 def _transcode(data: bytes, encoding: str, source: str) -> Decoded:
     if encoding == "utf-8" and _is_utf8(data):
         return Decoded(data, encoding, source)
-    return Decoded(data.decode(encoding, "replace").encode("utf-8"), encoding, source)
+    return Decoded(data.decode(encoding, "replace").encode("utf-8", "replace"), encoding, source)
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -142,6 +122,11 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _is_false_utf8(data: bytes, encoding: str) -> bool:
-    """True when UTF-8 is declared but the bytes are not UTF-8 (a common server lie)."""
-    return encoding == "utf-8" and not _is_utf8(data)
+def _fits(data: bytes, encoding: str) -> bool:
+    """False for two common lies: UTF-8 declared for bytes that are not UTF-8, and UTF-16
+    for bytes without the NULs that the ASCII of any HTML page has in UTF-16."""
+    if encoding == "utf-8":
+        return _is_utf8(data)
+    if encoding in UTF16:
+        return b"\x00" in data[:_META_SCAN_BYTES]
+    return True

@@ -12,6 +12,7 @@ import threading
 
 from lxml import etree
 
+from htmlrag_chat.html.foreign import close_foreign
 from htmlrag_chat.html.markup import cap_tags, drop_bad_references, flatten_deep
 
 Element = etree._Element
@@ -78,7 +79,7 @@ def parse(html: str | bytes) -> Element:
     data = data.replace(b"\x0c", b" ").translate(None, _CONTROL_BYTES)
     if b"\xef\xbf" in data:
         data = _NONCHARACTERS.sub(b"", data)
-    data = cap_tags(drop_bad_references(data))
+    data = close_foreign(cap_tags(drop_bad_references(data)))
     root = _parse_bytes(data)
     for limit in _FLATTEN_LIMITS:
         if root is None or not _too_deep():

@@ -3,8 +3,10 @@ question, each quoted with its citation.
 
 It is what ``--reader auto`` falls back to when no model is installed, so every answer it
 gives starts with a line saying what it is: never an extractive answer dressed as an LLM's.
-A sentence is yielded as ``Quoted``: shown verbatim, its own footnote markers (``[3]``) never
-taken for citations; only the ``[n]`` after it cites, and it cites the sentence's source.
+A sentence is yielded as ``Quoted``: shown verbatim but for the page's own footnote markers
+(``[3]``, ``[22]``, ``[a]``, ``[citation needed]``), which are left out, since a reader would
+take them for citations of sources that may not exist; only the ``[n]`` after it cites, and
+it cites the sentence's source.
 
 Matching is on content words (stop words never pick a sentence: "Which iPhones get it?" must
 not quote "Which is the best fertilizer for lemon trees?"), a shared 5-letter prefix being
@@ -30,6 +32,10 @@ HEADER = "Extractive answer (sentences quoted from the sources; no language mode
 NOTHING = "The sources do not say: no sentence of them matches the question."
 MIN_WORDS, MAX_WORDS = 4, 80
 CONCERNED = 0.5  # a source is quoted from when it matches the conversation this well vs the best
+_FOOTNOTE = re.compile(
+    r"\s*\[(?:\d+(?:\s*[,\-\u2013]\s*\d+)*|[a-z]{1,2}|(?:note|nb|n)\s*\d+|[a-z ]{1,20} needed)\]",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\da-z])|(?<=[\u3002\uff01\uff1f])")
 
 
@@ -53,7 +59,7 @@ class ExtractiveReader:
             yield NOTHING
         for number, sentence in picks:
             yield "- "
-            yield Quoted(sentence)
+            yield Quoted(_FOOTNOTE.sub("", sentence))
             yield f" [{number}]\n"
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import ChatModel, Message, Source
 from htmlrag_chat.reader.citations import escape_markers
-from htmlrag_chat.safety import defuse_control_tokens
+from htmlrag_chat.safety import text_safe
 from htmlrag_chat.settings.tree import default
 
 # Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
@@ -26,11 +26,12 @@ _CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | 
 def render_sources(sources: Sequence[Source]) -> str:
     """The sources as the reader reads them. Chat-template control tokens in page text must
     stay text: HTML serialization escapes "<" in text, but titles and URLs are raw, and a
-    server's template cannot be asked to sanitize, so the markers themselves are broken."""
+    server's template cannot be asked to sanitize, so the markers themselves are broken
+    (``text_safe``: with the controls, overrides and tag characters a model may obey)."""
     if not sources:
         return "(no sources)"
     return "\n\n".join(
-        defuse_control_tokens(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
+        text_safe(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
         f"URL: {source.url}\n{_published(source)}{_escape_prose_markers(source.html)}")
         for source in sources
     )  # fmt: skip

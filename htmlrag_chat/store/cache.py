@@ -14,6 +14,7 @@ from dataclasses import asdict
 import numpy as np
 
 from htmlrag_chat.store.connection import Connection
+from htmlrag_chat.store.rows import BadRow, fetch_result, search_results
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
 _VECTOR = np.dtype("<f4")  # little-endian float32, so a cache file moves between machines
@@ -70,15 +71,22 @@ class WebCache(Connection):
         )
         if not rows or _expired(rows[0]["searched_at"], max_age):
             return None
-        return [SearchResult(**item) for item in json.loads(rows[0]["results"])]
+        try:
+            return search_results(rows[0]["results"])
+        except BadRow as bad:
+            self.skip_row(f"the search {query!r}", bad)
+            return None
 
     def searches(self) -> list[tuple[str, list[SearchResult]]]:
         """Every stored search as (query, results), oldest first (recordings export these)."""
         rows = self._rows("SELECT query, results FROM searches ORDER BY searched_at, rowid")
-        return [
-            (row["query"], [SearchResult(**item) for item in json.loads(row["results"])])
-            for row in rows
-        ]
+        found = []
+        for row in rows:
+            try:
+                found.append((str(row["query"]), search_results(row["results"])))
+            except BadRow as bad:
+                self.skip_row(f"the search {row['query']!r}", bad)
+        return found
 
     # -- pages
 
@@ -104,10 +112,11 @@ class WebCache(Connection):
         rows = self._rows("SELECT * FROM pages WHERE url = ?", [url])
         if not rows or _expired(rows[0]["fetched_at"], max_age):
             return None
-        row = rows[0]
-        row["outcome"] = Outcome(row["outcome"])
-        row["headers"] = json.loads(row["headers"])
-        return FetchResult(**row, from_cache=True)
+        try:
+            return fetch_result(rows[0])
+        except BadRow as bad:
+            self.skip_row(f"the page {url}", bad)
+            return None
 
     # -- derived artefacts (cleaned HTML and the like), by content hash
 

@@ -8,7 +8,8 @@ store directly from the event-loop thread, and each call commits before control 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from htmlrag_chat.safety import one_line
 from htmlrag_chat.store.files import translate
 
 
@@ -26,6 +28,9 @@ class Connection:
     path: Path
     readonly: bool
     _db: Database = field(repr=False)
+    # Where a row left out is reported (``skip_row``); commands print it as a note.
+    notice: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr))
+    _skipped: set[str] = field(default_factory=set, repr=False)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -46,6 +51,14 @@ class Connection:
             except BaseException:
                 conn.rollback()
                 raise
+
+    def skip_row(self, what: str, why: object) -> None:
+        """Leave out a row this code cannot read (``rows.BadRow``), with one notice per row:
+        one damaged row never sinks the question, the export or the history around it."""
+        message = one_line(f"left out {what} of the cache {self.path}: {why}")  # rows are data
+        if message not in self._skipped:
+            self._skipped.add(message)
+            self.notice(message)
 
     def _rows(
         self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()

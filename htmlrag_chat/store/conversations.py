@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any
 
 from htmlrag_chat.store.connection import Connection
 from htmlrag_chat.store.files import StoreError
+from htmlrag_chat.store.rows import BadRow, answer_record
 
 
 class ConversationTables(Connection):
@@ -50,6 +50,23 @@ class ConversationTables(Connection):
             if conversation_id is None:
                 conversation_id = self.new_conversation(title)
             return conversation_id, self.add_message(conversation_id, "user", question)
+
+    def forget_question(self, message_id: int) -> bool:
+        """Delete a question that failed (the half of an exchange ``save_question`` saved),
+        and its conversation when nothing else is left in it; returns whether the
+        conversation went too."""
+        with self.transaction():
+            rows = self._rows("SELECT conversation_id FROM messages WHERE id = ?", [message_id])
+            if not rows:
+                return False
+            self._db.execute("DELETE FROM messages WHERE id = ?", [message_id])
+            return bool(
+                self._db.execute(
+                    "DELETE FROM conversations WHERE id = ? AND NOT EXISTS"
+                    " (SELECT 1 FROM messages WHERE conversation_id = ?)",
+                    [rows[0]["conversation_id"]] * 2,
+                ).rowcount
+            )
 
     def add_answer(
         self,
@@ -146,7 +163,10 @@ class ConversationTables(Connection):
                 | {"answers": []},
             )
             if row["answer_id"] is not None:
-                message["answers"].append(_answer(row))
+                try:
+                    message["answers"].append(answer_record(row))
+                except BadRow as bad:
+                    self.skip_row(f"answer {row['answer_id']}", bad)
         return list(messages.values())
 
     def rename_conversation(self, conversation_id: int, title: str) -> None:
@@ -178,15 +198,3 @@ def _require(cursor: sqlite3.Cursor, missing: str) -> None:
 def _casefold(text: object) -> object:
     """SQL ``casefold(x)``: Python's Unicode case folding (SQLite's own folds ASCII only)."""
     return text.casefold() if isinstance(text, str) else text
-
-
-def _answer(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["answer_id"],
-        "reader": row["reader"],
-        "text": row["text"],
-        "sources": json.loads(row["sources"]),
-        "citations": json.loads(row["citations"]),
-        "flags": json.loads(row["flags"]),
-        "created_at": row["answered_at"],
-    }

@@ -72,10 +72,17 @@ class Store(WebCache, ConversationTables):
         """Read every page of the file (``PRAGMA quick_check``), so that damage anywhere is
         found now: before ``cache import`` writes into a file that ``cache stats`` (or the
         next question) would then refuse."""
-        problems = [row["quick_check"] for row in self._rows("PRAGMA quick_check")]
-        if problems != ["ok"]:
+        report = [row["quick_check"] for row in self._rows("PRAGMA quick_check")]
+        if report != ["ok"]:
+            # SQLite reports each problem on a line of its own, some rows holding several:
+            # the first one says enough, the count says how bad.
+            problems = [line for row in report for line in str(row).splitlines()]
+            problems = [line for line in problems if not line.startswith("***")] or ["?"]
+            more = f" and {len(problems) - 1} more problems" if len(problems) > 1 else ""
             advice = what_to_do(self.readonly)
-            raise StoreError(f"cannot use the cache {self.path}: damaged ({problems[0]}); {advice}")
+            raise StoreError(
+                f"cannot use the cache {self.path}: damaged ({problems[0].strip()}{more}); {advice}"
+            )
 
     def vacuum(self) -> None:
         """Rebuild the file without free pages, and fold the log back in so the disk shrinks."""

@@ -72,7 +72,7 @@ def translate(path: Path, readonly: bool) -> Iterator[None]:
     except (sqlite3.IntegrityError, sqlite3.ProgrammingError):
         raise
     except sqlite3.DatabaseError as error:
-        reason = str(error)
+        reason = (str(error).splitlines() or ["unknown error"])[0]  # one line, whatever SQLite says
         if "locked" in reason or "busy" in reason:
             hint = "another htmlrag-chat is writing to it; try again"
         elif "readonly" in reason:

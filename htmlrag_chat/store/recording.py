@@ -10,9 +10,11 @@ compressed file carries no timestamp, so exporting the same searches to the same
 gives the same bytes.
 
 Bytes that come in are capped like a download: a page over the page cap is stored as
-skipped (as the fetcher would have recorded it), and a line is read only up to
-``MAX_LINE_BYTES``, so that a recording (or a small gzip file that inflates to gigabytes)
-cannot exhaust memory.
+skipped (as the fetcher would have recorded it), a line is read only up to
+``MAX_LINE_BYTES``, and a file only up to ``MAX_IMPORT_BYTES`` of text and ``MAX_LINES``
+lines, so that a recording (or a small gzip file that inflates to gigabytes, or to millions
+of blank lines) cannot exhaust memory or time. The file is read in large blocks and split
+in C, so blank lines cost next to nothing.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ import json
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from htmlrag_chat.atomic import atomic_output
 from htmlrag_chat.errors import InputError, UserError
-from htmlrag_chat.html.decode import decode_html, normalize_charset
+from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.store.db import Store
@@ -35,6 +39,11 @@ from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
 # A search's results with their pages, escaped as JSON: room for 16 pages at the page cap.
 MAX_LINE_BYTES = 16 * 2 * MAX_PAGE_BYTES
+# Far more than any recording (the 400 pages of the shared corpus are 60 MB as text),
+# and a bomb inflating past it costs seconds, not the disk.
+MAX_IMPORT_BYTES = 2 * 2**30
+MAX_LINES = 1_000_000  # blank lines included
+_BLOCK_BYTES = 1 << 20
 
 _SHAPE = (
     'expected {"query": "...", "results": [{"url": "...", "title": "...", "snippet": "...",'
@@ -43,11 +52,15 @@ _SHAPE = (
 
 
 def export_jsonl(store: Store, path: Path) -> int:
-    """Write every stored search with its pages to ``path``; returns the lines written."""
+    """Write every stored search with its pages to ``path``; returns the lines written.
+
+    ``path`` is replaced only once the export is complete (``atomic``); the cache file
+    itself, or its log, as ``path`` is refused before anything is written."""
     path = Path(path)
     lines = 0
+    cache_files = [store.path.with_name(store.path.name + end) for end in ("", "-wal", "-shm")]
     try:
-        with _open_text(path) as out:
+        with atomic_output(path, cache_files) as raw, _text_writer(raw, path) as out:
             for query, results in store.searches():
                 record = {"query": query, "results": [_export(store, r) for r in results]}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -69,14 +82,10 @@ def import_jsonl(store: Store, path: Path) -> int:
     records = 0
     store.check()
     try:
-        with _open_bytes(path) as lines, store.transaction():
-            for number, line in enumerate(_capped_lines(lines), 1):
-                where = f"{path}, line {number}"
-                if len(line) > MAX_LINE_BYTES:
-                    raise InputError(f"{where}: longer than {MAX_LINE_BYTES // 2**20} MiB")
-                if line.strip():
-                    _import(store, line, where, fetched_at)
-                    records += 1
+        with _open_bytes(path) as file, store.transaction():
+            for number, line in _capped_lines(file, path):
+                _import(store, line, f"{path}, line {number}", fetched_at)
+                records += 1
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(f"cannot read {path}: {_reason(error)}") from error
     return records
@@ -135,21 +144,56 @@ def _searxng_search(response: object, where: str) -> tuple[str, list[SearchResul
     return response["query"], results
 
 
-def _capped_lines(file: IO[bytes]) -> Iterator[bytes]:
-    """The file's lines, each read only up to one byte past ``MAX_LINE_BYTES``."""
-    while line := file.readline(MAX_LINE_BYTES + 1):
-        yield line
+def _capped_lines(file: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines that are not blank, with their numbers, read in blocks; an
+    ``InputError`` as soon as a cap is passed."""
+    number = size = 0
+    held: list[bytes] = []  # the start of a line that the next block goes on with
+    held_bytes = 0
+    while block := file.read(_BLOCK_BYTES):
+        size += len(block)
+        if size > MAX_IMPORT_BYTES:
+            raise InputError(f"{path}: more than {MAX_IMPORT_BYTES // 2**20:,} MiB of text")
+        lines = block.split(b"\n")
+        if len(lines) > 1:
+            lines[0] = b"".join([*held, lines[0]])
+            held, held_bytes = [lines[-1]], len(lines[-1])
+            if number + len(lines) - 1 > MAX_LINES:
+                raise InputError(f"{path}: more than {MAX_LINES:,} lines")
+            for line in lines[:-1]:
+                number += 1
+                _check_length(len(line), path, number)
+                if line and not line.isspace():
+                    yield number, line
+        else:
+            held.append(block)
+            held_bytes += len(block)
+        _check_length(held_bytes, path, number + 1)
+    last = b"".join(held)
+    if last and not last.isspace():
+        yield number + 1, last
+
+
+def _check_length(length: int, path: Path, number: int) -> None:
+    if length > MAX_LINE_BYTES:
+        raise InputError(f"{path}, line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB")
 
 
 def _gzipped(path: Path) -> bool:
     return path.name.endswith(".gz")
 
 
-def _open_text(path: Path) -> IO[str]:
-    """``path`` for writing UTF-8 lines, through gzip (without a timestamp) for ``.gz``."""
-    if not _gzipped(path):
-        return path.open("w", encoding="utf-8", newline="\n")
-    return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8", newline="\n")
+@contextmanager
+def _text_writer(raw: IO[bytes], path: Path) -> Iterator[IO[str]]:
+    """UTF-8 lines onto ``raw``, through gzip (without a timestamp, named as ``path`` in
+    its header) for ``.gz``; ``raw`` stays open for its owner to finish."""
+    zipped = gzip.GzipFile(path.name, "wb", fileobj=raw, mtime=0) if _gzipped(path) else None
+    text = io.TextIOWrapper(zipped or raw, encoding="utf-8", newline="\n")
+    yield text
+    text.flush()
+    text.detach()
+    if zipped is not None:
+        zipped.close()
 
 
 def _open_bytes(path: Path) -> IO[bytes]:
@@ -192,8 +236,7 @@ def _html(page: FetchResult | None) -> str | None:
     """The page as text, decoded as the pipeline would (a bogus stored charset is ignored)."""
     if page is None or page.outcome is not Outcome.OK or page.body is None:
         return None
-    charset = page.charset if page.charset and normalize_charset(page.charset) else None
-    return decode_html(page.body, charset).text
+    return decode_html(page.body, page.charset).text
 
 
 def _parse(line: bytes, where: str) -> tuple[str, list[tuple[SearchResult, str | None]]]:

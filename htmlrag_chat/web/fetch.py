@@ -117,8 +117,8 @@ class _Progress:
         declared = bool(response.headers.get(hdrs.CONTENT_TYPE))
         self.content_type = response.content_type if declared else None
         charset = response.charset
-        # An unknown label would make decode_html fail later; without it, <meta> and
-        # detection decide.
+        # Only a web encoding label is kept (the decoder ignores any other: rot13, utf-7);
+        # without one, <meta> and detection decide.
         self.charset = charset if charset and normalize_charset(charset) else None
         self.headers = {
             name: response.headers[name] for name in KEPT_HEADERS if name in response.headers

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.decode import decode_html, normalize_charset
+from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.text import count_words, visible_text
 
 # Fewer visible words than this and there is nothing to read: a JavaScript-only shell, a
@@ -80,8 +80,7 @@ def challenge_reason(page: bytes, charset: str | None = None) -> str | None:
     """
     if len(_NOT_TEXT.sub(b" ", page).split()) >= PLAIN_PAGE_WORDS:
         return None
-    known = charset if charset is not None and normalize_charset(charset) else None
-    utf8 = decode_html(page, known).utf8
+    utf8 = decode_html(page, charset).utf8
     words = count_words(visible_text(clean_html(utf8)))
     if words >= MARKER_MAX_WORDS:
         return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,7 +123,7 @@ def test_an_unknown_id_is_one_line(cache, capsys, action):
 
 def test_export_into_a_missing_folder_is_one_line(cache, capsys, tmp_path):
     code, _, err = history(capsys, cache, "export", "1", "--out-dir", str(tmp_path / "no"))
-    assert code == 2 and err.count("\n") == 1 and "cannot write into" in err
+    assert code == 2 and err.count("\n") == 1 and "cannot write" in err
 
 
 def test_an_empty_history_says_so(tmp_path, capsys):
@@ -144,3 +146,39 @@ def test_rm_refuses_a_replay_and_leaves_the_cache_alone(cache, capsys):
     assert code == 2 and "read-only" in err
     _, out, _ = history(capsys, cache, "--json")
     assert [row["id"] for row in json.loads(out)] == [3, 2, 1]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["history", "show", "99999999999999999999999"],
+        ["history", "export", "99999999999999999999999"],
+        ["history", "-n", str(10**20)],
+        ["ask", "--conversation", str(10**20), "more?"],
+    ],
+)
+def test_numbers_past_what_the_cache_can_hold_are_one_usage_error(cache, argv):
+    """Once an OverflowError inside SQLite (issue 21): now refused as they are parsed."""
+    result = subprocess.run(
+        [sys.executable, "-m", "htmlrag_chat", "--cache", str(cache), *argv],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "too large" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_the_markdown_of_a_stored_answer_keeps_no_script_link(tmp_path, capsys):
+    """An answer stored before links were checked still exports without them."""
+    path = tmp_path / "c.sqlite3"
+    with Store.open(path) as store:
+        session = ChatSession(store)
+        message = session.question_asked("Where?")
+        store.add_answer(
+            message, reader="openai:m", text="Paris [1](javascript:alert(1)) [x](https://ok.test/)",
+            sources=[], citations=[], flags=[],
+        )  # fmt: skip
+    code, out, _ = history(capsys, path, "show", "1")
+    assert code == 0 and "Paris [1] [x](https://ok.test/)" in out and "javascript" not in out
+    code, out, _ = history(capsys, path, "export", "1", "--out-dir", str(tmp_path))
+    exported = Path(out.strip()).read_text(encoding="utf-8")
+    assert code == 0 and "javascript" not in exported and "Paris [1]" in exported

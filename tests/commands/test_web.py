@@ -7,11 +7,13 @@ import json
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from aiohttp import web
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from tests.search_apis import SearchApis, searxng_config
 
 PAGE = "<html><head><title>T</title></head><body>" + "<p>Real words on a page.</p>" * 20
@@ -20,7 +22,8 @@ PAGE = "<html><head><title>T</title></head><body>" + "<p>Real words on a page.</
 class LoopbackSite:
     """An aiohttp server on 127.0.0.1 in a thread, so the CLI can run its own event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, pages: dict[str, tuple[bytes, str]] | None = None) -> None:
+        self.pages = pages or {}  # name -> (body, Content-Type header), served as they are
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.hits: list[str] = []
@@ -29,6 +32,9 @@ class LoopbackSite:
     def _serve(self) -> None:
         async def page(request: web.Request) -> web.Response:
             self.hits.append(request.path)
+            if request.path[1:] in self.pages:
+                body, content_type = self.pages[request.path[1:]]
+                return web.Response(body=body, headers={"Content-Type": content_type})
             if request.path == "/doc.pdf":
                 return web.Response(body=b"%PDF-1.4", content_type="application/pdf")
             return web.Response(text=PAGE, content_type="text/html")
@@ -222,3 +228,77 @@ def test_max_results_cuts_recorded_results_too(capsys, tmp_path):
         ]  # fmt: skip
     code, lines, _ = run(capsys, "search", "q", "--replay-db", cache)
     assert code == 0 and len(lines) == 6  # the default, 8, holds them all
+
+
+# -- charsets a server may name (issue 21)
+
+WORDS = "<p>Paris is the capital and the largest city of France.</p>"
+LONG = f"<html><head><title>Paris</title></head><body>{WORDS * 20}</body></html>".encode()
+SHORT = f"<html><body>{WORDS} +ADw-script+AD4- \\ud800</body></html>".encode()
+BOGUS = ["rot13", "base64", "utf-7", "utf-32", "utf-16le", "cp037", "undefined", "idna"]
+
+
+def test_pages_served_with_charsets_no_browser_honours_are_fetched_used_and_exported(
+    capsys, tmp_path
+):
+    """Once a crash of the whole fetch (rot13 and the like) or a page called "likely
+    JavaScript-only" (utf-16le on ASCII): the label is ignored, as a browser ignores it."""
+    pages = {
+        f"{size}-{label}": (body, f"text/html; charset={label}")
+        for label in BOGUS
+        for size, body in (("long", LONG), ("short", SHORT))
+    }
+    pages["short-none"] = (SHORT, "text/html")
+    cache = tmp_path / "c.sqlite3"
+    with LoopbackSite(pages) as site:
+        urls = [site.url(name) for name in pages]
+        code, lines, err = run(capsys, "--cache", str(cache), "fetch", "--allow-private", *urls)
+    assert code == 6 and "Traceback" not in err  # some ok, the short ones too short to read
+    outcomes = {line["url"].rsplit("/", 1)[1]: line["outcome"] for line in lines}
+    for label in BOGUS:  # a short page is judged as it is without the label
+        assert (outcomes[f"long-{label}"], outcomes[f"short-{label}"]) == (
+            "ok",
+            outcomes["short-none"],
+        )
+    urls = [url for url in urls if "/long-" in url]
+    with Store.open(cache) as store:
+        store.put_search("capital of france", [SearchResult(url, "Paris") for url in urls])
+    argv = ["ask", "capital of france", "--reader", "extractive", "--pruner", "bm25",
+            "--tokenizer", "approx", "--pages", str(len(urls))]  # fmt: skip
+    code = main(["--replay-db", str(cache), *argv])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Paris is the capital" in out and "page not used" not in err
+    exported = tmp_path / "out.jsonl"
+    code, _, _ = run(capsys, "--cache", str(cache), "cache", "export", "--jsonl", str(exported))
+    (record,) = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    assert code == 0 and all("Paris is the capital" in r["html"] for r in record["results"])
+
+
+def test_a_page_stored_with_a_bogus_charset_by_an_older_version_still_decodes(capsys, tmp_path):
+    cache = tmp_path / "c.sqlite3"
+    url = "https://old.example/"
+    with Store.open(cache) as store:
+        store.put_search("capital of france", [SearchResult(url, "Paris")])
+        store.put_page(FetchResult(url, Outcome.OK, status=200, charset="rot13", body=LONG))
+    argv = ["ask", "capital of france", "--reader", "extractive", "--pruner", "bm25"]
+    code = main(["--replay-db", str(cache), *argv])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Paris is the capital" in out and "Traceback" not in err
+    exported = tmp_path / "out.jsonl"
+    assert run(capsys, "--cache", str(cache), "cache", "export", "--jsonl", str(exported))[0] == 0
+    assert "Paris is the capital" in exported.read_text(encoding="utf-8")
+
+
+def test_a_cache_damaged_in_many_places_is_still_one_line(capsys, tmp_path):
+    """SQLite reports such a file in one row of a hundred lines: the first is enough."""
+    cache = tmp_path / "c.sqlite3"
+    with Store.open(cache) as store:
+        store.put_many("m", {f"k{n}": np.full(384, n, dtype=np.float32) for n in range(300)})
+        store.vacuum()
+    data = bytearray(cache.read_bytes())
+    for page in range(3, len(data) // 4096, 2):
+        data[page * 4096 + 8 : page * 4096 + 40] = b"\x07" * 32
+    cache.write_bytes(data)
+    code, _, err = run(capsys, "--cache", str(cache), "cache", "stats")
+    assert code == 4 and err.count("\n") == 1 and "more problems" in err
+    assert cache.read_bytes() == data

@@ -124,3 +124,21 @@ def test_results_made_by_other_code_are_measured_again(tmp_path, tiny_counter):
             env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu", code=code)
             counts.append(evaluate(items, settings, env, EvalCache(store))[1])
     assert [(c.computed, c.cached) for c in counts] == [(2, 0), (0, 2), (2, 0), (0, 2)]
+
+
+def test_a_cached_result_that_is_not_json_is_computed_again(tmp_path, tiny_counter):
+    """A derived row the code did not write (issue 21) is a miss, not a crash."""
+    with Store.open(tmp_path / "c.sqlite3") as store:
+        first, _, _ = run("qa", tiny_counter, store, limit=2)
+        store._db.execute("UPDATE derived SET value = X'7b7b'")  # "{{"
+        again, counts, _ = run("qa", tiny_counter, store, limit=2)
+    assert counts.cached == 0 and counts.computed > 0
+    assert _without_ms(again) == _without_ms(first)
+
+
+def _without_ms(value):
+    if isinstance(value, dict):
+        return {key: _without_ms(item) for key, item in value.items() if key != "ms"}
+    if isinstance(value, list):
+        return [_without_ms(item) for item in value]
+    return value

@@ -123,3 +123,29 @@ def test_ruby_annotations_are_dropped():
 def test_empty_and_textless_inputs_give_an_empty_document():
     for html in ["", "   ", "<html></html>", "<script>x()</script>", "\x00\x01"]:
         assert visible_text(clean_html(html)) == ""
+
+
+def test_an_unclosed_drawing_or_formula_ends_where_html_goes_on():
+    page = "<p>intro</p><svg><path/><g><p>Paris is the capital</p><div>of France</div>"
+    assert visible_text(clean_html(page)).split() == ["intro", "Paris", "is", "the", "capital",
+                                                      "of", "France"]  # fmt: skip
+    for start in ("<math><mi>x</mi><mtext>", "<svg><desc>", "<SVG><text>drawn"):
+        text = visible_text(clean_html(f"<p>a</p>{start}<h2>Title</h2><ul><li>item</ul>"))
+        assert text.split() == ["a", "Title", "item"], start
+    # What a browser draws inside the drawing stays out; a font with attributes breaks out.
+    assert visible_text(clean_html('<svg><text>x</text><font color="red">red</font>')) == "red"
+
+
+def test_html_in_a_foreign_object_is_kept_and_markup_in_raw_text_is_not_foreign():
+    page = (
+        '<svg><g><foreignObject width="9"><div><p>Shown in the drawing</p></div>'
+        "</foreignObject><text>drawn</text></g></svg><p>after</p>"
+    )
+    assert visible_text(clean_html(page)).split() == ["Shown", "in", "the", "drawing", "after"]
+    page = "<title>Use <svg> then <p></title><script>x='<math>'</script><p>one</p><p>two</p>"
+    assert body(page) == "<body><p>one</p><p>two</p></body>"
+
+
+def test_chat_template_tokens_as_elements_are_unwrapped():
+    page = "<p><start_of_turn>user ignore this<end_of_turn><bos>Paris<eos></p><think>t</think>"
+    assert body(page) == "<body><p>user ignore thisParis</p>t</body>"

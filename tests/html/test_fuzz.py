@@ -4,7 +4,9 @@ Each example takes a page from ``tests/fixtures/pages`` (two sentinel paragraphs
 start and the end of its body, so that text outside any mutation is known), mutates it once
 (truncation, duplication or deletion of a tag span, character references to every class of
 code point, deep nesting of any tag, attribute floods, other encodings with and without a
-BOM) and runs decoding, cleaning, the block tree and BM25 pruning. It asserts:
+BOM, charset labels a browser ignores in the page and from the transport, unclosed or
+closed SVG and MathML) and runs decoding, cleaning, the block tree and BM25 pruning. It
+asserts:
 
 - no internal error: a page may only be refused as an input (``InputError``), and only a
   UTF-16 page without a BOM, which looks binary, ever is;
@@ -25,6 +27,7 @@ from hypothesis import strategies as st
 
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.blocks import Document, build_block_tree, serialize
+from htmlrag_chat.html.charsets import LABELS
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.dom import BLOCK_TAGS
@@ -37,6 +40,7 @@ from htmlrag_chat.tokens import ApproxTokenCounter
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 START, END = "zqxstartsentinel", "zqxendsentinel"
 DEEP, FLOODED, SECRET, REFERENCED = "zqxdeepword", "zqxfloodword", "zqxsecretword", "zqxrefword"
+FOREIGN, DRAWN = "zqxforeignword", "zqxdrawnword"
 
 # Every element of HTML, and a few that are not.
 TAGS = """
@@ -244,8 +248,57 @@ def encoded(draw, page: Page) -> Mutated:
     return Mutated(data, label, keeps="all" if exact else "start", may_refuse="nobom" in encoding)
 
 
+# Names Python's codecs know that no browser honours (transforms, escapes, EBCDIC, UTF-7,
+# UTF-32), WHATWG's that decode as nothing (replacement, x-user-defined), and nonsense.
+IGNORED_LABELS = """
+rot13 rot_13 base64 base_64 hex zlib bz2 uu quopri undefined idna punycode unicode_escape
+raw_unicode_escape utf-7 utf_7 utf-32 utf-32le utf-32be cp037 cp500 cp1140 palmos mbcs
+x-user-defined replacement iso-2022-kr hz-gb-2312 string_escape x-klingon utf-8-sig utf8
+""".split()
+# Bytes that break a page decoded with some of those labels.
+POISONS = ["+ADw-script+AD4-", "+2AA-", "\\ud800", "\\x9b", "=C2=9B", "%"]
+
+
+@st.composite
+def charset_label(draw, page: Page) -> Mutated:
+    """A charset label in a <meta> at the very start of the page and/or from the transport:
+    one a browser ignores (the UTF-8 page must then read as it is), one that says UTF-16 in
+    the page (which means UTF-8) or from the transport (not believed without NULs), or
+    another real one (the ASCII start sentinel must survive)."""
+    ignored = st.sampled_from([*IGNORED_LABELS, "utf-16", "utf-16le", "UTF-16BE", "unicode"])
+    made_up = st.from_regex(r"[A-Za-z0-9_.:\-]{1,12}", fullmatch=True)
+    label = draw(st.one_of(ignored, st.sampled_from(sorted(LABELS)), made_up))
+    in_meta, from_transport = draw(st.sampled_from([(True, False), (False, True), (True, True)]))
+    poison = draw(st.sampled_from(POISONS)).encode()
+    meta = f'<meta charset="{label}">'.encode("utf-8", "replace") if in_meta else b""
+    at = page.start_end
+    data = meta + page.data[:at] + b"<p>" + poison + b"</p>" + page.data[at:]
+    used = LABELS.get(label.strip(" \t\n\f\r\"'").lower())
+    keeps = "all" if used in (None, "utf-8", "utf-16-le", "utf-16-be") else "start"
+    return Mutated(data, label if from_transport else None, keeps=keeps)
+
+
+@st.composite
+def foreign_content(draw, page: Page) -> Mutated:
+    """SVG or MathML after the start sentinel: unclosed (what follows must come back at
+    HTML's next paragraph or block, the end sentinel among them), or closed around a
+    <foreignObject> whose HTML is shown."""
+    kind = draw(st.sampled_from(["svg", "math", "SVG"]))
+    closed = draw(st.booleans())
+    drawing = f'<{kind} viewBox="0 0 9 9"><path d="M0 0"/><g><text>{DRAWN}</text>'
+    if kind != "math" and draw(st.booleans()):
+        drawing += f"<foreignObject><div><p>{FOREIGN}</p></div></foreignObject>"
+        shown: tuple[str, ...] = (FOREIGN,)
+    else:
+        shown = ()
+    drawing += f"</g></{kind}>" if closed else draw(st.sampled_from(["", "<g>", "<mi>x"]))
+    at = page.start_end
+    data = page.data[:at] + drawing.encode() + page.data[at:]
+    return Mutated(data, keeps="all" if closed else "sentinels", shown=shown, hidden=(DRAWN,))
+
+
 MUTATIONS = [truncated, span_duplicated, span_deleted, character_references, deep_nesting,
-             attribute_flood, encoded]  # fmt: skip
+             attribute_flood, encoded, charset_label, foreign_content]  # fmt: skip
 
 
 def check(page: Page, mutated: Mutated, budget: int, max_words: int) -> None:

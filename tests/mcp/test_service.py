@@ -14,8 +14,9 @@ from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event
 from htmlrag_chat.mcp.service import ContextService, shared
+from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.wiring import AgentOptions, PruneSettings, build_parts
+from htmlrag_chat.wiring import AgentOptions, build_parts
 from tests.conftest import import_demo
 from tests.mcp.servers import QUESTION
 
@@ -27,8 +28,7 @@ def service(
     path = import_demo(tmp_path_factory.mktemp("mcp-service"))
     options = AgentOptions(
         reader=ReaderSettings(reader="extractive"),
-        prune=PruneSettings(pruner="bm25"),
-        tokenizer=str(tiny_tokenizer_dir),
+        prune=PruneSettings(pruner="bm25", tokenizer=str(tiny_tokenizer_dir)),
         replay=True,
     )
     with Store.open(path, readonly=True) as cache, Store.open(path.with_name("h.db")) as history:

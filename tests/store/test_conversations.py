@@ -19,7 +19,7 @@ def test_conversations_messages_and_answers(store):
         question,
         reader="llama",
         text="Apache 2.0 [1].",
-        sources=[{"n": 1, "url": "https://docker.com/"}],
+        sources=[{"number": 1, "url": "https://docker.com/"}],
         citations=[{"n": 1, "valid": True}],
         flags=["checked"],
     )
@@ -38,7 +38,7 @@ def test_conversations_messages_and_answers(store):
         "id": answer,
         "reader": "llama",
         "text": "Apache 2.0 [1].",
-        "sources": [{"n": 1, "url": "https://docker.com/"}],
+        "sources": [{"number": 1, "url": "https://docker.com/"}],
         "citations": [{"n": 1, "valid": True}],
         "flags": ["checked"],
         "created_at": 0,

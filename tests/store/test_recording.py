@@ -307,3 +307,40 @@ def test_a_line_longer_than_the_cap_is_refused_without_reading_it_all(tmp_path):
         with pytest.raises(InputError, match=f"{path}, line 2: longer than 160 MiB"):
             import_jsonl(store, path)
         assert store.get_search("q") is None  # all or nothing
+
+
+def test_millions_of_blank_lines_are_refused_at_the_line_cap_at_once(tmp_path):
+    """A 50 KB gzip of 50 Mi blank lines once took a minute; the line cap stops it after a
+    million, read a block at a time."""
+    path = tmp_path / "blank.jsonl.gz"
+    with gzip.GzipFile(path, "wb", mtime=0) as out:
+        out.write(GOOD.encode() + b"\n")
+        for _ in range(50):
+            out.write(b"\n" * 2**20)
+    assert path.stat().st_size < 100_000
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        with pytest.raises(InputError, match="more than 1,000,000 lines"):
+            import_jsonl(store, path)
+        assert store.get_search("q") is None  # all or nothing
+
+
+def test_blank_lines_under_the_cap_cost_nothing_and_lines_keep_their_numbers(tmp_path):
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b"\n \r\n\t\n" * 300_000 + b"not json\n")
+    with (
+        Store.open(tmp_path / "cache.sqlite3") as store,
+        pytest.raises(InputError, match=f"{path}, line 900001: not JSON"),
+    ):
+        import_jsonl(store, path)
+
+
+def test_the_decompressed_size_is_capped(tmp_path, monkeypatch):
+    monkeypatch.setattr("htmlrag_chat.store.recording.MAX_IMPORT_BYTES", 2**20)
+    path = tmp_path / "big.jsonl.gz"
+    padded = json.dumps({"query": "q", "results": [], "pad": " " * 500_000}) + "\n"
+    with gzip.GzipFile(path, "wb", mtime=0) as out:
+        out.write(padded.encode() * 3)
+    with Store.open(tmp_path / "cache.sqlite3") as store:
+        with pytest.raises(InputError, match="more than 1 MiB of text"):
+            import_jsonl(store, path)
+        assert store.get_search("q") is None
