@@ -34,6 +34,8 @@ BASE = (
     "htmlrag_chat.hub",
     "htmlrag_chat.extras",
     "htmlrag_chat.settings",
+    "htmlrag_chat.specials",
+    "htmlrag_chat.atomic",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
@@ -100,9 +102,9 @@ CONTRACTS = (
     ),
     Contract(
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "
-        "token-counting protocol and the errors",
+        "token-counting protocol, the errors and the chat templates' token names",
         HTML,
-        only=(*HTML, "htmlrag_chat.counting", "htmlrag_chat.errors"),
+        only=(*HTML, "htmlrag_chat.counting", "htmlrag_chat.errors", "htmlrag_chat.specials"),
     ),
     Contract(
         "lexical.py (BM25 terms and scores) sits beside the HTML core, below both the "

@@ -26,7 +26,7 @@ from htmlrag_chat.html.dom import (
     parse,
     put_text_before,
 )
-from htmlrag_chat.html.specials import ANGLE_TOKENS
+from htmlrag_chat.specials import ANGLE_TOKENS
 from htmlrag_chat.html.text import count_words, visible_text
 
 # Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
@@ -63,6 +63,9 @@ CONTAINER_TAGS = frozenset(
     html root table thead tbody tfoot tr ul ol dl colgroup
     """.split()
 )
+
+# Parts of a table, which mean something only inside one.
+TABLE_PARTS = ("thead", "tbody", "tfoot", "tr", "td", "th", "caption", "colgroup", "col")
 
 # Text whose whitespace is visible as typed.
 PREFORMATTED_TAGS = frozenset({"pre", "textarea", "listing", "plaintext", "xmp"})
@@ -105,6 +108,7 @@ def collapse_whitespace(data: bytes) -> bytes:
 def clean_tree(root: Element) -> None:
     """Clean a parsed page in place."""
     _keep_foreign_objects(root)
+    _unwrap_stray_table_parts(root)
     etree.strip_elements(root, *INVISIBLE_TAGS, *RUBY_ANNOTATION_TAGS, with_tail=False)
     for element in _MAYBE_HIDDEN(root):
         if "hidden" in element.attrib or _HIDDEN_STYLE.search(element.get("style", "")):
@@ -120,6 +124,15 @@ def clean_tree(root: Element) -> None:
     # element named like a chat-template token (<start_of_turn>) goes too, keeping its text.
     etree.strip_tags(root, *INLINE_TAGS, *ANGLE_TOKENS)
     _compress(root, strip_attributes=True)
+
+
+def _unwrap_stray_table_parts(root: Element) -> None:
+    """A ``<td>`` or ``<tr>`` outside any table (which a browser ignores) becomes a
+    ``<div>``: libxml2 keeps it, but parsing its own output again it drops the tag, so the
+    text on either side ran together and cleaning was not a fixed point."""
+    for element in list(root.iter(*TABLE_PARTS)):
+        if next(element.iterancestors("table"), None) is None:
+            element.tag = "div"
 
 
 def _keep_foreign_objects(root: Element) -> None:
