@@ -26,8 +26,8 @@ from htmlrag_chat.html.dom import (
     parse,
     put_text_before,
 )
-from htmlrag_chat.specials import ANGLE_TOKENS
 from htmlrag_chat.html.text import count_words, visible_text
+from htmlrag_chat.specials import ANGLE_TOKENS
 
 # Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
 # every annotated word in two (子<rt>こ</rt>ども reads "子こども").
