@@ -17,7 +17,14 @@ from htmlrag_chat.device import check_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader import ChatModel
+from htmlrag_chat.reader.choice import (
+    ReaderPlan,
+    Surroundings,
+    look_around,
+    no_llm_hint,
+    plan_reader,
+)
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
@@ -31,67 +38,81 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.store.db import Store
 
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
-INSTALL_HINT = (
-    "for LLM answers, start Ollama, LM Studio, llama.cpp's server or vLLM (found on their "
-    "default ports), or download the model: htmlrag-chat models pull {model} (Llama needs "
-    "its licence accepted on the hub)"
-)
 
 
-def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
-    """The reader the settings name; ``auto`` takes a configured server, else a server found
-    on this machine's loopback ports (saying which), else a local model already on disk,
-    else the extractive reader with a notice saying how to get an LLM."""
-    from htmlrag_chat.reader.discover import answering_server
-
-    kind = settings.reader
-    if kind == "extractive":
+def build_reader(
+    settings: ReaderSettings, emit: EventSink, around: Surroundings | None = None
+) -> LLMReader | ExtractiveReader:
+    """The reader ``reader.choice.plan_reader`` picks, loaded. Under ``auto`` one line says
+    which server or model answers, and a model that fails to load means the extractive
+    reader with a notice; a reader named on purpose that cannot be built is an error."""
+    plan = plan_reader(settings, around or look_around(settings))
+    auto = settings.reader == "auto"
+    if plan.problem:
+        raise ModelUnavailable(plan.problem)
+    if plan.kind == "extractive":
+        if auto:
+            emit(Notice(plan.why))
         return ExtractiveReader()
-    if kind == "openai" and not settings.base_url:
-        raise ModelUnavailable(
-            "--reader openai needs the server's URL: --base-url or base_url in the "
-            "[reader] table of the config file"
-        )
-    if kind in ("auto", "openai"):
-        ports = settings.probe_ports if kind == "auto" else ()
-        choice = answering_server(settings.base_url, settings.model, settings.api_key, ports)
-        if choice is not None:
-            from htmlrag_chat.reader.openai import OpenAIChat
+    if plan.kind == "server":
+        from htmlrag_chat.reader.openai import OpenAIChat
 
-            if kind == "auto":
-                emit(Notice(choice.line()))
-            chat = OpenAIChat(
-                base_url=choice.server.base_url,
-                model=choice.model,
-                api_key=settings.api_key if choice.configured else None,
-                context_tokens=settings.context_tokens,
-            )
-            return LLMReader(chat, "openai", settings.max_tokens)
+        assert plan.server is not None
+        if auto:
+            emit(Notice(plan.why))
+        chat: ChatModel = OpenAIChat(
+            base_url=plan.server.base_url,
+            model=plan.model,
+            api_key=settings.api_key if plan.configured else None,
+            context_tokens=settings.context_tokens,
+            llama_cpp=plan.server.name == "llama.cpp",
+        )
+        return LLMReader(chat, "openai", settings.max_tokens)
     if settings.device and settings.device != "auto":
         check_device(settings.device)  # a usage error, whether or not the model is here
-    local_only = kind == "auto"
-    model = settings.model or DEFAULT_READER_MODEL
     try:
-        check_obtainable(model, local_only)  # a model that is not here costs no torch import
-        from htmlrag_chat.reader.local import LocalChat
-
-        chat = LocalChat(model, settings.device, local_only)
-        chat.load()
+        chat = _local_chat(plan, settings)
     except ModelUnavailable as error:
-        if not local_only:
+        if not auto:
             raise
-        hint = INSTALL_HINT.format(model=model)
-        emit(Notice(f"no local reader ({error}): answering extractively; {hint}"))
+        emit(
+            Notice(
+                f"no local reader ({error}): answering extractively; {no_llm_hint(settings.model)}"
+            )
+        )
         return ExtractiveReader()
+    if auto:
+        emit(Notice(plan.why))
     return LLMReader(chat, "local", settings.max_tokens)
 
 
+def _local_chat(plan: ReaderPlan, settings: ReaderSettings) -> ChatModel:
+    """The model of a ``gguf`` or ``transformers`` plan, loaded (ModelUnavailable when it
+    cannot be; a transformers model that is not here costs no torch import)."""
+    if plan.kind == "gguf":
+        from htmlrag_chat.reader.gguf import GGUFChat
+
+        gguf = GGUFChat(plan.model, context=settings.context_tokens)
+        gguf.load()
+        return gguf
+    check_obtainable(plan.model, plan.local_only)
+    from htmlrag_chat.reader.local import LocalChat
+
+    local = LocalChat(plan.model, settings.device, plan.local_only)
+    local.load()
+    return local
+
+
 def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
-    """Budgets count the reader's own tokens when it is a local model; otherwise those of
-    ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
+    """Budgets count the reader's own tokens when it runs here (a GGUF's vocabulary, or a
+    transformers tokenizer); otherwise those of ``--tokenizer`` (default Llama-3's, else the
+    approximation with a notice)."""
     if isinstance(reader, LLMReader) and reader.kind == "local" and not tokenizer:
+        from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
         from htmlrag_chat.reader.local import LocalChat  # imported with the reader already
 
+        if isinstance(reader.chat, GGUFChat):
+            return LoadedCounter(GGUFTokenCounter(reader.chat.load(), reader.chat.name), None)
         if isinstance(reader.chat, LocalChat):
             _, loaded = reader.chat.load()
             return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)

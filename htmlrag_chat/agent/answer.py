@@ -8,18 +8,9 @@ from typing import Any
 
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.reader import Source
-from htmlrag_chat.reader.citations import Citation
+from htmlrag_chat.reader import Source, Turn
+from htmlrag_chat.reader.citations import Citation, cites_any
 from htmlrag_chat.safety import json_safe, one_line, safe_url
-
-
-@dataclass(frozen=True)
-class Turn:
-    """An earlier exchange of the conversation and the sources its answer was given."""
-
-    question: str
-    answer: str
-    sources: tuple[Source, ...] = ()
 
 
 @dataclass
@@ -45,6 +36,10 @@ class Answer:
     def __post_init__(self) -> None:
         self.markdown = self.markdown or self.text
 
+    @property
+    def cited(self) -> bool:
+        return cites_any(self.citations)
+
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
 
@@ -66,6 +61,7 @@ class Answer:
                     }
                     for c in self.citations
                 ],
+                "cited": self.cited,
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
                 "queries": self.queries,

@@ -18,14 +18,16 @@ from htmlrag_chat.events import (
     EventSink,
     Notice,
     Progress,
+    ReaderBusy,
     Searching,
     Skipped,
+    SourcesReady,
     StageFinished,
     StageStarted,
 )
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.safety import one_line, terminal_safe
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
@@ -197,6 +199,17 @@ def progress_printer(enabled: bool) -> EventSink:
                 f"[{elapsed:6.2f}s] {event.stage} {event.done}/{event.total}{failed}",
                 file=sys.stderr,
             )
+        elif isinstance(event, SourcesReady):
+            lines = [f"[{elapsed:6.2f}s] sources ({len(event.sources)}), while the reader reads:"]
+            lines += [
+                f"  [{s.number}] {one_line(s.title) or 'Untitled'} - {terminal_safe(s.site)}"
+                for s in event.sources
+            ]
+            print("\n".join(lines), file=sys.stderr)
+        elif isinstance(event, ReaderBusy):
+            doing = "generating" if event.phase == "generate" else "prefilling"
+            tokens = f" {event.tokens:,} tokens" if event.tokens is not None else ""
+            print(f"[{elapsed:6.2f}s] reader: {doing}{tokens}", file=sys.stderr)
         elif isinstance(event, StageFinished):
             counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
             print(

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from htmlrag_chat.html.text import count_words
-from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.markup import Quoted
 from htmlrag_chat.scoring.bm25 import bm25_scores
 
@@ -35,7 +35,7 @@ class ExtractiveReader:
         return "extractive"
 
     async def answer(
-        self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()
+        self, question: str, sources: Sequence[Source], history: Sequence[Turn] = ()
     ) -> AsyncIterator[str]:
         yield HEADER + "\n\n"
         picks = best_sentences(question, sources, self.max_sentences)

@@ -19,8 +19,8 @@ from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
 
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
+from htmlrag_chat.loader import load_causal_lm
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
-from htmlrag_chat.scoring.generative import load_causal_lm
 
 _END = object()
 
@@ -79,6 +79,9 @@ class LocalChat:
             sanitize_control_tokens=True,
         )
         return list(encoded["input_ids"])
+
+    def pending_tokens(self, messages: Sequence[Message]) -> int | None:
+        return len(self.prompt_ids(messages))  # generate() keeps no cache between calls
 
     async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         model, tokenizer = self.load()

@@ -17,12 +17,12 @@ import json
 import os
 import ssl
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from htmlrag_chat.reader import Message, ReaderFailed
+from htmlrag_chat.reader import CallStats, Message, ReaderFailed
 
 CONNECT_SECONDS = 10.0
 _SNIPPET_CHARS = 200  # of an error body or a malformed event, enough to recognise it
@@ -45,10 +45,15 @@ class OpenAIChat:
     timeout: float = 120.0
     temperature: float = 0.0
     context_tokens: int | None = None
+    llama_cpp: bool = False  # llama.cpp's server: ask it to keep the prompt's cache
+    calls: list[CallStats] = field(default_factory=list)  # what the server said it read
 
     @property
     def name(self) -> str:
         return self.model
+
+    def pending_tokens(self, messages: Sequence[Message]) -> int | None:
+        return None  # the server's prefix cache decides
 
     @property
     def endpoint(self) -> str:
@@ -77,20 +82,34 @@ class OpenAIChat:
                 async for data in _events(_lines(response.content.iter_any())):
                     if data == "[DONE]":
                         return
-                    content = _content(self._parse(data), "delta")
+                    event = self._parse(data)
+                    self._count(event)
+                    content = _content(event, "delta")
                     if content:
                         yield content
         except (TimeoutError, aiohttp.ClientError) as error:
             raise ReaderFailed(self._describe(error)) from error
 
     def _body(self, messages: Sequence[Message], max_tokens: int) -> dict[str, Any]:
-        return {
+        body = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "stream": True,
             "max_tokens": max_tokens,
             "temperature": self.temperature,
         }
+        if self.llama_cpp:  # every call continues the last (reader/layout.py): reuse its KV
+            body["cache_prompt"] = True
+        return body
+
+    def _count(self, event: Any) -> None:
+        """llama.cpp's server ends a stream with ``timings``: ``prompt_n`` tokens evaluated
+        of ``prompt_n + cache_n``."""
+        timings = event.get("timings") if isinstance(event, dict) else None
+        if isinstance(timings, dict) and isinstance(timings.get("prompt_n"), int):
+            evaluated = timings["prompt_n"]
+            cached = timings.get("cache_n") if isinstance(timings.get("cache_n"), int) else 0
+            self.calls.append(CallStats(evaluated + cached, evaluated))
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": f"{_EVENT_STREAM}, {_JSON}"}

@@ -29,7 +29,7 @@ from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped
+from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, SourcesReady
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
@@ -249,6 +249,11 @@ class ChatApp(SelectionActions):
             await self._note(f"note: {event.message}")
         elif isinstance(event, Skipped) and event.kind == "query":
             await self._note(f"skipped search {event.what!r}: {event.reason}")
+        elif isinstance(event, SourcesReady) and self._current is not None:
+            # Readable while the reader prefills; the answer's own list replaces it at the end.
+            self._current.sources = event.sources
+            if self.selected is self._current:
+                self.query_one(SourcesPanel).show(event.sources)
 
     async def _note(self, text: str) -> None:
         note = NoteView(text)

@@ -113,14 +113,12 @@ class Script:
 
 def kind(messages: list[dict[str, Any]]) -> str:
     """Which call a request is: "read", "rewrite" or "check"."""
-    if messages[0]["role"] == "system":
-        return "read"
     content = messages[-1]["content"]
     if REWRITE_MARK in content:
         return "rewrite"
     if CHECK_MARK in content:
         return "check"
-    raise AssertionError(f"a request the script does not expect: {content[:200]!r}")
+    return "read"
 
 
 def requests_of(llm: ScriptedLLM, call: str) -> list[list[dict[str, Any]]]:
@@ -256,20 +254,25 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     run = ask(llm, store, follow_up, [turn], rounds=1)
 
     [rewrite] = requests_of(llm, "rewrite")
-    prompt = rewrite[-1]["content"]
-    assert f"User: {LYON_QUESTION}" in prompt
-    assert f"Assistant: {LYON_ANSWER}" in prompt
-    assert f"{REWRITE_MARK} {follow_up}" in prompt
+    # The rewrite continues the conversation as the last answer left it: system text, the
+    # first question with its sources, its answer, then the request (one shared prefix).
+    assert [m["role"] for m in rewrite] == ["system", "user", "assistant", "user"]
+    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}")
+    assert f"URL: {LYON_URL}" in rewrite[1]["content"]
+    assert rewrite[2]["content"] == LYON_ANSWER
+    assert rewrite[-1]["content"].startswith(f"{REWRITE_MARK} {follow_up}")
     assert run.of(Searching) == [Searching(1, (POPULATION_QUERY,), "rewritten")]
     assert run.answer.queries == [POPULATION_QUERY]
     assert urls(run.answer) == [CENSUS_URL]
-    # The reader sees the conversation before the new question.
+    # The reader sees the conversation before the new question; its new sources replace
+    # the old ones, which the earlier turn no longer carries.
     [read] = requests_of(llm, "read")
-    assert [(m["role"], m["content"]) for m in read[1:3]] == [
-        ("user", LYON_QUESTION),
-        ("assistant", LYON_ANSWER),
+    assert read[:3] == [rewrite[0],
+        {"role": "user", "content": f"Question: {LYON_QUESTION}"},
+        {"role": "assistant", "content": LYON_ANSWER},
     ]
-    assert follow_up in read[-1]["content"]
+    assert f"URL: {CENSUS_URL}" in read[-1]["content"]
+    assert read[-1]["content"].endswith(f"Question: {follow_up}")
     assert run.answer.citations[0].supported
 
 
@@ -284,10 +287,14 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
     assert run.answer.queries == []
     assert run.answer.sources == list(turn.sources)
     [read] = requests_of(llm, "read")
-    question = read[-1]["content"]
-    assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in question
-    assert turn.sources[0].html in question
-    assert "shorter please" in question
+    [rewrite] = requests_of(llm, "rewrite")
+    # The sources are already in the first turn, exactly as the rewrite (and the answer
+    # before it) had them: the whole conversation is one cached prefix.
+    assert read[:-1] == rewrite[:-1]
+    first_turn = read[1]["content"]
+    assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in first_turn
+    assert turn.sources[0].html in first_turn
+    assert read[-1]["content"] == "Question: shorter please"
     assert requests_of(llm, "check") == []
     assert run.answer.text == "Festival of Lights [1]."
 
