@@ -21,6 +21,7 @@ every message is defused first (``safety.defuse_control_tokens``).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import os
 import threading
@@ -227,6 +228,7 @@ def load_gguf(path: str, context: int | None, threads: int, gpu_layers: int) -> 
     if context is None and 0 < trained < window:  # never open more than it was trained on
         del llama
         llama = open_model(trained)
+    atexit.register(llama.close)  # freed before the interpreter tears llama_cpp down
     if "tokenizer.chat_template" not in llama.metadata:
         raise ModelUnavailable(f"{path}: no chat template, so not a chat model to read with")
     return llama
