@@ -117,9 +117,9 @@ class Agent:
         with stage(emit, "cite") as counts:
             citations = check_citations(markdown, sources)
             flags = flag_lines(citations)
+            counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
             if sources and not cites_any(citations):
                 flags.append(UNCITED)
-            counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
         return Answer(
             question=message,
             text=text,

@@ -21,8 +21,10 @@ from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.transcript import AnswerView, ErrorView, QuestionView
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
+    CHECK_MARK,
     GOLD,
     QUESTION,
+    REWRITE_MARK,
     SIZE,
     answers,
     ask,
@@ -127,6 +129,15 @@ def test_escape_stops_the_running_question(cache: Store, history: Store, tmp_pat
     run(scenario())
 
 
+def reads(llm: ScriptedLLM) -> list[list[dict[str, Any]]]:
+    """The answers' requests: neither a rewrite nor a check."""
+    return [
+        body["messages"]
+        for body in llm.requests
+        if not any(mark in body["messages"][-1]["content"] for mark in (REWRITE_MARK, CHECK_MARK))
+    ]
+
+
 def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_path: Path) -> None:
     llm = ScriptedLLM(scripted())
 
@@ -142,11 +153,12 @@ def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_pat
                 assert "from the earlier answer's sources" in meta
 
     run(scenario())
-    read = [b["messages"] for b in llm.requests if b["messages"][0]["role"] == "system"]
+    read = reads(llm)
     assert len(read) == 2
     history_sent = [m["content"] for m in read[1][1:-1]]
-    assert history_sent[0] == QUESTION["question"]
+    assert history_sent[0].endswith(f"Question: {QUESTION['question']}")  # with its sources
     assert GOLD in history_sent[1]
+    assert read[1][-1]["content"] == "Question: shorter please"
 
 
 def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
@@ -199,8 +211,7 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
 
     run(first_session())
     run(second_session())
-    read = [b["messages"] for b in llm.requests if b["messages"][0]["role"] == "system"]
-    assert read[0][1]["content"] == QUESTION["question"]
+    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}")
 
 
 def test_export_copy_and_the_source_actions(
