@@ -267,7 +267,8 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     # The reader sees the conversation before the new question; its new sources replace
     # the old ones, which the earlier turn no longer carries.
     [read] = requests_of(llm, "read")
-    assert read[:3] == [rewrite[0],
+    assert read[:3] == [
+        rewrite[0],
         {"role": "user", "content": f"Question: {LYON_QUESTION}"},
         {"role": "assistant", "content": LYON_ANSWER},
     ]

@@ -165,6 +165,4 @@ def test_a_real_missing_query_after_a_thought_is_kept() -> None:
 )
 def test_a_rewrite_that_echoes_its_instruction_is_no_plan(reply: str) -> None:
     assert parse_plan(reply, 3, REWRITE_REQUEST) is None
-    assert parse_plan("SEARCH: Lyon new message", 3, REWRITE_REQUEST) == Plan(
-        ("Lyon new message",)
-    )
+    assert parse_plan("SEARCH: Lyon new message", 3, REWRITE_REQUEST) == Plan(("Lyon new message",))
