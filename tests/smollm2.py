@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,14 +72,21 @@ with extra_buffers(os.environ.get(EXTRA_BUFFERS_ENV, "1") != "0"):
 
 
 @contextmanager
-def llama_server(folder: Path, port: int | None = None, n_ctx: int = 4096) -> Iterator[LlamaServer]:
-    """``python -m llama_cpp.server`` serving SmolLM2 on 127.0.0.1 until the block ends."""
+def llama_server(
+    folder: Path,
+    port: int | None = None,
+    n_ctx: int = 4096,
+    model: Path | None = None,
+    extra: Sequence[str] = (),
+) -> Iterator[LlamaServer]:
+    """``python -m llama_cpp.server`` serving ``model`` (SmolLM2) on 127.0.0.1 until the
+    block ends; ``extra``: more of its options."""
     port = port or free_port()
     log = folder / f"llama-server-{port}.log"
     argv = [
-        "--model", str(smollm2_gguf()), "--host", "127.0.0.1", "--port", str(port),
+        "--model", str(model or smollm2_gguf()), "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx), "--model_alias", ALIAS, "--verbose", "true",
-        "--n_threads", str(len(os.sched_getaffinity(0))),
+        "--n_threads", str(len(os.sched_getaffinity(0))), *extra,
     ]  # fmt: skip
     with log.open("wb") as out:
         server = subprocess.Popen(

@@ -190,8 +190,11 @@ class Agent:
             for result in await self._fetch(urls, emit):
                 pages[result.url] = result
             sources = await self._in_thread(emit, self._prune, topic, list(pages.values()), titles)
-            emit(SourcesReady(tuple(sources)))
-            if number == self.rounds or self.reader.chat is None:
+            if sources:
+                emit(SourcesReady(tuple(sources)))
+            # A follow-up that found nothing new answers from the sources it already has:
+            # checking "no sources" would cost a prefill and push them out of the cache.
+            if number == self.rounds or self.reader.chat is None or (history and not sources):
                 return sources, queries, number
             missing = await self._missing(message, history, topic, sources, emit)
             if missing is None or missing.casefold() in {q.casefold() for q in queries}:
