@@ -60,12 +60,19 @@ def build_reader(
         assert plan.server is not None
         if auto:
             emit(Notice(plan.why))
+        from htmlrag_chat.reader.window import context_window
+
+        api_key = settings.api_key if plan.configured else None
+        window = settings.context_tokens or context_window(
+            plan.server.name, plan.server.base_url, plan.model, api_key
+        )
         chat: ChatModel = OpenAIChat(
             base_url=plan.server.base_url,
             model=plan.model,
-            api_key=settings.api_key if plan.configured else None,
-            context_tokens=settings.context_tokens,
+            api_key=api_key,
+            context_tokens=window,
             llama_cpp=plan.server.name == "llama.cpp",
+            warn=lambda message: emit(Notice(message)),
         )
         return LLMReader(chat, "openai", settings.max_tokens)
     if settings.device and settings.device != "auto":
@@ -104,9 +111,9 @@ def _local_chat(plan: ReaderPlan, settings: ReaderSettings) -> ChatModel:
 
 
 def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
-    """Budgets count the reader's own tokens when it runs here (a GGUF's vocabulary, or a
-    transformers tokenizer); otherwise those of ``--tokenizer`` (default Llama-3's, else the
-    approximation with a notice)."""
+    """Budgets count the reader's own tokens: a GGUF's vocabulary or a transformers
+    tokenizer here, the server's tokenize endpoint (llama.cpp) there; otherwise those of
+    ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
     if isinstance(reader, LLMReader) and reader.kind == "local" and not tokenizer:
         from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
         from htmlrag_chat.reader.local import LocalChat  # imported with the reader already
@@ -116,7 +123,20 @@ def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) 
         if isinstance(reader.chat, LocalChat):
             _, loaded = reader.chat.load()
             return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
-    return load_token_counter(tokenizer)
+    from htmlrag_chat.reader.openai import OpenAIChat
+
+    chat = reader.chat if isinstance(reader, LLMReader) else None
+    if not isinstance(chat, OpenAIChat):
+        return load_token_counter(tokenizer)
+    from htmlrag_chat.reader.window import ServerTokenCounter, token_route
+
+    route = None if tokenizer else token_route(chat.base_url)
+    if route is not None:
+        loaded = LoadedCounter(ServerTokenCounter(chat.base_url, chat.model, route), None)
+    else:
+        loaded = load_token_counter(tokenizer)
+    chat.counter = loaded.counter  # what the server should read, to tell when it read less
+    return loaded
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,10 @@ import pytest
 
 from htmlrag_chat.agent.loop import UNCITED
 from htmlrag_chat.cli import main
+from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.window import ServerTokenCounter, token_route
 from tests.conftest import DEMO, import_demo
-from tests.smollm2 import ALIAS, LlamaServer, llama_server
+from tests.smollm2 import ALIAS, LlamaServer, llama_server, smollm2_gguf
 
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
 
@@ -53,3 +55,14 @@ def test_auto_finds_the_server_and_answers_with_one_prefill(
     # and evaluated only the few tokens after the question.
     hit, remaining = server.evaluated()[-1]
     assert len(server.evaluated()) > before and hit > 300 and remaining <= 16
+    # Budgets were counted with the server's own tokenizer, not the approximation.
+    assert "approximation" not in captured.err
+
+
+def test_budgets_count_with_the_server_s_tokenizer(server: LlamaServer) -> None:
+    route = token_route(server.base_url)
+    assert route == "/extras/tokenize/count"  # llama-cpp-python's; llama.cpp's is /tokenize
+    counter = ServerTokenCounter(server.base_url, ALIAS, route)
+    text = "FaceTime Attention Correction uses ARKit to grab a depth map."
+    local = GGUFChat(str(smollm2_gguf())).load()
+    assert counter.count_many([text, text]) == [len(local.tokenize(text.encode(), False))] * 2
