@@ -142,7 +142,7 @@ def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) 
 @dataclass(frozen=True)
 class PruneSettings:
     pruner: str = DEFAULT_PRUNER  # one of ``recipe.PRUNERS``
-    budget: int = 4096  # tokens of pruned HTML the reader gets (the paper's final budget)
+    budget: int | None = None  # tokens of pruned HTML the reader gets (None: default_budget)
     coarse_budget: int | None = None  # two-stage: the first stage's (default 2x budget)
     max_words: int | None = None  # block size of the last stage (default: from the budget)
     coarse_max_words: int | None = None  # two-stage: block size of the first stage
@@ -151,10 +151,35 @@ class PruneSettings:
     device: str = "auto"
 
 
+CPU_BUDGET = 2048  # a reader that prefills on this machine's CPU
+BUDGET = 4096  # a server or a GPU (the paper's final budget)
+
+
+def default_budget(reader: LLMReader | ExtractiveReader) -> int:
+    """The budget when none is given, by where the reader prefills. On a CPU the prefill is
+    the wait (bench/reader.py: SmolLM2 reads about 60 tokens a second on 2 shared cores, so
+    an 8B model far fewer), and on the dev set pruning to 2048 tokens keeps the answer as
+    often as 4096 (40/40, docs/evaluation.md): half the wait for the same sources. A server
+    or a GPU reads 4096 tokens in a second or two, and more context is never worse there."""
+    chat = reader.chat if isinstance(reader, LLMReader) else None
+    if chat is None or reader.kind != "local":
+        return BUDGET
+    from htmlrag_chat.reader.gguf import GGUFChat
+    from htmlrag_chat.reader.local import LocalChat
+
+    if isinstance(chat, GGUFChat):
+        return BUDGET if chat.on_gpu else CPU_BUDGET
+    if isinstance(chat, LocalChat):
+        model, _ = chat.load()  # loaded already
+        return CPU_BUDGET if model.device.type == "cpu" else BUDGET
+    return BUDGET
+
+
 def fit_budget(
     settings: PruneSettings, context: int | None, answer_tokens: int, emit: EventSink
 ) -> PruneSettings:
     """Lower the budget when the reader's context window cannot hold it with the answer."""
+    assert settings.budget is not None
     if context is None or settings.budget + answer_tokens + PROMPT_RESERVE <= context:
         return settings
     budget = max(context - answer_tokens - PROMPT_RESERVE, 256)
@@ -283,6 +308,8 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
         if counter.notice:
             emit(Notice(counter.notice))
         prune = options.prune
+        if prune.budget is None:
+            prune = replace(prune, budget=default_budget(reader))
         if reader.chat is not None:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
         recipe = build_recipe(prune, emit, embeddings_for(store))
@@ -291,7 +318,7 @@ def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
             store, replay=options.replay, max_age=options.refresh, search_settings=options.search
         ),
         reader=reader,
-        stages=recipe.stages(prune.budget),
+        stages=recipe.stages(prune.budget or BUDGET),
         counter=counter.counter,
         emit=emit,
         rounds=options.rounds,

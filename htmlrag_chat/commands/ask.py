@@ -123,8 +123,9 @@ def reader_options(default: object = None, hidden: Collection[str] = ()) -> argp
         "stage of: fused (BM25 + embeddings), embed, bm25, gen",
     )  # fmt: skip
     research.add_argument(
-        "--budget", type=positive_int, default=pick(4096),
-        help="tokens of pruned HTML for the reader (default 4096)",
+        "--budget", type=positive_int, default=pick(None),
+        help="tokens of pruned HTML for the reader (default 2048 for a reader on this "
+        "machine's CPU, else 4096)",
     )  # fmt: skip
     research.add_argument("--embed-model", default=pick(DEFAULT_EMBED_MODEL))
     research.add_argument("--gen-model", default=pick(DEFAULT_GEN_MODEL))

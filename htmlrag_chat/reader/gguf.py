@@ -68,6 +68,13 @@ class GGUFChat:
         return Path(self.path).name
 
     @property
+    def on_gpu(self) -> bool:
+        """Whether llama.cpp offloads the model's layers (a build with a GPU backend)."""
+        import llama_cpp
+
+        return self.gpu_layers != 0 and bool(llama_cpp.llama_supports_gpu_offload())
+
+    @property
     def context_tokens(self) -> int:
         return self.load().n_ctx()
 

@@ -121,7 +121,8 @@ class ChatApp(SelectionActions):
     def mode_line(self) -> str:
         reader = self.options.reader
         parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
-        parts.append(f"pruner: {self.options.prune.pruner}, budget {self.options.prune.budget}")
+        budget = self.options.prune.budget or "by reader"
+        parts.append(f"pruner: {self.options.prune.pruner}, budget {budget}")
         if self.options.replay:
             parts.append("replay: answers come from the recorded cache only, nothing is fetched")
         if not self.session.kept:

@@ -20,10 +20,11 @@ from htmlrag_chat.reader.choice import OnDisk, Surroundings, look_around, plan_r
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.tui.readers import reader_choices
-from htmlrag_chat.wiring import build_reader
+from htmlrag_chat.wiring import BUDGET, CPU_BUDGET, build_reader, default_budget
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.smollm2 import smollm2_gguf
 
@@ -133,3 +134,14 @@ def test_the_order_is_configured_found_gguf_transformers_extractive() -> None:
         build_reader(auto, notices.append, Surroundings(None, (), OnDisk())), ExtractiveReader
     )
     assert notices == [Notice(plan.why)]
+
+
+def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path) -> None:
+    """The budget rule (docs/benchmarks.md): 2048 where the prefill runs on this CPU."""
+    gguf = GGUFChat(str(smollm2_gguf()), gpu_layers=0)
+    assert default_budget(LLMReader(gguf, "local")) == CPU_BUDGET == 2048
+    local = LocalChat(str(tiny_lm_dir), device="cpu")
+    assert default_budget(LLMReader(local, "local")) == CPU_BUDGET
+    server = OpenAIChat("http://127.0.0.1:9/v1", "m")
+    assert default_budget(LLMReader(server, "openai")) == BUDGET == 4096
+    assert default_budget(ExtractiveReader()) == BUDGET
