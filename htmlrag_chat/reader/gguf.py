@@ -20,7 +20,6 @@ every message is defused first (``safety.defuse_control_tokens``).
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import codecs
 import os
@@ -33,9 +32,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.errors import UserError
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.reader import CallStats, Message
+from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
 from htmlrag_chat.safety import defuse_control_tokens
 
 # "0" keeps llama.cpp from moving weights to its extra buffer types (repacked layouts, AMX
@@ -45,7 +44,6 @@ EXTRA_BUFFERS_ENV = "HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS"
 DEFAULT_CONTEXT = 8192  # the window a GGUF reader opens unless told (its KV cache is RAM)
 PIECE_SECONDS = 0.25  # prefill between two stop checks
 _FIRST_PIECE = 16  # tokens, before the speed of this machine is known
-_END = object()
 
 
 class _Stopped(Exception):
@@ -108,33 +106,20 @@ class GGUFChat:
     async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         llama = self.load()
         ids = self.prompt_ids(messages)
-        max_tokens = self._fit(len(ids), max_tokens, llama.n_ctx())
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-        stop = threading.Event()
+        max_tokens = fit_answer(self.name, len(ids), max_tokens, llama.n_ctx())
 
-        def put(item: object) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-        def generate() -> None:
+        def generate(put: Put, stop: threading.Event) -> None:
             try:
                 with self._lock:
                     self._generate(llama, ids, max_tokens, stop, put)
             except _Stopped:
                 pass
-            finally:
-                put(_END)
 
-        worker = asyncio.ensure_future(asyncio.to_thread(generate))
-        try:
-            while (text := await queue.get()) is not _END:
-                yield text
-            await worker  # re-raises what generation raised
-        finally:
-            stop.set()
+        async for text in thread_stream(generate):
+            yield text
 
     def _generate(
-        self, llama: Any, ids: list[int], max_tokens: int, stop: threading.Event, put: Any
+        self, llama: Any, ids: list[int], max_tokens: int, stop: threading.Event, put: Put
     ) -> None:
         """Prefill in timed pieces, then sample greedily token by token (worker thread)."""
         import llama_cpp
@@ -156,15 +141,6 @@ class GGUFChat:
         tail = decoder.decode(b"", final=True)
         if tail:
             put(tail)
-
-    def _fit(self, prompt_tokens: int, max_tokens: int, window: int) -> int:
-        room = window - prompt_tokens
-        if room < 16:
-            raise UserError(
-                f"the reader prompt has {prompt_tokens} tokens, more than {self.name}'s "
-                f"context of {window} leaves room for: lower --budget"
-            )
-        return min(max_tokens, room)
 
 
 def _reusable(llama: Any, ids: Sequence[int]) -> int:
