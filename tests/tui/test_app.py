@@ -364,3 +364,34 @@ def test_no_color_makes_the_app_monochrome(
     assert not make_app(cache, history, options(), tmp_path).no_color
     monkeypatch.setenv("NO_COLOR", "1")
     assert make_app(cache, history, options(), tmp_path).no_color
+
+
+def test_the_sources_show_while_the_reader_is_still_reading(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """Use the wait: the Sources panel lists the pruned sources before the first answer
+    token, and the status line says what the reader is doing."""
+    llm = ScriptedLLM(scripted(answer=f"It is {GOLD} [1]."), chunk_delay=0.4)
+    early: list[tuple[int, str, str]] = []
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, QUESTION["question"], wait=False)
+                panel = app.query_one(SourcesPanel)
+                await wait_until(pilot, lambda: bool(panel.sources), 60, "the sources")
+                early.append((len(panel.sources), answers(app)[0].text, ""))
+
+                def status() -> str:
+                    return str(app.query_one("#status").render())
+
+                await wait_until(pilot, lambda: "generating" in status(), 60, "the reader")
+                early[0] = (*early[0][:2], status())
+                await wait_until(pilot, lambda: not app.running, 60, "the answer")
+                assert panel.sources == answers(app)[0].sources
+
+    run(scenario())
+    [(count, text, status)] = early
+    assert count > 0 and text == ""  # listed before a word of the answer
+    assert status.startswith("answering · generating")
