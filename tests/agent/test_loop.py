@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from htmlrag_chat.agent.answer import Answer, Turn
-from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.agent.loop import UNCITED, Agent
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -411,6 +411,47 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     assert not any("[9]" in delta or "9]" in delta for delta in deltas)
     assert "".join(deltas).strip() == run.answer.text
     assert [c.sources for c in run.answer.citations] == [(1,), (2,)]
+
+
+def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
+    store: Store,
+) -> None:
+    llm = ScriptedLLM(
+        reply=Script(
+            rewrite="<think>\nSEARCH: Porto bridge\nSEARCH: Lyon festival\n</think>\n"
+            "SEARCH: Lyon festival",
+            answer=f"<think>Source [2] says nothing; I will cite [1].</think>{LYON_ANSWER}",
+        )
+    )
+    run = ask(llm, store, LYON_QUESTION, rounds=1)
+    assert run.answer.text == run.answer.markdown == LYON_ANSWER
+    assert "think" not in "".join(delta.text for delta in run.of(AnswerDelta))
+    assert [c.sources for c in run.answer.citations] == [(1,)]
+    # The thought's two queries would have been sub-queries: only the reply's one counts.
+    assert run.answer.queries == [LYON_QUESTION]
+    # An answer that thinks until its tokens run out says nothing, and is flagged.
+    unfinished = Script(answer="<think>The festival is in December, so")
+    silent = ask(ScriptedLLM(reply=unfinished), store, LYON_QUESTION, rounds=1).answer
+    assert silent.text == "" and not silent.cited and silent.sources
+
+
+def test_an_answer_citing_no_source_is_flagged_and_its_sources_still_listed(store: Store) -> None:
+    llm = ScriptedLLM(reply=Script(answer="Lyon hosts a festival of lights in winter."))
+    answer = ask(llm, store, LYON_QUESTION, rounds=1).answer
+    assert not answer.cited and answer.flags == [UNCITED]
+    record = answer.to_json()
+    assert record["cited"] is False and [s["url"] for s in record["sources"]] == [LYON_URL]
+    cited = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1).answer
+    assert cited.cited and cited.to_json()["cited"] is True and cited.flags == []
+
+
+def test_a_check_that_echoes_its_placeholder_searches_nothing_more(store: Store) -> None:
+    """SmolLM2 answered the sufficiency prompt with its placeholder, and it was searched."""
+    check = "MISSING: <a web search query for the information that is missing>"
+    llm = ScriptedLLM(reply=Script(check=check))
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    assert run.answer.rounds == 1 and len(requests_of(llm, "check")) == 1
+    assert not any("<" in query for query in run.answer.queries)
 
 
 FOOTNOTED_URL = "https://towers.example/eiffel"
