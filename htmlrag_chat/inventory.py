@@ -163,7 +163,7 @@ def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | Non
     a missing tokenizer means the approximation (see tokens.py), not a failure."""
     if tokenizer == "approx":
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
-    if tokenizer is None and reader.where in ("folder", "hf-cache") and reader.present:
+    if tokenizer is None and reader.where in ("folder", "hf-cache", "gguf") and reader.present:
         found = Found(reader.where, reader.location, True, None)
         return ModelRow("tokenizer", reader.model, *_fields(found), "cpu", "the reader's own")
     name = tokenizer or DEFAULT_TOKENIZER

@@ -27,6 +27,7 @@ _WHERE = {
     "built-in": "built in",
     "hub": "hub (not downloaded)",
     "nowhere": "no such folder",
+    "gguf": "GGUF file",
 }
 
 

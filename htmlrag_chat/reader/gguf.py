@@ -98,10 +98,9 @@ class GGUFChat:
         return llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=add_bos, special=True)
 
     def pending_tokens(self, messages: Sequence[Message]) -> int | None:
-        llama = self.load()
+        """Read without the lock: a count for the status line, never worth a wait."""
         ids = self.prompt_ids(messages)
-        with self._lock:
-            return len(ids) - _reusable(llama, ids)
+        return len(ids) - _reusable(self.load(), ids)
 
     async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         llama = self.load()

@@ -190,8 +190,10 @@ def test_pull_reader_on_a_cpu_gets_the_gguf_quant_alone_and_auto_then_reads_with
     assert f"downloading {DEFAULT_GGUF} (reader)" in captured.err
     fetched = [r for r in hub.requests if r.startswith("GET ") and "/resolve/" in r]
     assert [r.rsplit("/", 1)[1] for r in fetched] == [file]  # not the other quant
-    row = listing(capsys, "--device", "cpu")["models"][0]
+    rows = listing(capsys, "--device", "cpu")["models"]
+    row, tokenizer = rows[0], rows[3]
     assert (row["role"], row["where"], row["present"]) == ("reader", "gguf", True)
+    assert (tokenizer["where"], tokenizer["note"]) == ("gguf", "the reader's own")
     assert row["size_bytes"] == len(quant) and row["location"].endswith(file)
     assert captured.out.strip().endswith(row["location"])
 
