@@ -24,6 +24,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +32,9 @@ from pathlib import Path
 from benchlib import ROOT, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.reader import CallStats, Message, Turn
+from htmlrag_chat.reader import CallStats, Message, Source, Turn
 from htmlrag_chat.reader.gguf import EXTRA_BUFFERS_ENV, GGUFChat, GGUFTokenCounter
+from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.recorder import WebRecorder
@@ -131,6 +133,30 @@ def measure(kind: str, chat, counted: list[CallStats], budget: int, recording: P
     }
 
 
+def stop_times(chat: GGUFChat, runs: int = 3) -> list[float]:
+    """Milliseconds from cancelling an answer mid-prefill (a fresh 3,000-token context,
+    cancelled after one second) to the worker thread letting go of the model."""
+    long = Source(1, "https://example.org/long", "Long", "<p>" + "Paris. " * 1500 + "</p>", "")
+
+    async def once(number: int) -> float:
+        messages = answer_messages(f"Question {number}?", [long])
+        task = asyncio.ensure_future(_drain(chat.stream(messages, 8)))
+        await asyncio.sleep(1.0)
+        task.cancel()
+        cancelled = time.perf_counter()
+        await asyncio.gather(task, return_exceptions=True)
+        await asyncio.to_thread(chat._lock.acquire)
+        chat._lock.release()
+        return (time.perf_counter() - cancelled) * 1000
+
+    return [round(asyncio.run(once(number)), 1) for number in range(runs)]
+
+
+async def _drain(chunks: AsyncIterator[str]) -> None:
+    async for _ in chunks:
+        pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="a GGUF file (default SmolLM2)")
@@ -152,6 +178,8 @@ def main() -> None:
         "in_process": {},
         "server": {},
     }
+    report["stop_ms"] = stop_times(chat)
+    print("stop", report["stop_ms"])
     with tempfile.TemporaryDirectory() as folder:
         recording = Path(folder) / "demo.db"
         with Store.open(recording) as store:
