@@ -6,11 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
 from htmlrag_chat.reader.citations import Citation, cites_any
-from htmlrag_chat.safety import json_safe, one_line, safe_url
+from htmlrag_chat.safety import json_safe, one_line, safe_url, terminal_safe
 
 
 @dataclass
@@ -117,3 +118,21 @@ def stored_source(record: Mapping[str, Any]) -> Source:
     html = record.get("content") or ""
     text = visible_text(parse(html), lines=True) if html else ""
     return Source(record["number"], record["url"], record.get("title") or "", html, text)
+
+
+def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]:
+    """Pages with text left after pruning, numbered from 1 in document order."""
+    sources = []
+    for index, page in enumerate(document.pages):
+        text = visible_text(document.root[index], lines=True)
+        if text:
+            sources.append(
+                Source(
+                    number=len(sources) + 1,
+                    url=page.source,
+                    title=terminal_safe(page.title or titles.get(page.source, "")),
+                    html=document.page_html(index),
+                    text=text,
+                )
+            )
+    return sources

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.answer import Answer, numbered_sources
 from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
 from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.config import DEFAULT_DEADLINE
@@ -35,8 +35,6 @@ from htmlrag_chat.events import (
     ignore,
     stage,
 )
-from htmlrag_chat.html.blocks import Document
-from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source, Turn
@@ -56,8 +54,8 @@ from htmlrag_chat.web.search import SearchError
 
 T = TypeVar("T")
 PLAN_TOKENS = 96
-UNCITED = "the answer cites none of its sources: it may not come from them"
 CHECK_TOKENS = 48
+UNCITED = "the answer cites none of its sources: it may not come from them"
 
 
 class Reader(Protocol):
@@ -257,7 +255,7 @@ class Agent:
         if not loaded.document.pages:
             return []
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        return _numbered(results[-1].result.document, titles)
+        return numbered_sources(results[-1].result.document, titles)
 
     async def _missing(
         self,
@@ -373,24 +371,6 @@ async def _complete(
     """A whole reply (a plan or a check), saying first how much the reader must prefill."""
     emit(ReaderBusy("prefill", chat.pending_tokens(messages)))
     return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
-
-
-def _numbered(document: Document, titles: dict[str, str]) -> list[Source]:
-    """Pages with text left after pruning, numbered from 1 in document order."""
-    sources = []
-    for index, page in enumerate(document.pages):
-        text = visible_text(document.root[index], lines=True)
-        if text:
-            sources.append(
-                Source(
-                    number=len(sources) + 1,
-                    url=page.source,
-                    title=terminal_safe(page.title or titles.get(page.source, "")),
-                    html=document.page_html(index),
-                    text=text,
-                )
-            )
-    return sources
 
 
 def _interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:

@@ -251,10 +251,7 @@ class ChatApp(SelectionActions):
         elif isinstance(event, Skipped) and event.kind == "query":
             await self._note(f"skipped search {event.what!r}: {event.reason}")
         elif isinstance(event, SourcesReady) and self._current is not None:
-            # Readable while the reader prefills; the answer's own list replaces it at the end.
-            self._current.sources = event.sources
-            if self.selected is self._current:
-                self.query_one(SourcesPanel).show(event.sources)
+            self.preview_sources(self._current, event.sources)
 
     async def _note(self, text: str) -> None:
         note = NoteView(text)
