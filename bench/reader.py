@@ -33,7 +33,12 @@ from benchlib import ROOT, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.reader import CallStats, Message, Source, Turn
-from htmlrag_chat.reader.gguf import EXTRA_BUFFERS_ENV, GGUFChat, GGUFTokenCounter
+from htmlrag_chat.reader.gguf import (
+    EXTRA_BUFFERS_ENV,
+    MODEL_LOCK,
+    GGUFChat,
+    GGUFTokenCounter,
+)
 from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
@@ -145,8 +150,8 @@ def stop_times(chat: GGUFChat, runs: int = 3) -> list[float]:
         task.cancel()
         cancelled = time.perf_counter()
         await asyncio.gather(task, return_exceptions=True)
-        await asyncio.to_thread(chat._lock.acquire)
-        chat._lock.release()
+        await asyncio.to_thread(MODEL_LOCK.acquire)
+        MODEL_LOCK.release()
         return (time.perf_counter() - cancelled) * 1000
 
     return [round(asyncio.run(once(number)), 1) for number in range(runs)]

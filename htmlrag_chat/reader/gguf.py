@@ -44,6 +44,9 @@ EXTRA_BUFFERS_ENV = "HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS"
 DEFAULT_CONTEXT = 8192  # the window a GGUF reader opens unless told (its KV cache is RAM)
 PIECE_SECONDS = 0.25  # prefill between two stop checks
 _FIRST_PIECE = 16  # tokens, before the speed of this machine is known
+# One model per process (``load_gguf``), one call on it at a time: a stopped answer's thread
+# lets go at its next stop check, and the next call (of any reader of the file) waits.
+MODEL_LOCK = threading.Lock()
 
 
 class _Stopped(Exception):
@@ -59,7 +62,6 @@ class GGUFChat:
     threads: int | None = None  # None: every core
     gpu_layers: int = -1  # layers offloaded when llama.cpp was built for a GPU (-1: all)
     calls: list[CallStats] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def name(self) -> str:
@@ -82,7 +84,7 @@ class GGUFChat:
         return load_gguf(
             str(Path(self.path).expanduser().resolve()),
             self.context,
-            self.threads or os.cpu_count() or 1,
+            self.threads or _cores(),
             self.gpu_layers,
         )
 
@@ -109,7 +111,7 @@ class GGUFChat:
 
         def generate(put: Put, stop: threading.Event) -> None:
             try:
-                with self._lock:
+                with MODEL_LOCK:
                     self._generate(llama, ids, max_tokens, stop, put)
             except _Stopped:
                 pass
@@ -140,6 +142,14 @@ class GGUFChat:
         tail = decoder.decode(b"", final=True)
         if tail:
             put(tail)
+
+
+def _cores() -> int:
+    """The cores this process may run on (a container or ``taskset`` may allow fewer than
+    the machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _reusable(llama: Any, ids: Sequence[int]) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from htmlrag_chat.reader import Message, Source, Turn
-from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
+from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter
 from htmlrag_chat.reader.layout import answer_messages, check_messages
 from tests.smollm2 import smollm2_gguf
 
@@ -76,7 +76,7 @@ def test_stopping_mid_prefill_leaves_the_rest_unread(smol: GGUFChat) -> None:
             await task
 
     asyncio.run(cancel_early())
-    with smol._lock:  # the worker let go of the model at its next stop check
+    with MODEL_LOCK:  # the worker let go of the model at its next stop check
         held = smol.pending_tokens(messages)
     assert held is not None and 0 < held < prompt  # some read, the rest never was
     assert smol.calls[-1].prompt_tokens != prompt  # the stopped call never got to generate
