@@ -63,14 +63,14 @@ def test_stopping_mid_prefill_leaves_the_rest_unread(smol: GGUFChat) -> None:
     """A long context is read in short pieces with a stop check between them: cancelling
     the reader leaves the prompt partly evaluated, and the next call still works."""
     long_source = Source(
-        2, "https://example.org/long", "Long", "<p>" + "Paris. " * 600 + "</p>", ""
+        2, "https://example.org/long", "Long", "<p>" + "Paris. " * 1200 + "</p>", ""
     )
     messages = answer_messages(QUESTION, [long_source])
     prompt = len(smol.prompt_ids(messages))
 
     async def cancel_early() -> None:
         task = asyncio.ensure_future(reply_async(smol, messages))
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.3)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
