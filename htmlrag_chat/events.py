@@ -10,6 +10,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from htmlrag_chat.reader import Source
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,34 @@ class AnswerDelta:
     quoted: bool = False
 
 
-Event = StageStarted | StageFinished | Progress | Notice | Searching | Skipped | AnswerDelta
+@dataclass(frozen=True)
+class SourcesReady:
+    """Pruning is done: the numbered sources the reader will read, shown while it reads
+    (on a CPU its prefill takes as long as everything before it)."""
+
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True)
+class ReaderBusy:
+    """What the reader LLM is doing: ``prefill`` (reading ``tokens`` prompt tokens that no
+    cache holds; None when unknown) or ``generate`` (writing)."""
+
+    phase: str
+    tokens: int | None = None
+
+
+Event = (
+    StageStarted
+    | StageFinished
+    | Progress
+    | Notice
+    | Searching
+    | Skipped
+    | AnswerDelta
+    | SourcesReady
+    | ReaderBusy
+)
 EventSink = Callable[[Event], None]
 
 

@@ -4,7 +4,8 @@ The core install answers on the CPU without torch (the embedding model runs in n
 tokenizer in ``tokenizers``), so torch, transformers and sentence-transformers, with their
 gigabytes of CUDA wheels on a default Linux resolution, are extras named for what they
 enable (pyproject.toml): ``transformers`` for the local reader and the generative pruner,
-``gpu`` for embeddings through sentence-transformers (a GPU, or a model numpy cannot run).
+``gpu`` for embeddings through sentence-transformers (a GPU, or a model numpy cannot run),
+``gguf`` for a GGUF reader in this process (llama.cpp).
 A module that needs one imports it inside ``needed``, so a missing package is a
 ``MissingExtra``: a ``ModelUnavailable``, which the fallbacks already handle (the
 extractive reader, the first stage alone) and the command line prints as one line.
@@ -22,6 +23,7 @@ from htmlrag_chat.hub import ModelUnavailable
 EXTRAS: dict[str, tuple[str, ...]] = {
     "transformers": ("torch", "transformers"),
     "gpu": ("torch", "transformers", "sentence_transformers"),
+    "gguf": ("llama_cpp",),
 }
 PACKAGE = "htmlrag-chat"
 

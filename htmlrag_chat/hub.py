@@ -27,6 +27,7 @@ _NOT_NEEDED = [
     "*.msgpack", "*.h5", "*.ot", "flax_model*", "tf_model*", "rust_model*",
 ]  # fmt: skip
 _TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model"]
+_WEIGHTS = (".safetensors", ".bin")
 # A snapshot in the cache holds a model, a tokenizer, or both.
 _SNAPSHOT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
@@ -110,6 +111,31 @@ def cached_snapshot(name: str, cache_dir: Path | None = None) -> Path | None:
     return None
 
 
+def cached_file(repo_id: str, filename: str, cache_dir: Path | None = None) -> Path | None:
+    """One file of a hub repo in the local cache (a pulled GGUF quant), or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir)
+    except ValueError:
+        return None
+    return Path(found) if isinstance(found, str) else None
+
+
+def located_model(name: str, cache_dir: Path | None = None) -> Path | None:
+    """The folder ``name`` loads from here: itself, or its snapshot in the cache."""
+    path = Path(name).expanduser()
+    return path if path.is_dir() else cached_snapshot(name, cache_dir)
+
+
+def complete_model(folder: Path) -> bool:
+    """A model folder with its configuration and weights (a snapshot may hold only a
+    tokenizer)."""
+    return (folder / "config.json").is_file() and any(
+        file.suffix in _WEIGHTS for file in folder.iterdir()
+    )
+
+
 def require_hub() -> None:
     """Fail in one line, before any download starts, when the hub cannot be reached."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in _OFFLINE_VALUES:
@@ -135,6 +161,16 @@ def download(repo_id: str, tokenizer_only: bool = False) -> Path:
         safetensors = any(name.endswith(".safetensors") for name in names)
         kwargs["ignore_patterns"] = _NOT_NEEDED + (["*.bin", "*.pt"] if safetensors else [])
     return Path(_call(repo_id, lambda: snapshot_download(repo_id, **kwargs)))
+
+
+def download_file(repo_id: str, filename: str) -> Path:
+    """Download one file of ``repo_id`` (a GGUF quant: its repo holds a dozen others of
+    5-16 GB each) into the Hugging Face cache, with the same one-line errors as
+    ``download``; returns its path."""
+    from huggingface_hub import hf_hub_download
+
+    require_hub()
+    return Path(_call(repo_id, lambda: hf_hub_download(repo_id, filename, endpoint=hub_endpoint())))
 
 
 def _call(repo_id: str, run: Callable[[], T]) -> T:

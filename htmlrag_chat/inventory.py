@@ -19,21 +19,15 @@ from pathlib import Path
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import gpu_possible
 from htmlrag_chat.extras import install_line, missing_module
-from htmlrag_chat.hub import cached_snapshot, hub_endpoint
+from htmlrag_chat.hub import cached_snapshot, complete_model, hub_endpoint
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.discover import (
-    Server,
-    best_model,
-    choose_server,
-    find_servers,
-    list_models,
-)
+from htmlrag_chat.reader.choice import DEFAULT_GGUF, DEFAULT_GGUF_REPO, look_around, plan_reader
+from htmlrag_chat.reader.discover import Server, best_model
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.wiring import AgentOptions
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
-_WEIGHTS = (".safetensors", ".bin")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
 
@@ -98,35 +92,42 @@ def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inve
 def reader_row(
     settings: ReaderSettings, device: str, cache_dir: Path | None
 ) -> tuple[list[Server], ModelRow]:
-    """The reader as ``build_reader`` would choose it, without loading it."""
-    if settings.reader == "extractive":
-        row = ModelRow("reader", "extractive", "built-in", None, True, None, None, "no LLM")
-        return [], row
-    if settings.reader in ("auto", "openai") and settings.base_url:
-        listed = list_models(settings.base_url, settings.api_key)
-        model = settings.model or (listed and best_model(listed.models)) or DEFAULT_READER_MODEL
-        served = listed is not None and best_model(listed.models, model) is not None
-        note = "" if served else "the server lists no such model"
-        if listed is None:
+    """The reader ``reader.choice.plan_reader`` picks, as ``ask`` would, loading nothing."""
+    around = look_around(settings, cache_dir)
+    plan = plan_reader(settings, around)
+    servers = [around.configured] if around.configured else list(around.found)
+    if plan.kind == "extractive" and settings.reader == "extractive":
+        return servers, ModelRow(
+            "reader", "extractive", "built-in", None, True, None, None, "no LLM"
+        )
+    if plan.kind == "extractive":  # auto found no LLM: the row says what a pull would get
+        missing = "answers are extractive until it is here"
+        if settings.model or device != "cpu":
+            name = settings.model or DEFAULT_READER_MODEL
+            return servers, model_row("reader", name, device, cache_dir, missing=missing)
+        page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
+        note = f"{missing} (llama.cpp in this process: pip install 'htmlrag-chat[gguf]')"
+        return servers, ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)
+    if plan.kind == "server":
+        server = plan.server
+        if server is None:
+            row = ModelRow("reader", plan.model, "server", None, False, None, None, plan.why)
+            return servers, row
+        listed = best_model(server.models, plan.model) is not None
+        note = "" if listed else "the server lists no such model"
+        if plan.configured and not server.models:
             note = "the server does not answer"
-        row = ModelRow("reader", model, "server", settings.base_url, served, None, None, note)
-        return [listed] if listed else [], row
-    servers = find_servers(settings.probe_ports) if settings.reader == "auto" else []
-    choice = choose_server(servers, settings.model)
-    if choice is not None:
-        row = ModelRow(
-            "reader", choice.model, "server", choice.server.base_url, True, None, None,
-            f"found: {choice.server.describe()}",
-        )  # fmt: skip
+        if not plan.configured:
+            note = f"found: {server.describe()}"
+        row = ModelRow("reader", plan.model, "server", server.base_url, listed, None, None, note)
         return servers, row
-    if settings.reader == "openai":
-        row = ModelRow("reader", settings.model or "", "server", None, False, None, None,
-                       "--reader openai needs --base-url")  # fmt: skip
+    if plan.kind == "gguf":
+        path = Path(plan.model).expanduser()
+        here = path.is_file()
+        size = path.stat().st_size if here else None
+        row = ModelRow("reader", plan.model, "gguf", str(path), here, size, device, "llama.cpp")
         return servers, row
-    missing = "answers are extractive until it is here" if settings.reader == "auto" else ""
-    name = settings.model or DEFAULT_READER_MODEL
-    row = model_row("reader", name, device, cache_dir, missing=missing)
-    return servers, with_extra(row, "transformers")
+    return servers, with_extra(model_row("reader", plan.model, device, cache_dir), "transformers")
 
 
 def pruner_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> ModelRow:
@@ -176,7 +177,7 @@ def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | Non
     a missing tokenizer means the approximation (see tokens.py), not a failure."""
     if tokenizer == "approx":
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
-    if tokenizer is None and reader.where in ("folder", "hf-cache") and reader.present:
+    if tokenizer is None and reader.where in ("folder", "hf-cache", "gguf") and reader.present:
         found = Found(reader.where, reader.location, True, None)
         return ModelRow("tokenizer", reader.model, *_fields(found), "cpu", "the reader's own")
     name = tokenizer or DEFAULT_TOKENIZER
@@ -197,12 +198,6 @@ def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None =
     if name.count("/") == 1 and not path.is_absolute() and not name.startswith("."):
         return Found("hub", f"{hub_endpoint()}/{name}", False, None)
     return Found("nowhere", None, False, None)  # a path that does not exist
-
-
-def complete_model(folder: Path) -> bool:
-    return (folder / "config.json").is_file() and any(
-        file.suffix in _WEIGHTS for file in folder.iterdir()
-    )
 
 
 def complete_tokenizer(folder: Path) -> bool:

@@ -27,12 +27,16 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.settings.sources import Resolved
 
 
+CPU_BUDGET = 2048  # tokens, for a reader that prefills on this machine's CPU
+BUDGET = 4096  # for a server or a GPU (the paper's final budget), and without a reader
+
+
 @dataclass(frozen=True)
 class PruneSettings:
     """The ``[prune]`` section of the settings tree, and the device models run on."""
 
     pruner: str = default("prune.pruner")  # one of ``settings.tree.PRUNERS``
-    budget: int = default("prune.budget")  # tokens of pruned HTML the reader gets
+    budget: int | None = default("prune.budget")  # None: by the reader (wiring.default_budget)
     coarse_budget: int | None = default("prune.coarse_budget")  # two-stage: default 2x budget
     max_words: int | None = default("prune.max_words")  # last stage's block size
     coarse_max_words: int | None = default("prune.coarse_max_words")  # first stage's

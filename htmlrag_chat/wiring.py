@@ -8,7 +8,6 @@ answers. Only assembly lives here; what each part is made of is decided below it
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -16,8 +15,21 @@ from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import check_device
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe, warm_up
-from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
+from htmlrag_chat.prune_factory import (
+    BUDGET,
+    CPU_BUDGET,
+    PruneSettings,
+    build_recipe,
+    warm_up,
+)
+from htmlrag_chat.reader import ChatModel, ReaderFailed
+from htmlrag_chat.reader.choice import (
+    ReaderPlan,
+    Surroundings,
+    look_around,
+    no_llm_hint,
+    plan_reader,
+)
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.recipe import Recipe
@@ -32,104 +44,140 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.store.db import Store
 
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
-SERVER_HINT = (
-    "for LLM answers, start Ollama, LM Studio, llama.cpp's server or vLLM (found on their "
-    "default ports)"
-)
 
 
-def install_hint(model: str) -> str:
-    """How to get an LLM reader: a server, or ``models pull`` of a hub id (``owner/name``).
-    A server's model name (``llama3.1:8b``) is not one, so ``pull`` is offered for the
-    default model instead of a command that would be refused."""
-    if is_hub_id(model):
-        return f"{SERVER_HINT}, or download the model: htmlrag-chat models pull {model}" + (
-            " (Llama needs its licence accepted on the hub)" if "llama" in model.lower() else ""
-        )
-    serving = "" if model.startswith(("/", ".", "~")) else f" serving {model!r}"
-    return (
-        f"{SERVER_HINT}{serving}, or download a local reader: htmlrag-chat models pull "
-        f"{DEFAULT_READER_MODEL} (Llama needs its licence accepted on the hub)"
-    )
-
-
-def is_hub_id(model: str) -> bool:
-    """``owner/name`` as Hugging Face spells a repository (what ``models pull`` takes)."""
-    return re.fullmatch(r"[\w.-]+/[\w.-]+", model) is not None and not model.startswith(".")
-
-
-def build_reader(settings: ReaderSettings, emit: EventSink) -> LLMReader | ExtractiveReader:
-    """The reader the settings name; ``auto`` takes a configured server, else a server found
-    on this machine's loopback ports (saying which), else a local model already on disk,
-    else the extractive reader with a notice saying how to get an LLM."""
-    from htmlrag_chat.reader.discover import answering_server, unreachable
-
-    kind = settings.reader
-    if kind == "extractive":
+def build_reader(
+    settings: ReaderSettings, emit: EventSink, around: Surroundings | None = None
+) -> LLMReader | ExtractiveReader:
+    """The reader ``reader.choice.plan_reader`` picks, loaded. Under ``auto`` one line says
+    which server or model answers, and a model that fails to load means the extractive
+    reader with a notice; a reader named on purpose that cannot be built is an error."""
+    plan = plan_reader(settings, around or look_around(settings))
+    auto = settings.reader == "auto"
+    if plan.problem:
+        raise ModelUnavailable(plan.problem)
+    if plan.kind == "extractive":
+        if auto:
+            emit(Notice(plan.why))
         return ExtractiveReader()
-    if kind == "openai" and not settings.base_url:
-        raise ModelUnavailable(
-            "--reader openai needs the server's URL: --base-url or base_url in the "
-            "[reader] table of the config file"
-        )
-    if kind in ("auto", "openai"):
-        ports = settings.probe_ports if kind == "auto" else ()
-        choice = answering_server(settings.base_url, settings.model, settings.api_key, ports)
-        if choice is not None:
-            from htmlrag_chat.reader.openai import OpenAIChat
+    if plan.kind == "server":
+        from htmlrag_chat.reader.openai import OpenAIChat
 
-            down = unreachable(choice.server.base_url) if choice.configured else None
-            if down is not None:
+        assert plan.server is not None
+        if plan.configured:
+            from htmlrag_chat.reader.discover import unreachable
+
+            down = unreachable(plan.server.base_url)
+            if down is not None:  # said before any search or pruning, not after them
                 raise ReaderFailed(
-                    f"cannot reach the reader server at {safe_url(choice.server.base_url)} "
+                    f"cannot reach the reader server at {safe_url(plan.server.base_url)} "
                     f"({down}): start it, fix --base-url, or answer without it: "
                     "--reader extractive"
                 )
+        if auto:
+            emit(Notice(plan.why))
+        from htmlrag_chat.reader.window import context_window
 
-            if kind == "auto":
-                emit(Notice(choice.line()))
-            chat = OpenAIChat(
-                base_url=choice.server.base_url,
-                model=choice.model,
-                api_key=settings.api_key if choice.configured else None,
-                context_tokens=settings.context_tokens,
-            )
-            return LLMReader(chat, "openai", settings.max_tokens)
+        api_key = settings.api_key if plan.configured else None
+        window = settings.context_tokens or context_window(
+            plan.server.name, plan.server.base_url, plan.model, api_key
+        )
+        chat: ChatModel = OpenAIChat(
+            base_url=plan.server.base_url,
+            model=plan.model,
+            api_key=api_key,
+            context_tokens=window,
+            llama_cpp=plan.server.name == "llama.cpp",
+            warn=lambda message: emit(Notice(message)),
+        )
+        return LLMReader(chat, "openai", settings.max_tokens)
     if settings.device and settings.device != "auto":
         check_device(settings.device)  # a usage error, whether or not the model is here
-    local_only = kind == "auto"
-    model = settings.model or DEFAULT_READER_MODEL
     try:
-        check_obtainable(model, local_only)  # a model that is not here costs no torch import
-        from htmlrag_chat.reader.local import LocalChat
-
-        chat = LocalChat(model, settings.device, local_only)
-        chat.load()
+        chat = _local_chat(plan, settings)
     except ModelUnavailable as error:
-        if not local_only:
+        if not auto:
             raise
-        message = f"no local reader ({error}): answering extractively; {install_hint(model)}"
-        emit(Notice(message, role="reader", instead="extractive answers (no LLM)"))
+        message = f"no local reader ({error}): answering extractively; "
+        emit(Notice(message + no_llm_hint(settings.model), role="reader",
+                    instead="extractive answers (no LLM)"))  # fmt: skip
         return ExtractiveReader()
+    if auto:
+        emit(Notice(plan.why))
     return LLMReader(chat, "local", settings.max_tokens)
 
 
+def _local_chat(plan: ReaderPlan, settings: ReaderSettings) -> ChatModel:
+    """The model of a ``gguf`` or ``transformers`` plan, loaded (ModelUnavailable when it
+    cannot be; a transformers model that is not here costs no torch import)."""
+    if plan.kind == "gguf":
+        from htmlrag_chat.reader.gguf import GGUFChat
+
+        gguf = GGUFChat(plan.model, context=settings.context_tokens)
+        gguf.load()
+        return gguf
+    check_obtainable(plan.model, plan.local_only)
+    from htmlrag_chat.reader.local import LocalChat
+
+    local = LocalChat(plan.model, settings.device, plan.local_only)
+    local.load()
+    return local
+
+
 def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
-    """Budgets count the reader's own tokens when it is a local model; otherwise those of
+    """Budgets count the reader's own tokens: a GGUF's vocabulary or a transformers
+    tokenizer here, the server's tokenize endpoint (llama.cpp) there; otherwise those of
     ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
     if isinstance(reader, LLMReader) and reader.kind == "local" and not tokenizer:
+        from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
         from htmlrag_chat.reader.local import LocalChat  # imported with the reader already
 
+        if isinstance(reader.chat, GGUFChat):
+            return LoadedCounter(GGUFTokenCounter(reader.chat.load(), reader.chat.name), None)
         if isinstance(reader.chat, LocalChat):
             _, loaded = reader.chat.load()
             return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
-    return load_token_counter(tokenizer)
+    from htmlrag_chat.reader.openai import OpenAIChat
+
+    chat = reader.chat if isinstance(reader, LLMReader) else None
+    if not isinstance(chat, OpenAIChat):
+        return load_token_counter(tokenizer)
+    from htmlrag_chat.reader.window import ServerTokenCounter, token_route
+
+    route = None if tokenizer else token_route(chat.base_url)
+    if route is not None:
+        loaded = LoadedCounter(ServerTokenCounter(chat.base_url, chat.model, route), None)
+    else:
+        loaded = load_token_counter(tokenizer)
+    chat.counter = loaded.counter  # what the server should read, to tell when it read less
+    return loaded
+
+
+def default_budget(reader: LLMReader | ExtractiveReader) -> int:
+    """The budget when none is given, by where the reader prefills. On a CPU the prefill is
+    the wait (bench/reader.py: SmolLM2 reads about 60 tokens a second on 2 shared cores, so
+    an 8B model far fewer), and on the dev set pruning to 2048 tokens keeps the answer as
+    often as 4096 (40/40, docs/evaluation.md): half the wait for the same sources. A server
+    or a GPU reads 4096 tokens in a second or two, and more context is never worse there."""
+    chat = reader.chat if isinstance(reader, LLMReader) else None
+    if chat is None or reader.kind != "local":
+        return BUDGET
+    from htmlrag_chat.reader.gguf import GGUFChat
+    from htmlrag_chat.reader.local import LocalChat
+
+    if isinstance(chat, GGUFChat):
+        return BUDGET if chat.on_gpu else CPU_BUDGET
+    if isinstance(chat, LocalChat):
+        model, _ = chat.load()  # loaded already
+        return CPU_BUDGET if model.device.type == "cpu" else BUDGET
+    return BUDGET
 
 
 def fit_budget(
     settings: PruneSettings, context: int | None, answer_tokens: int, emit: EventSink
 ) -> PruneSettings:
     """Lower the budget when the reader's context window cannot hold it with the answer."""
+    assert settings.budget is not None
     if context is None or settings.budget + answer_tokens + PROMPT_RESERVE <= context:
         return settings
     budget = max(context - answer_tokens - PROMPT_RESERVE, 256)
@@ -223,6 +271,8 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
         if counter.notice:
             emit(Notice(counter.notice, role="tokenizer", instead="approximate token counts"))
         prune = options.prune
+        if prune.budget is None:
+            prune = replace(prune, budget=default_budget(reader))
         if reader.chat is not None:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
         recipe = build_recipe(prune, emit, embeddings_for(store))

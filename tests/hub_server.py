@@ -70,8 +70,13 @@ async def _answer(hub: Hub, request: web.Request) -> web.StreamResponse:
                 for name, data in files.items()
             ]
             return web.json_response(tree)
-        prefix = f"/{repo_id}/resolve/{COMMIT}/"
-        if path.startswith(prefix) and path.removeprefix(prefix) in files:
+        # The client asks by commit (snapshot_download) or by branch (hf_hub_download).
+        prefix = next(
+            (f"/{repo_id}/resolve/{rev}/" for rev in (COMMIT, "main")
+             if path.startswith(f"/{repo_id}/resolve/{rev}/")),
+            "",
+        )  # fmt: skip
+        if prefix and path.removeprefix(prefix) in files:
             if repo_id in hub.gated:
                 message = f"Access to model {repo_id} is restricted. You must have access to it."
                 headers = {"X-Error-Code": "GatedRepo", "X-Error-Message": message}

@@ -47,6 +47,9 @@ class ScriptedLLM:
     newline: str = "\n"  # "\r\n" for a server that ends its lines the HTTP way
     preamble: Sequence[str] = ()  # raw lines sent before the first event
     write_size: int | None = None  # split each event into writes of this many bytes
+    # The prompt tokens a final usage chunk reports when the client asks for it
+    # (``stream_options.include_usage``), as Ollama does after cutting a prompt to its window.
+    prompt_tokens: int | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)  # every request body
     headers: list[dict[str, str]] = field(default_factory=list)  # their headers, keys lowercase
     # Set when a client goes away before the answer is complete (not when the server stops).
@@ -117,7 +120,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     if not (llm.streamed and body.get("stream")):
         return web.json_response(_completion(body.get("model", llm.model), text))
     try:
-        return await _stream(request, llm, body.get("model", llm.model), text)
+        return await _stream(request, llm, body, text)
     except (asyncio.CancelledError, ConnectionResetError):
         if not llm._stopping:
             llm.disconnected.set()
@@ -134,9 +137,11 @@ def _error(llm: ScriptedLLM) -> web.Response:
 
 
 async def _stream(
-    request: web.Request, llm: ScriptedLLM, model: str, text: str
+    request: web.Request, llm: ScriptedLLM, body: dict[str, Any], text: str
 ) -> web.StreamResponse:
-    """Send ``text`` as server-sent events: role, content word by word, finish, [DONE]."""
+    """Send ``text`` as server-sent events: role, content word by word, finish, the usage
+    when asked for, [DONE]."""
+    model = body.get("model", llm.model)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
 
@@ -160,6 +165,10 @@ async def _stream(
             await asyncio.Future()  # never done: only a disconnect or shutdown ends this
         await event({"content": word})
     await event({}, "stop")
+    if llm.prompt_tokens is not None and (body.get("stream_options") or {}).get("include_usage"):
+        usage = {"prompt_tokens": llm.prompt_tokens, "completion_tokens": 1, "total_tokens": 1}
+        last = _chunk(model, {}, None) | {"choices": [], "usage": usage}
+        await send(f"data: {json.dumps(last)}{llm.newline}")
     await send(f"data: [DONE]{llm.newline}")
     await response.write_eof()
     return response

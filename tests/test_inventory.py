@@ -57,7 +57,7 @@ def test_a_cached_model_is_present_with_its_size_and_a_partial_one_is_not(
     snapshot = cache_repo(tmp_path, "org/pruner", files)
     reader_files = {k: v for k, v in files.items() if not k.endswith(".safetensors")}
     cache_repo(tmp_path, "meta-llama/Llama-3.1-8B-Instruct", reader_files)
-    found = inventory(tmp_path)
+    found = inventory(tmp_path, model="meta-llama/Llama-3.1-8B-Instruct")
     pruner, reader, tokenizer = found.row("pruner"), found.row("reader"), found.row("tokenizer")
     assert (pruner.where, pruner.location, pruner.present) == ("hf-cache", str(snapshot), True)
     assert pruner.size_bytes == sum(len(data) for data in files.values())  # the blobs' sizes

@@ -36,6 +36,7 @@ BASE = (
     "htmlrag_chat.settings",
     "htmlrag_chat.specials",
     "htmlrag_chat.atomic",
+    "htmlrag_chat.loader",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
@@ -99,6 +100,12 @@ CONTRACTS = (
         "import only each other",
         BASE,
         only=BASE,
+        exceptions={
+            ("htmlrag_chat.events", "htmlrag_chat.reader"): (
+                "a type annotation only (TYPE_CHECKING): SourcesReady carries the reader's "
+                "numbered sources"
+            ),
+        },
     ),
     Contract(
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "
@@ -122,13 +129,6 @@ CONTRACTS = (
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
         READER,
         forbidden=(*PRUNING, *WEB, *STORE, *RECORDER, *SETTINGS, *UPPER),
-        exceptions={
-            # Removed at merge: the reader branch moves the model loading both share to a
-            # loader module below them.
-            ("htmlrag_chat.reader.local", "htmlrag_chat.scoring.generative"): (
-                "the local reader loads its model with the generative scorer's loader"
-            ),
-        },
     ),
     Contract(
         "web/ searches and downloads: it knows no store, scorer, reader or agent "

@@ -6,20 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.reader import Source
-from htmlrag_chat.reader.citations import Citation
-from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url
-
-
-@dataclass(frozen=True)
-class Turn:
-    """An earlier exchange of the conversation and the sources its answer was given."""
-
-    question: str
-    answer: str
-    sources: tuple[Source, ...] = ()
+from htmlrag_chat.reader import Source, Turn
+from htmlrag_chat.reader.citations import Citation, cites_any
+from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 
 
 @dataclass
@@ -45,6 +37,10 @@ class Answer:
     def __post_init__(self) -> None:
         self.markdown = self.markdown or self.text
 
+    @property
+    def cited(self) -> bool:
+        return cites_any(self.citations)
+
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
 
@@ -66,6 +62,7 @@ class Answer:
                     }
                     for c in self.citations
                 ],
+                "cited": self.cited,
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
                 "queries": self.queries,
@@ -123,3 +120,22 @@ def stored_source(record: Mapping[str, Any]) -> Source:
     text = visible_text(parse(html), lines=True) if html else ""
     title, date = record.get("title") or "", record.get("date") or ""
     return Source(record["number"], record["url"], title, html, text, date)
+
+
+def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]:
+    """Pages with text left after pruning, numbered from 1 in document order."""
+    sources = []
+    for index, page in enumerate(document.pages):
+        text = visible_text(document.root[index], lines=True)
+        if text:
+            sources.append(
+                Source(
+                    number=len(sources) + 1,
+                    url=page.source,
+                    title=terminal_safe(page.title or titles.get(page.source, "")),
+                    html=document.page_html(index),
+                    text=text,
+                    date=page.date,
+                )
+            )
+    return sources

@@ -17,14 +17,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from htmlrag_chat.agent.answer import Answer, Turn
-from htmlrag_chat.agent.plan import (
-    Plan,
-    parse_missing,
-    parse_plan,
-    rewrite_messages,
-    sufficiency_messages,
-)
+from htmlrag_chat.agent.answer import Answer, numbered_sources
+from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
 from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import (
@@ -33,21 +27,29 @@ from htmlrag_chat.events import (
     EventSink,
     Notice,
     Progress,
+    ReaderBusy,
     Searching,
     Skipped,
+    SourcesReady,
     StageFinished,
     ignore,
     stage,
 )
-from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
-from htmlrag_chat.reader import ChatModel, Message, Source
-from htmlrag_chat.reader.citations import CitationFilter, check_citations, flag_lines
+from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.reader import ChatModel, Message, Source, Turn
+from htmlrag_chat.reader.citations import (
+    CitationFilter,
+    check_citations,
+    cites_any,
+    flag_lines,
+)
+from htmlrag_chat.reader.layout import answer_messages, check_messages, rewrite_messages
 from htmlrag_chat.reader.literal import Quoted, escape_markdown
-from htmlrag_chat.reader.llm import render_sources
+from htmlrag_chat.reader.think import ThinkFilter
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
-from htmlrag_chat.safety import SafeStream, terminal_safe, text_safe
+from htmlrag_chat.safety import SafeStream, text_safe
 from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
@@ -55,6 +57,7 @@ from htmlrag_chat.web.search import SearchError
 T = TypeVar("T")
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
+UNCITED = "the answer cites none of its sources: it may not come from them"
 
 
 class Reader(Protocol):
@@ -65,7 +68,7 @@ class Reader(Protocol):
     def name(self) -> str: ...
 
     def answer(
-        self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()
+        self, question: str, sources: Sequence[Source], history: Sequence[Turn] = ()
     ) -> AsyncIterator[str]: ...
 
 
@@ -88,12 +91,7 @@ class Agent:
         start = time.perf_counter()
         timings: dict[str, float] = {}
         emit = self._recording(timings)
-        chat_history = [
-            m
-            for turn in history
-            for m in (Message("user", turn.question), Message("assistant", turn.answer))
-        ]
-        plan = await self._plan(message, chat_history, emit, first=not history)
+        plan = await self._plan(message, history, emit)
         sources, queries, rounds = [], [], 0
         if plan.search:
             # A follow-up's own words lack its subject: prune and judge by the rewrite.
@@ -105,18 +103,23 @@ class Agent:
                 if history
                 else "sub-queries"
             )
-            sources, queries, rounds = await self._research(topic, plan, why, emit)
+            sources, queries, rounds = await self._research(
+                message, history, topic, plan, why, emit
+            )
         if history and not sources:
             if plan.search:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
             sources = list(history[-1].sources)
+            emit(SourcesReady(tuple(sources)))
         text, markdown, first_token, removed = await self._read(
-            message, sources, chat_history, emit, start
+            message, sources, history, emit, start
         )
         with stage(emit, "cite") as counts:
             citations = check_citations(markdown, sources)
             flags = flag_lines(citations)
             counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
+            if sources and not cites_any(citations):
+                flags.append(UNCITED)
         return Answer(
             question=message,
             text=text,
@@ -153,21 +156,19 @@ class Agent:
 
     # -- planning
 
-    async def _plan(
-        self, message: str, history: list[Message], emit: EventSink, first: bool
-    ) -> Plan:
+    async def _plan(self, message: str, history: Sequence[Turn], emit: EventSink) -> Plan:
         """The first message is searched as typed, plus sub-queries when the model splits it
         into several; a follow-up is rewritten with the history (or needs no search)."""
         chat = self.reader.chat
         if chat is None:
             return Plan((message,))
         with stage(emit, "plan") as counts:
-            reply = await _complete(
-                chat, rewrite_messages(message, history, self.max_queries), PLAN_TOKENS
-            )
-            plan = parse_plan(reply, self.max_queries)
+            messages = rewrite_messages(message, history, self.max_queries)
+            reply = await _complete(chat, messages, PLAN_TOKENS, emit)
+            request = load_prompt("rewrite").format(message="", max_queries="")
+            plan = parse_plan(reply, self.max_queries, request)
             counts["queries"] = len(plan.queries) if plan else 0
-        if first:
+        if not history:
             # One query back is a rephrasing of the question: the message as typed is better.
             extra = plan.queries if plan and len(plan.queries) > 1 else ()
             queries = _unique([message, *extra])[: self.max_queries]
@@ -180,7 +181,13 @@ class Agent:
     # -- search rounds
 
     async def _research(
-        self, topic: str, plan: Plan, why: str, emit: EventSink
+        self,
+        message: str,
+        history: Sequence[Turn],
+        topic: str,
+        plan: Plan,
+        why: str,
+        emit: EventSink,
     ) -> tuple[list[Source], list[str], int]:
         """Search rounds until the sources suffice or the rounds run out; ``topic`` is what
         pages are pruned for and the sufficiency check asks about."""
@@ -200,9 +207,13 @@ class Agent:
             for result in await self._fetch(urls, emit):
                 pages[result.url] = result
             sources = await self._in_thread(emit, self._prune, topic, list(pages.values()), titles)
-            if number == self.rounds or self.reader.chat is None:
+            if sources:
+                emit(SourcesReady(tuple(sources)))
+            # A follow-up that found nothing new answers from the sources it already has:
+            # checking "no sources" would cost a prefill and push them out of the cache.
+            if number == self.rounds or self.reader.chat is None or (history and not sources):
                 return sources, queries, number
-            missing = await self._missing(topic, sources, emit)
+            missing = await self._missing(message, history, topic, sources, emit)
             if missing is None or missing.casefold() in {q.casefold() for q in queries}:
                 return sources, queries, number
             pending, why = (missing,), f"missing: {missing}"
@@ -266,20 +277,28 @@ class Agent:
         if not loaded.document.pages:
             return []
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        sources = _numbered(results[-1].result.document, titles)
+        sources = numbered_sources(results[-1].result.document, titles)
         if not sources and visible_text(loaded.document.root):
             budget = self.stages[-1].budget
             emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))
         return sources
 
-    async def _missing(self, question: str, sources: list[Source], emit: EventSink) -> str | None:
+    async def _missing(
+        self,
+        message: str,
+        history: Sequence[Turn],
+        topic: str,
+        sources: list[Source],
+        emit: EventSink,
+    ) -> str | None:
+        """The sufficiency check, laid out as the answer's prompt plus its instruction, so
+        the answer that follows reuses the check's prefill."""
         chat = self.reader.chat
         assert chat is not None
         with stage(emit, "check") as counts:
-            reply = await _complete(
-                chat, sufficiency_messages(question, render_sources(sources)), CHECK_TOKENS
-            )
-            missing = parse_missing(reply)
+            messages = check_messages(message, sources, history, topic)
+            reply = await _complete(chat, messages, CHECK_TOKENS, emit)
+            missing = parse_missing(reply, load_prompt("sufficiency").format(topic=""))
             counts["enough"] = int(missing is None)
         return missing
 
@@ -289,15 +308,17 @@ class Agent:
         self,
         question: str,
         sources: list[Source],
-        history: list[Message],
+        history: Sequence[Turn],
         emit: EventSink,
         start: float,
     ) -> tuple[str, str, float | None, int]:
         """The answer as text and as Markdown, when its first piece came, and how many
         invented citations were taken out. Text the reader quotes from a source (``Quoted``)
-        goes around the citation filter: shown as it is, escaped in the Markdown."""
+        goes around the citation filter: shown as it is, escaped in the Markdown. A
+        reasoning model's think blocks never get past ``ThinkFilter``."""
         citations = CitationFilter(len(sources))
         safe = SafeStream()  # no control token, escape or override reaches the screen
+        thinking = ThinkFilter()  # nor a reasoning model's <think> block
         parts: list[tuple[str, bool]] = []
         first_token: float | None = None
 
@@ -307,17 +328,22 @@ class Agent:
                 emit(AnswerDelta(text, quoted))
 
         with stage(emit, "read", len(sources)) as counts:
+            chat = self.reader.chat
+            if chat is not None:
+                pending = chat.pending_tokens(answer_messages(question, sources, history))
+                emit(ReaderBusy("prefill", pending))
             async for chunk in self.reader.answer(question, sources, history):
                 if first_token is None:
                     first_token = (time.perf_counter() - start) * 1000
+                    emit(ReaderBusy("generate"))
                 if isinstance(chunk, Quoted):
                     show(citations.feed(safe.finish()))
                     show(citations.before_quote())
                     # Defused before it is escaped in the Markdown: escapes would hide tokens.
                     show(text_safe(chunk), quoted=True)
                 else:
-                    show(citations.feed(safe.feed(chunk)))
-            show(citations.feed(safe.finish()))
+                    show(citations.feed(safe.feed(thinking.feed(chunk))))
+            show(citations.feed(safe.feed(thinking.finish()) + safe.finish()))
             show(citations.finish())
             counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
         text = "".join(text for text, _ in parts).strip()
@@ -370,27 +396,12 @@ class Agent:
                 self._worker = None
 
 
-async def _complete(chat: ChatModel, messages: list[Message], max_tokens: int) -> str:
+async def _complete(
+    chat: ChatModel, messages: list[Message], max_tokens: int, emit: EventSink
+) -> str:
+    """A whole reply (a plan or a check), saying first how much the reader must prefill."""
+    emit(ReaderBusy("prefill", chat.pending_tokens(messages)))
     return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
-
-
-def _numbered(document: Document, titles: dict[str, str]) -> list[Source]:
-    """Pages with text left after pruning, numbered from 1 in document order."""
-    sources = []
-    for index, page in enumerate(document.pages):
-        text = visible_text(document.root[index], lines=True)
-        if text:
-            sources.append(
-                Source(
-                    number=len(sources) + 1,
-                    url=page.source,
-                    title=terminal_safe(page.title or titles.get(page.source, "")),
-                    html=document.page_html(index),
-                    text=text,
-                    date=page.date,
-                )
-            )
-    return sources
 
 
 def _interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:

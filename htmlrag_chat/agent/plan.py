@@ -4,16 +4,19 @@ Small local models break JSON far more often than a line format, so replies are 
 a marker at the start of a line (``SEARCH:``, ``NO SEARCH``, ``ENOUGH``, ``MISSING:``) with
 bullets, numbering, bold and quotes tolerated. A reply with no marker is ``None``; the agent
 then takes the safe path (search the message as typed; take the sources as enough).
+
+A model's reply is data, and a small model often echoes its prompt: a query with angle
+brackets (a placeholder such as ``<a web search query>``), or made only of the words of the
+instruction it was given ("a short web search query"), never becomes a search. Reasoning
+models think first: ``<think>`` blocks are dropped before the reply is read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from htmlrag_chat.prompts import load_prompt, today
-from htmlrag_chat.reader import Message
+from htmlrag_chat.reader.think import strip_think
 
 MAX_QUERY_CHARS = 200
 _DECORATION = r"^[\s\-*•>#\d.)]*\**\s*"  # bullets, numbering, bold, headings
@@ -26,6 +29,7 @@ _ENOUGH = re.compile(_DECORATION + r"(enough|sufficient)\b", re.I | re.M)
 _MISSING = re.compile(_DECORATION + r"missing\s*\**\s*" + _COLON + r"\s*(.+)$", re.I | re.M)
 _NOTHING = {"", "none", "nothing", "n/a", "-"}  # "MISSING: none" means enough
 _QUOTES = "\"'`*“”„«»「」"
+_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -36,36 +40,11 @@ class Plan:
     search: bool = True
 
 
-def rewrite_messages(message: str, history: Sequence[Message], max_queries: int) -> list[Message]:
-    prompt = load_prompt("rewrite").format(
-        today=today(),
-        history=format_history(history) or "(none)",
-        message=message,
-        max_queries=max_queries,
-    )
-    return [Message("user", prompt.strip())]
-
-
-def sufficiency_messages(question: str, sources_text: str) -> list[Message]:
-    prompt = load_prompt("sufficiency").format(sources=sources_text, question=question)
-    return [Message("user", prompt.strip())]
-
-
-def format_history(history: Sequence[Message], max_chars: int = 600) -> str:
-    """The conversation as ``User:``/``Assistant:`` lines, long answers shortened: the
-    rewriter needs what was talked about, not every word."""
-    lines = []
-    for message in history:
-        text = " ".join(message.content.split())
-        if len(text) > max_chars:
-            text = text[:max_chars].rstrip() + " ..."
-        lines.append(f"{message.role.capitalize()}: {text}")
-    return "\n".join(lines)
-
-
-def parse_plan(reply: str, max_queries: int) -> Plan | None:
-    """The queries of a rewrite reply; ``None`` when it holds no usable marker."""
-    queries = [q for q in (_clean(m) for m in _SEARCH.findall(reply)) if q]
+def parse_plan(reply: str, max_queries: int, request: str = "") -> Plan | None:
+    """The queries of a rewrite reply; ``None`` when it holds no usable marker.
+    ``request``: the prompt's instruction, whose words alone make no query."""
+    reply = strip_think(reply)
+    queries = [q for q in (_clean(m, request) for m in _SEARCH.findall(reply)) if q]
     if queries:
         unique: dict[str, str] = {}  # case differences do not make another search
         for query in queries:
@@ -76,19 +55,31 @@ def parse_plan(reply: str, max_queries: int) -> Plan | None:
     return None
 
 
-def parse_missing(reply: str) -> str | None:
+def parse_missing(reply: str, request: str = "") -> str | None:
     """The query for what is missing, or ``None`` when the reply says enough (or nothing
-    usable: a confused model must not cause another round)."""
+    usable: a confused model must not cause another round, nor an echo of ``request``)."""
+    reply = strip_think(reply)
     missing = _MISSING.search(reply)
     if missing is None:
         return None
     enough = _ENOUGH.search(reply)
     if enough is not None and enough.start() < missing.start():
         return None
-    query = _clean(missing.group(1))
+    query = _clean(missing.group(1), request)
     return None if query.casefold().rstrip(".") in _NOTHING else query or None
 
 
-def _clean(query: str) -> str:
+def _clean(query: str, request: str = "") -> str:
+    """The query as it will be searched, or "" for one that is too long or an echo."""
     query = " ".join(query.split()).strip(_QUOTES + " ")
-    return query if 0 < len(query) <= MAX_QUERY_CHARS else ""
+    if not 0 < len(query) <= MAX_QUERY_CHARS or _echoes(query, request):
+        return ""
+    return query
+
+
+def _echoes(query: str, request: str) -> bool:
+    """A placeholder (angle brackets), or a query every word of which is the instruction's."""
+    if "<" in query or ">" in query:
+        return True
+    words = set(_WORDS.findall(query.casefold()))
+    return bool(words) and words <= set(_WORDS.findall(request.casefold()))

@@ -18,15 +18,17 @@ from htmlrag_chat.events import (
     EventSink,
     Notice,
     Progress,
+    ReaderBusy,
     Searching,
     Skipped,
+    SourcesReady,
     StageFinished,
     StageStarted,
 )
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.safety import text_safe
+from htmlrag_chat.safety import one_line, terminal_safe, text_safe
 from htmlrag_chat.settings.sources import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
@@ -244,6 +246,12 @@ def progress_printer(enabled: bool) -> EventSink:
                 f"[{elapsed:6.2f}s] {event.stage} {event.done}/{event.total}{failed}",
                 file=sys.stderr,
             )
+        elif isinstance(event, SourcesReady):
+            print(f"[{elapsed:6.2f}s] {early_sources(event)}", file=sys.stderr)
+        elif isinstance(event, ReaderBusy):
+            doing = "generating" if event.phase == "generate" else "prefilling"
+            tokens = f" {event.tokens:,} tokens" if event.tokens is not None else ""
+            print(f"[{elapsed:6.2f}s] reader: {doing}{tokens}", file=sys.stderr)
         elif isinstance(event, StageFinished):
             counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
             print(
@@ -253,6 +261,16 @@ def progress_printer(enabled: bool) -> EventSink:
             )
 
     return emit
+
+
+def early_sources(event: SourcesReady) -> str:
+    """The numbered sources as soon as pruning ends, to read while the reader prefills."""
+    lines = [f"sources ({len(event.sources)}), while the reader reads:"]
+    for source in event.sources:
+        date = f" ({source.date})" if source.date else ""
+        title = one_line(source.title) or "Untitled"
+        lines.append(f"  [{source.number}] {title} - {terminal_safe(source.site)}{date}")
+    return "\n".join(lines)
 
 
 def positive_int(text: str) -> int:

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -105,9 +106,11 @@ def prepare_out_dir(folder: Path) -> None:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.prune_factory import BUDGET, PruneSettings
 
     settings = PruneSettings.of(settings_of(args))
+    if settings.budget is None:  # no reader here to choose by
+        settings = replace(settings, budget=BUDGET)
     show = progress_printer(args.progress or sys.stderr.isatty())
     stage_ms: dict[str, float] = {}
 

@@ -14,11 +14,11 @@ import sys
 from htmlrag_chat.commands.common import add_command
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, UserError
-from htmlrag_chat.hub import download, require_hub
+from htmlrag_chat.hub import download, download_file, require_hub
 from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader.choice import hub_file, is_hub_id
 from htmlrag_chat.safety import one_line
-from htmlrag_chat.wiring import is_hub_id
 
 _WHERE = {
     "folder": "folder",
@@ -27,6 +27,7 @@ _WHERE = {
     "built-in": "built in",
     "hub": "hub (not downloaded)",
     "nowhere": "no such folder",
+    "gguf": "GGUF file",
 }
 
 
@@ -49,7 +50,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     add_setting_options(pull, "models")
     pull.add_argument(
         "target", nargs="?", metavar="ROLE|ID",
-        help=f"{', '.join(ROLES)}, or a hub id like owner/name (default: every missing one)",
+        help=f"{', '.join(ROLES)}, a hub id like owner/name, or one GGUF file of a hub repo "
+        "(owner/name/file.gguf); default: every missing one. On a CPU machine the reader is "
+        "a GGUF quant of Llama-3.1-8B-Instruct for llama.cpp",
     )  # fmt: skip
 
 
@@ -120,6 +123,11 @@ def run_pull(args: argparse.Namespace) -> int:
     require_hub()
     for role, repo_id in targets:
         print(f"downloading {repo_id} ({role})", file=sys.stderr)
+        one_file = hub_file(repo_id)
+        if one_file is not None:  # a GGUF quant: one file of its repo
+            path = download_file(*one_file)
+            print(f"{repo_id}: {human_size(path.stat().st_size)} in {path}")
+            continue
         folder = download(repo_id, tokenizer_only=role == "tokenizer")
         print(f"{repo_id}: {human_size(folder_bytes(folder))} in {folder}")
     return EXIT_OK
@@ -143,9 +151,12 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
             )
         if row.where in ("built-in", "bundled"):
             raise UserError(f"the {target} is {where(row)}: nothing to download")
-        if row.where == "folder" or not is_hub_id(row.model):
+        if row.where == "folder" or not (is_hub_id(row.model) or hub_file(row.model)):
             raise UserError(f"the {target} is {row.model!r}, not a Hugging Face id (owner/name)")
         return [(target, row.model)]
-    if is_hub_id(target):
+    if is_hub_id(target) or hub_file(target):
         return [("model", target)]
-    raise UserError(f"{target!r}: not a role ({', '.join(ROLES)}) nor a hub id (owner/name)")
+    raise UserError(
+        f"{target!r}: not a role ({', '.join(ROLES)}), a hub id (owner/name) nor a GGUF file "
+        "of one (owner/name/file.gguf)"
+    )

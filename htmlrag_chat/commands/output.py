@@ -26,9 +26,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from htmlrag_chat.commands.common import PROG, progress_printer
+from htmlrag_chat.commands.common import PROG, early_sources, progress_printer
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, StageStarted
+from htmlrag_chat.events import (
+    AnswerDelta,
+    Event,
+    Notice,
+    ReaderBusy,
+    Skipped,
+    SourcesReady,
+    StageStarted,
+)
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.status import PipelineStatus
 
@@ -162,6 +170,7 @@ class AskOutput:
         self.seen: Callable[[str], bool] = lambda text: True  # first_showing, once a store is open
         self._text: list[str] = []
         self._fallbacks: list[Notice] = []
+        self._sources: SourcesReady | None = None  # shown once an LLM starts to prefill
         self._line = StatusLine(sys.stderr) if form == "live" else None
         self._log = progress_printer(form == "trace") if form in ("trace", "plain") else None
 
@@ -218,7 +227,13 @@ class AskOutput:
                 what, why = terminal_safe(event.what), terminal_safe(event.reason)
                 self._line.print_above(f"{PROG}: skipped query {what}: {why}")
             self._line.draw()
+        elif isinstance(event, SourcesReady):
+            self._sources = event  # an extractive answer comes at once: no list before it
         else:
+            if isinstance(event, ReaderBusy) and self._sources is not None:
+                # An LLM reads: the sources are there to read while it prefills.
+                self._line.print_above(early_sources(self._sources))
+                self._sources = None
             self._line.apply(event)
 
     def _flush_fallbacks(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
 
@@ -36,6 +37,29 @@ class Source:
     text: str
     date: str = ""  # the publication day the page declares (YYYY-MM-DD), or ""
 
+    @property
+    def site(self) -> str:
+        """The site the page is on, as a person names it: ``example.org``."""
+        return (urlsplit(self.url).hostname or "").removeprefix("www.")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """An earlier exchange of the conversation and the sources its answer was given."""
+
+    question: str
+    answer: str
+    sources: tuple[Source, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """One call's prompt: its tokens, and how many the model evaluated (the rest came from
+    a cache of the call before). How prefix reuse is measured."""
+
+    prompt_tokens: int
+    evaluated: int
+
 
 class ChatModel(Protocol):
     """A chat LLM that streams its reply as text chunks."""
@@ -48,6 +72,11 @@ class ChatModel(Protocol):
 
         Cancelling the consuming task stops generation (the local model between two tokens,
         the server connection by closing it)."""
+        ...
+
+    def pending_tokens(self, messages: Sequence[Message]) -> int | None:
+        """Prompt tokens of ``messages`` that no cache holds, which the model must read
+        before its first token (None when unknown: a server decides)."""
         ...
 
 

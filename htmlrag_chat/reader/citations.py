@@ -232,6 +232,12 @@ def _shorten(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def cites_any(citations: Sequence[Citation]) -> bool:
+    """Whether an answer cites one of its sources at all: one that cites none may come from
+    the model's memory rather than the sources (``"cited": false``, and a flag line)."""
+    return any(citation.sources for citation in citations)
+
+
 def flag_lines(citations: Sequence[Citation]) -> list[str]:
     """One line per unsupported citation, for the notice printed under the answer."""
     return [

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from htmlrag_chat.ports import DEFAULT_PORTS, SERVERS
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import one_line
 
 LOOPBACK = "127.0.0.1"
@@ -194,24 +193,6 @@ def _is_loopback(host: str | None) -> bool:
         return False
 
 
-def answering_server(
-    base_url: str | None,
-    model: str | None,
-    api_key: str | None = None,
-    ports: Sequence[int] | None = None,
-    fallback_model: str = DEFAULT_READER_MODEL,
-) -> ServerChoice | None:
-    """The server that answers under ``--reader auto``: the configured one (``base_url``)
-    whatever is found, else the best one found on ``ports``, else None.
-
-    The configured server reads with ``model``, else the best chat model it lists, else
-    ``fallback_model``. A found server must list ``model`` when one is configured (the user
-    may mean a local model by it); the user's API key goes to the configured server only.
-    """
-    if base_url:
-        base_url = base_url.rstrip("/")
-        listed = None if model else list_models(base_url, api_key)
-        chosen = model or (listed and best_model(listed.models)) or fallback_model
-        server = listed or Server(_known_name(base_url) or "server", base_url, ())
-        return ServerChoice(server, chosen, configured=True)
-    return choose_server(find_servers(ports), model)
+def configured_server(base_url: str) -> Server:
+    """The configured server when it does not list its models: named by its port."""
+    return Server(_known_name(base_url) or "server", base_url.rstrip("/"), ())

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from htmlrag_chat.html.text import count_words
 from htmlrag_chat.lexical import bm25_scores, terms
-from htmlrag_chat.reader import ChatModel, Message, Source
+from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.citations import PREFIX, STOPWORDS
 from htmlrag_chat.reader.literal import Quoted
 
@@ -50,10 +50,10 @@ class ExtractiveReader:
         return "extractive"
 
     async def answer(
-        self, question: str, sources: Sequence[Source], history: Sequence[Message] = ()
+        self, question: str, sources: Sequence[Source], history: Sequence[Turn] = ()
     ) -> AsyncIterator[str]:
         yield HEADER + "\n\n"
-        asked = [message.content for message in history if message.role == "user"]
+        asked = [turn.question for turn in history]
         picks = best_sentences(question, sources, self.max_sentences, " ".join(asked))
         if not picks:
             yield NOTHING

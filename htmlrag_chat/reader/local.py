@@ -8,7 +8,6 @@ per process (``load_causal_lm``), in bfloat16 on a GPU and float32 on the CPU.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -17,26 +16,25 @@ from typing import Any
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.extras import needed
+from htmlrag_chat.loader import load_causal_lm
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
-from htmlrag_chat.scoring.generative import load_causal_lm
+from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
 
 with needed("transformers", "the local reader (--reader local)"):
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
 
-_END = object()
 
+class _PutStreamer(TextStreamer):
+    """Hands each piece of decoded text to the event loop from the generating thread."""
 
-class _LoopStreamer(TextStreamer):
-    """Puts decoded text on an asyncio queue from the generating thread."""
-
-    def __init__(self, tokenizer: Any, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue):
+    def __init__(self, tokenizer: Any, put: Put):
         super().__init__(tokenizer, skip_prompt=True, skip_special_tokens=True)
-        self._loop, self._queue = loop, queue
+        self._put = put
 
     def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
         if text:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, text)
+            self._put(text)
 
 
 class _StopWhenSet(StoppingCriteria):
@@ -52,6 +50,7 @@ class LocalChat:
     model_name: str = DEFAULT_READER_MODEL
     device: str | None = None
     local_only: bool = False  # never download (``--reader auto``)
+    gguf_file: str | None = None  # a GGUF file in the folder ``model_name``, dequantised
 
     @property
     def name(self) -> str:
@@ -64,7 +63,9 @@ class LocalChat:
 
     def load(self) -> tuple[Any, Any]:
         """Model and tokenizer (ModelUnavailable when they cannot be loaded here)."""
-        return load_causal_lm(self.model_name, pick_device(self.device), self.local_only)
+        return load_causal_lm(
+            self.model_name, pick_device(self.device), self.local_only, self.gguf_file
+        )
 
     def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
         """The chat-templated prompt; control tokens inside messages stay text."""
@@ -82,51 +83,28 @@ class LocalChat:
         )
         return list(encoded["input_ids"])
 
+    def pending_tokens(self, messages: Sequence[Message]) -> int | None:
+        return len(self.prompt_ids(messages))  # generate() keeps no cache between calls
+
     async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         model, tokenizer = self.load()
         ids = self.prompt_ids(messages)
-        max_tokens = self._fit(len(ids), max_tokens)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue = asyncio.Queue()
-        stop = threading.Event()
+        max_tokens = fit_answer(self.model_name, len(ids), max_tokens, self.context_tokens)
         pad = (
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
 
-        def generate() -> None:
-            try:
-                with torch.inference_mode():
-                    model.generate(
-                        input_ids=torch.tensor([ids], device=model.device),
-                        attention_mask=torch.ones(
-                            1, len(ids), dtype=torch.long, device=model.device
-                        ),
-                        max_new_tokens=max_tokens,
-                        do_sample=False,
-                        streamer=_LoopStreamer(tokenizer, loop, queue),
-                        stopping_criteria=StoppingCriteriaList([_StopWhenSet(stop)]),
-                        pad_token_id=pad,
-                    )
-            finally:
-                loop.call_soon_threadsafe(queue.put_nowait, _END)
+        def generate(put: Put, stop: threading.Event) -> None:
+            with torch.inference_mode():
+                model.generate(
+                    input_ids=torch.tensor([ids], device=model.device),
+                    attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=model.device),
+                    max_new_tokens=max_tokens,
+                    do_sample=False,
+                    streamer=_PutStreamer(tokenizer, put),
+                    stopping_criteria=StoppingCriteriaList([_StopWhenSet(stop)]),
+                    pad_token_id=pad,
+                )
 
-        worker = asyncio.ensure_future(asyncio.to_thread(generate))
-        try:
-            while (text := await queue.get()) is not _END:
-                yield text
-            await worker  # re-raises what generation raised
-        finally:
-            stop.set()
-
-    def _fit(self, prompt_tokens: int, max_tokens: int) -> int:
-        """Shorten the answer to what the context window leaves; refuse an over-long prompt."""
-        limit = self.context_tokens
-        if limit is None:
-            return max_tokens
-        room = limit - prompt_tokens
-        if room < 16:
-            raise UserError(
-                f"the reader prompt has {prompt_tokens} tokens, more than {self.model_name}'s "
-                f"context of {limit} leaves room for: lower --budget"
-            )
-        return min(max_tokens, room)
+        async for text in thread_stream(generate):
+            yield text

@@ -16,18 +16,20 @@ from __future__ import annotations
 import json
 import os
 import ssl
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from htmlrag_chat.reader import Message, ReaderFailed
+from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.reader import CallStats, Message, ReaderFailed
 
 CONNECT_SECONDS = 10.0
 _SNIPPET_CHARS = 200  # of an error body or a malformed event, enough to recognise it
 _EVENT_STREAM = "text/event-stream"
 _JSON = "application/json"
+TRUNCATED_SHARE = 0.8  # a server that read less than this share of the prompt cut it
 
 
 @dataclass
@@ -45,10 +47,18 @@ class OpenAIChat:
     timeout: float = 120.0
     temperature: float = 0.0
     context_tokens: int | None = None
+    llama_cpp: bool = False  # llama.cpp's server: ask it to keep the prompt's cache
+    calls: list[CallStats] = field(default_factory=list)  # what the server said it read
+    counter: TokenCounter | None = None  # the prompt's tokens as sent, to compare
+    warn: Callable[[str], None] | None = None  # told when the server read fewer
+    _reported: int | None = field(default=None, init=False, repr=False)
 
     @property
     def name(self) -> str:
         return self.model
+
+    def pending_tokens(self, messages: Sequence[Message]) -> int | None:
+        return None  # the server's prefix cache decides
 
     @property
     def endpoint(self) -> str:
@@ -61,6 +71,7 @@ class OpenAIChat:
         server; the ``async with`` blocks close the connection however the caller leaves.
         """
         timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=self.timeout)
+        self._reported = None
         try:
             async with (
                 aiohttp.ClientSession(timeout=timeout) as session,
@@ -70,27 +81,61 @@ class OpenAIChat:
             ):
                 await self._check_response(response)
                 if response.content_type == _JSON:
-                    content = _content(self._parse(await response.read()), "message")
+                    event = self._parse(await response.read())
+                    self._count(event)
+                    content = _content(event, "message")
                     if content:
                         yield content
-                    return
-                async for data in _events(_lines(response.content.iter_any())):
-                    if data == "[DONE]":
-                        return
-                    content = _content(self._parse(data), "delta")
-                    if content:
-                        yield content
+                else:
+                    async for data in _events(_lines(response.content.iter_any())):
+                        if data == "[DONE]":
+                            break
+                        event = self._parse(data)
+                        self._count(event)
+                        content = _content(event, "delta")
+                        if content:
+                            yield content
         except (TimeoutError, aiohttp.ClientError) as error:
             raise ReaderFailed(self._describe(error)) from error
+        self._check_truncation(messages)
+
+    def _check_truncation(self, messages: Sequence[Message]) -> None:
+        """Ollama cuts a prompt longer than its window without a word; the usage it
+        reports is the only sign. A server that read well under what was sent is named."""
+        if self._reported is None or self.counter is None or self.warn is None:
+            return
+        sent = sum(self.counter.count(message.content) for message in messages)
+        if self._reported < TRUNCATED_SHARE * sent:
+            self.warn(
+                f"{self.model} read {self._reported:,} prompt tokens of about {sent:,} sent: "
+                "its context window cut the sources off (raise it on the server, e.g. "
+                "num_ctx, or lower --budget)"
+            )
 
     def _body(self, messages: Sequence[Message], max_tokens: int) -> dict[str, Any]:
-        return {
+        body = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "stream": True,
+            "stream_options": {"include_usage": True},  # the prompt tokens it really read
             "max_tokens": max_tokens,
             "temperature": self.temperature,
         }
+        if self.llama_cpp:  # every call continues the last (reader/layout.py): reuse its KV
+            body["cache_prompt"] = True
+        return body
+
+    def _count(self, event: Any) -> None:
+        """The usage a stream ends with (``prompt_tokens``), and llama.cpp's ``timings``:
+        ``prompt_n`` tokens evaluated of ``prompt_n + cache_n``."""
+        usage = event.get("usage") if isinstance(event, dict) else None
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            self._reported = usage["prompt_tokens"]
+        timings = event.get("timings") if isinstance(event, dict) else None
+        if isinstance(timings, dict) and isinstance(timings.get("prompt_n"), int):
+            evaluated = timings["prompt_n"]
+            cached = timings.get("cache_n") if isinstance(timings.get("cache_n"), int) else 0
+            self.calls.append(CallStats(evaluated + cached, evaluated))
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": f"{_EVENT_STREAM}, {_JSON}"}

@@ -20,22 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from htmlrag_chat import cancel
-from htmlrag_chat.device import model_dtype, pick_device
+from htmlrag_chat.device import pick_device
 from htmlrag_chat.extras import needed
 from htmlrag_chat.html.blocks import BlockTree, render_path
 from htmlrag_chat.html.render import to_numbered_html
-from htmlrag_chat.hub import load_pretrained
+from htmlrag_chat.loader import load_causal_lm
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.scoring import DEFAULT_GEN_MODEL, ContextTooLong
 
-# What needs torch and transformers: the local reader imports this module too.
-PURPOSE = "language models on this machine (local reader, generative pruner)"
-
-with needed("transformers", PURPOSE):
+with needed("transformers", "the generative pruner (stage 2)"):
     import torch
 
 
@@ -75,29 +71,6 @@ class GenStats:
     forward_calls: int = 0  # one per branching trie node
     prefill_tokens: int = 0  # tokens run through the model in total
     skipped_nodes: int = 0  # single-child nodes: probability 1, no model call
-
-
-def load_causal_lm(model_name: str, device: str, local_only: bool = False) -> tuple[Any, Any]:
-    """Model and tokenizer, loaded once per process and device (no remote code)."""
-    return _load_causal_lm(model_name, device, local_only)  # one cache key however called
-
-
-@lru_cache(maxsize=2)
-def _load_causal_lm(model_name: str, device: str, local_only: bool) -> tuple[Any, Any]:
-    with needed("transformers", PURPOSE):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model_name, local_only=local_only)
-    model = load_pretrained(
-        AutoModelForCausalLM.from_pretrained,
-        model_name,
-        local_only=local_only,
-        dtype=model_dtype(device),
-    )
-    return cancel.make_stoppable(model.to(device).eval()), tokenizer
 
 
 @dataclass

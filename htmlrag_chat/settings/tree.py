@@ -131,8 +131,9 @@ SETTINGS: tuple[Setting, ...] = (
         aliases=("--scorer",),
     ),
     Setting(
-        "prune", "budget", Integer(), 4096, "tokens of pruned HTML the reader gets",
-        (*ANSWERING, "prune"),
+        "prune", "budget", Integer(), None,
+        "tokens of pruned HTML the reader gets (default: 2048 for a reader that prefills on "
+        "this machine's CPU, else 4096)", (*ANSWERING, "prune"),
     ),
     Setting(
         "prune", "coarse_budget", Integer(), None,

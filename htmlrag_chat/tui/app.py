@@ -29,7 +29,7 @@ from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped
+from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, SourcesReady
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
@@ -122,7 +122,8 @@ class ChatApp(SelectionActions):
     def mode_line(self) -> str:
         reader = self.options.reader
         parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
-        parts.append(f"pruner: {self.options.prune.pruner}, budget {self.options.prune.budget}")
+        budget = self.options.prune.budget or "by reader"
+        parts.append(f"pruner: {self.options.prune.pruner}, budget {budget}")
         if self.options.replay:
             parts.append("replay: answers come from the recorded cache only, nothing is fetched")
         if not self.session.kept:
@@ -250,6 +251,8 @@ class ChatApp(SelectionActions):
             await self._note(f"note: {event.message}")
         elif isinstance(event, Skipped) and event.kind == "query":
             await self._note(f"skipped search {event.what!r}: {event.reason}")
+        elif isinstance(event, SourcesReady) and self._current is not None:
+            self.preview_sources(self._current, event.sources)
 
     async def _note(self, text: str) -> None:
         note = NoteView(text)

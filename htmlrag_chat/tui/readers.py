@@ -1,9 +1,10 @@
 """The reader in the header, and switching it from the command palette.
 
-The palette offers the extractive reader, the local model when it is on disk, and every
-chat model of the configured server and of the servers found on loopback
-(``reader/discover.py``). The probe runs each time the palette opens, in a thread and
-within a fraction of a second, so a server started while the app runs shows up.
+The palette offers the extractive reader, the local model when it is on disk (a GGUF file
+first), every chat model of the configured server and of the servers found on loopback
+(``reader/discover.py``), and ``auto`` with the reader it picks now. The probe runs each
+time the palette opens, in a thread and within a fraction of a second, so a server started
+while the app runs shows up.
 Model names come from the servers: they are shown as plain text, never as markup.
 """
 
@@ -20,9 +21,16 @@ from textual.content import Content
 from textual.markup import escape
 
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.inventory import complete_model, locate
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.discover import Server, chat_models, find_servers, list_models, server_name
+from htmlrag_chat.reader.choice import Surroundings, on_disk, plan_reader
+from htmlrag_chat.reader.discover import (
+    Server,
+    chat_models,
+    configured_server,
+    find_servers,
+    list_models,
+    server_name,
+)
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.safety import one_line
@@ -50,7 +58,8 @@ def reader_label(reader: LLMReader | ExtractiveReader) -> str:
 
 
 def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
-    """What the palette offers (blocking: the servers are asked here)."""
+    """What the palette offers (blocking: the servers are asked here), ending with ``auto``
+    and the reader it picks now (``reader.choice.plan_reader``, as ``ask`` picks it)."""
     choices = [
         ReaderChoice(
             "Reader: extractive (no LLM)",
@@ -58,17 +67,26 @@ def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
             replace(current, reader="extractive"),
         )
     ]
-    for name in dict.fromkeys(m for m in (current.model, DEFAULT_READER_MODEL) if m):
-        if locate(name, complete_model).present:
-            choices.append(
-                ReaderChoice(
-                    f"Reader: {name} (local)",
-                    "The local transformers model on disk",
-                    replace(current, reader="local", model=name, base_url=None),
-                )
+    disk = on_disk(current.model)
+    if disk.gguf:
+        choices.append(
+            ReaderChoice(
+                f"Reader: {Path(disk.gguf).name} (local, llama.cpp)",
+                "The GGUF model on disk, run in this process",
+                replace(current, reader="local", model=disk.gguf, base_url=None),
             )
-            break
-    for server, configured in _servers(current):
+        )
+    elif disk.transformers:
+        name = current.model or DEFAULT_READER_MODEL
+        choices.append(
+            ReaderChoice(
+                f"Reader: {name} (local)",
+                "The local transformers model on disk",
+                replace(current, reader="local", model=name, base_url=None),
+            )
+        )
+    servers = _servers(current)
+    for server, configured in servers:
         for model in chat_models(server.models):
             choices.append(
                 ReaderChoice(
@@ -83,6 +101,13 @@ def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
                     ),
                 )
             )
+    configured = next((server for server, mine in servers if mine), None)
+    if configured is None and current.base_url:
+        configured = configured_server(current.base_url)
+    found = tuple(server for server, mine in servers if not mine)
+    auto = replace(current, reader="auto")
+    plan = plan_reader(auto, Surroundings(configured, () if configured else found, disk))
+    choices.append(ReaderChoice(f"Reader: auto, now {plan.label}", plan.why, auto))
     return choices
 
 

@@ -5,10 +5,12 @@ https only). ``ChatApp`` inherits these handlers and actions."""
 from __future__ import annotations
 
 import webbrowser
+from collections.abc import Sequence
 
 from textual.app import App
 from textual.widgets import Markdown
 
+from htmlrag_chat.reader import Source
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.markdown import cited_numbers
 from htmlrag_chat.tui.panels import SourcesPanel, openable
@@ -19,6 +21,13 @@ class SelectionActions(App[None]):
     """The answer whose sources are shown, and what the user can do with them."""
 
     selected: AnswerView | None = None
+
+    def preview_sources(self, view: AnswerView, sources: Sequence[Source]) -> None:
+        """The sources of an answer still to come, readable while the reader prefills; the
+        answer's own list replaces them when it ends."""
+        view.sources = tuple(sources)
+        if self.selected is view:
+            self.query_one(SourcesPanel).show(view.sources)
 
     def select(self, view: AnswerView, number: int | None = None) -> None:
         self.selected = view

@@ -11,6 +11,7 @@ from htmlrag_chat.events import (
     AnswerDelta,
     Event,
     Progress,
+    ReaderBusy,
     Searching,
     StageFinished,
     StageStarted,
@@ -40,12 +41,14 @@ class PipelineStatus:
     pages: int = 0  # pages to fetch in this round
     tokens: dict[str, tuple[int, int]] = field(default_factory=dict)  # scorer -> before, after
     answer_chars: int = 0
+    reader: str = ""  # what the reader LLM is doing: "prefilling 3,512 tokens", "generating"
 
     def apply(self, event: Event) -> None:
         if isinstance(event, Searching):
             self.round = event.round
         elif isinstance(event, StageStarted):
             self.stage = event.stage
+            self.reader = ""
             if event.stage == "fetch":
                 self.fetched = self.failed = 0
                 self.pages = event.items or 0
@@ -59,11 +62,16 @@ class PipelineStatus:
             )
         elif isinstance(event, AnswerDelta):
             self.answer_chars += len(event.text)
+        elif isinstance(event, ReaderBusy):
+            tokens = f" {event.tokens:,} tokens" if event.tokens is not None else ""
+            self.reader = "generating" if event.phase == "generate" else f"prefilling{tokens}"
 
     def line(self, elapsed: float) -> str:
         """One line: ``answering · round 1 · pages 9/10, 1 failed · embed 30,512→8,190 tok
         · 4.2 s``."""
         parts = [self.stage_label()]
+        if self.reader and self.stage in ("plan", "check", "read"):
+            parts.append(self.reader)
         if self.round:
             parts.append(f"round {self.round}")
         if self.pages:

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.hub import ModelUnavailable
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader.choice import no_llm_hint
 from htmlrag_chat.safety import terminal_safe
-from htmlrag_chat.wiring import install_hint
 
 
 def answer_meta(answer: Answer, elapsed: float) -> str:
@@ -43,7 +42,7 @@ def describe(error: BaseException, model: str | None, doing: str = "answer") -> 
     """An error as the chat shows it: what happened and what to do. Errors a user can act on
     carry their advice; anything else is a bug, said plainly, and the app keeps running."""
     if isinstance(error, ModelUnavailable):
-        hint = install_hint(model or DEFAULT_READER_MODEL)
+        hint = no_llm_hint(model)
         return (
             f"Could not {doing}: {error}. {hint[0].upper()}{hint[1:]}; "
             "or --reader extractive answers without a model."

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from htmlrag_chat.agent.answer import Answer, Turn
-from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.agent.loop import UNCITED, Agent
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -113,14 +113,12 @@ class Script:
 
 def kind(messages: list[dict[str, Any]]) -> str:
     """Which call a request is: "read", "rewrite" or "check"."""
-    if messages[0]["role"] == "system":
-        return "read"
     content = messages[-1]["content"]
     if REWRITE_MARK in content:
         return "rewrite"
     if CHECK_MARK in content:
         return "check"
-    raise AssertionError(f"a request the script does not expect: {content[:200]!r}")
+    return "read"
 
 
 def requests_of(llm: ScriptedLLM, call: str) -> list[list[dict[str, Any]]]:
@@ -256,20 +254,26 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     run = ask(llm, store, follow_up, [turn], rounds=1)
 
     [rewrite] = requests_of(llm, "rewrite")
-    prompt = rewrite[-1]["content"]
-    assert f"User: {LYON_QUESTION}" in prompt
-    assert f"Assistant: {LYON_ANSWER}" in prompt
-    assert f"{REWRITE_MARK} {follow_up}" in prompt
+    # The rewrite continues the conversation as the last answer left it: system text, the
+    # first question with its sources, its answer, then the request (one shared prefix).
+    assert [m["role"] for m in rewrite] == ["system", "user", "assistant", "user"]
+    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}")
+    assert f"URL: {LYON_URL}" in rewrite[1]["content"]
+    assert rewrite[2]["content"] == LYON_ANSWER
+    assert rewrite[-1]["content"].startswith(f"{REWRITE_MARK} {follow_up}")
     assert run.of(Searching) == [Searching(1, (POPULATION_QUERY,), "rewritten")]
     assert run.answer.queries == [POPULATION_QUERY]
     assert urls(run.answer) == [CENSUS_URL]
-    # The reader sees the conversation before the new question.
+    # The reader sees the conversation before the new question; its new sources replace
+    # the old ones, which the earlier turn no longer carries.
     [read] = requests_of(llm, "read")
-    assert [(m["role"], m["content"]) for m in read[1:3]] == [
-        ("user", LYON_QUESTION),
-        ("assistant", LYON_ANSWER),
+    assert read[:3] == [
+        rewrite[0],
+        {"role": "user", "content": f"Question: {LYON_QUESTION}"},
+        {"role": "assistant", "content": LYON_ANSWER},
     ]
-    assert follow_up in read[-1]["content"]
+    assert f"URL: {CENSUS_URL}" in read[-1]["content"]
+    assert read[-1]["content"].endswith(f"Question: {follow_up}")
     assert run.answer.citations[0].supported
 
 
@@ -284,10 +288,14 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
     assert run.answer.queries == []
     assert run.answer.sources == list(turn.sources)
     [read] = requests_of(llm, "read")
-    question = read[-1]["content"]
-    assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in question
-    assert turn.sources[0].html in question
-    assert "shorter please" in question
+    [rewrite] = requests_of(llm, "rewrite")
+    # The sources are already in the first turn, exactly as the rewrite (and the answer
+    # before it) had them: the whole conversation is one cached prefix.
+    assert read[:-1] == rewrite[:-1]
+    first_turn = read[1]["content"]
+    assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in first_turn
+    assert turn.sources[0].html in first_turn
+    assert read[-1]["content"] == "Question: shorter please"
     assert requests_of(llm, "check") == []
     assert run.answer.text == "Festival of Lights [1]."
 
@@ -403,6 +411,47 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     assert not any("[9]" in delta or "9]" in delta for delta in deltas)
     assert "".join(deltas).strip() == run.answer.text
     assert [c.sources for c in run.answer.citations] == [(1,), (2,)]
+
+
+def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
+    store: Store,
+) -> None:
+    llm = ScriptedLLM(
+        reply=Script(
+            rewrite="<think>\nSEARCH: Porto bridge\nSEARCH: Lyon festival\n</think>\n"
+            "SEARCH: Lyon festival",
+            answer=f"<think>Source [2] says nothing; I will cite [1].</think>{LYON_ANSWER}",
+        )
+    )
+    run = ask(llm, store, LYON_QUESTION, rounds=1)
+    assert run.answer.text == run.answer.markdown == LYON_ANSWER
+    assert "think" not in "".join(delta.text for delta in run.of(AnswerDelta))
+    assert [c.sources for c in run.answer.citations] == [(1,)]
+    # The thought's two queries would have been sub-queries: only the reply's one counts.
+    assert run.answer.queries == [LYON_QUESTION]
+    # An answer that thinks until its tokens run out says nothing, and is flagged.
+    unfinished = Script(answer="<think>The festival is in December, so")
+    silent = ask(ScriptedLLM(reply=unfinished), store, LYON_QUESTION, rounds=1).answer
+    assert silent.text == "" and not silent.cited and silent.sources
+
+
+def test_an_answer_citing_no_source_is_flagged_and_its_sources_still_listed(store: Store) -> None:
+    llm = ScriptedLLM(reply=Script(answer="Lyon hosts a festival of lights in winter."))
+    answer = ask(llm, store, LYON_QUESTION, rounds=1).answer
+    assert not answer.cited and answer.flags == [UNCITED]
+    record = answer.to_json()
+    assert record["cited"] is False and [s["url"] for s in record["sources"]] == [LYON_URL]
+    cited = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1).answer
+    assert cited.cited and cited.to_json()["cited"] is True and cited.flags == []
+
+
+def test_a_check_that_echoes_its_placeholder_searches_nothing_more(store: Store) -> None:
+    """SmolLM2 answered the sufficiency prompt with its placeholder, and it was searched."""
+    check = "MISSING: <a web search query for the information that is missing>"
+    llm = ScriptedLLM(reply=Script(check=check))
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    assert run.answer.rounds == 1 and len(requests_of(llm, "check")) == 1
+    assert not any("<" in query for query in run.answer.queries)
 
 
 FOOTNOTED_URL = "https://towers.example/eiffel"

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag_chat.agent.plan import (
-    MAX_QUERY_CHARS,
-    Plan,
-    format_history,
-    parse_missing,
-    parse_plan,
-    rewrite_messages,
-    sufficiency_messages,
-)
-from htmlrag_chat.reader import Message
+from htmlrag_chat.agent.plan import MAX_QUERY_CHARS, Plan, parse_missing, parse_plan
+from htmlrag_chat.prompts import load_prompt
+
+CHECK_REQUEST = load_prompt("sufficiency").format(topic="")
+REWRITE_REQUEST = load_prompt("rewrite").format(message="", max_queries="")
 
 
 @pytest.mark.parametrize(
@@ -143,38 +138,31 @@ def test_an_overlong_missing_query_is_taken_as_enough() -> None:
     assert parse_missing("MISSING: " + "x" * (MAX_QUERY_CHARS + 1)) is None
 
 
-def test_history_is_written_as_speaker_lines() -> None:
-    history = [
-        Message("user", "What is Lyon\nknown for?"),
-        Message("assistant", "Its   Festival of Lights [1]."),
-    ]
-    assert format_history(history) == (
-        "User: What is Lyon known for?\nAssistant: Its Festival of Lights [1]."
-    )
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "MISSING: <a web search query for the information that is missing>",
+        "MISSING: <query>",
+        "MISSING: a short web search query for the information that is missing",
+        "MISSING: web search query",
+        "<think>The sources say nothing of the population.</think>\nENOUGH",
+        "<think>I should write MISSING: lyon population but",  # unterminated: all thought
+        "",
+    ],
+)
+def test_an_echoed_placeholder_a_thought_or_nothing_never_becomes_a_search(reply: str) -> None:
+    """SmolLM2 answered the old prompt's placeholder, and the agent searched for it."""
+    assert parse_missing(reply, CHECK_REQUEST) is None
 
 
-def test_long_answers_are_shortened_in_the_history() -> None:
-    answer = "Lyon is a city in France. " * 100
-    text = format_history([Message("assistant", answer)], max_chars=120)
-    assert text.startswith("Assistant: Lyon is a city in France.")
-    assert text.endswith(" ...")
-    assert len(text) <= len("Assistant: ") + 120 + len(" ...")
-    assert format_history([Message("user", "short")], max_chars=120) == "User: short"
+def test_a_real_missing_query_after_a_thought_is_kept() -> None:
+    reply = "<think>the census is not in the sources</think>\nMISSING: Lyon census 2020 population"
+    assert parse_missing(reply, CHECK_REQUEST) == "Lyon census 2020 population"
 
 
-def test_the_rewrite_prompt_holds_the_history_message_and_limit() -> None:
-    history = [Message("user", "What is Lyon known for?"), Message("assistant", "Lights [1].")]
-    [message] = rewrite_messages("How many people live there?", history, 4)
-    assert message.role == "user"
-    assert "User: What is Lyon known for?\nAssistant: Lights [1]." in message.content
-    assert "New message: How many people live there?" in message.content
-    assert "up to 4" in message.content
-    [first] = rewrite_messages("What is Lyon known for?", [], 3)
-    assert "(none)" in first.content
-
-
-def test_the_sufficiency_prompt_holds_the_sources_and_question() -> None:
-    [message] = sufficiency_messages("How many people live in Lyon?", "[1] Lyon\nURL: u\n<p/>")
-    assert "[1] Lyon\nURL: u\n<p/>" in message.content
-    assert "Question: How many people live in Lyon?" in message.content
-    assert "Do the sources above contain" in message.content
+@pytest.mark.parametrize(
+    "reply", ["SEARCH: <search query>", "SEARCH: web searches", "<think>SEARCH: lyon</think>"]
+)
+def test_a_rewrite_that_echoes_its_instruction_is_no_plan(reply: str) -> None:
+    assert parse_plan(reply, 3, REWRITE_REQUEST) is None
+    assert parse_plan("SEARCH: Lyon new message", 3, REWRITE_REQUEST) == Plan(("Lyon new message",))

@@ -20,6 +20,7 @@ import pytest
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.models import human_size
 from htmlrag_chat.inventory import ROLES
+from htmlrag_chat.reader.choice import DEFAULT_GGUF
 from tests.hub_server import Hub, serve_hub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,9 +76,10 @@ def test_without_a_hub_every_role_is_listed_present_or_missing(
     for role in ("reader", "pruner", "tokenizer"):
         assert rows[role]["where"] == "hub" and not rows[role]["present"], role
         assert rows[role]["size_bytes"] is None and rows[role]["note"]
-    assert rows["reader"]["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    # On a CPU the reader to get is a GGUF quant for llama.cpp, one file of its repo.
+    assert rows["reader"]["model"] == DEFAULT_GGUF
     assert rows["pruner"]["model"] == "zstanjj/HTML-Pruner-Llama-1B"
-    assert rows["reader"]["note"] == "answers are extractive until it is here"
+    assert rows["reader"]["note"].startswith("answers are extractive until it is here")
 
 
 def test_the_table_has_a_row_per_role_and_says_how_to_download(
@@ -172,6 +174,30 @@ def test_pull_without_a_target_gets_every_missing_model_once(
     assert rows["tokenizer"]["location"] == rows["reader"]["location"]
 
 
+def test_pull_reader_on_a_cpu_gets_the_gguf_quant_alone_and_auto_then_reads_with_it(
+    hf_cache: Path,
+    online: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The real hub client against the loopback hub: one file of a repo of many quants."""
+    repo, file = DEFAULT_GGUF.rsplit("/", 1)
+    quant = b"GGUF" + b"\0" * 60
+    hub = Hub({repo: {file: quant, file.replace("Q4_K_M", "Q8_0"): b"GGUF" + b"\1" * 90}})
+    with running(hub, monkeypatch):
+        assert main(["models", "pull", "--device", "cpu", "reader"]) == 0
+    captured = capsys.readouterr()
+    assert f"downloading {DEFAULT_GGUF} (reader)" in captured.err
+    fetched = [r for r in hub.requests if r.startswith("GET ") and "/resolve/" in r]
+    assert [r.rsplit("/", 1)[1] for r in fetched] == [file]  # not the other quant
+    rows = listing(capsys, "--device", "cpu")["models"]
+    row, tokenizer = rows[0], rows[3]
+    assert (row["role"], row["where"], row["present"]) == ("reader", "gguf", True)
+    assert (tokenizer["where"], tokenizer["note"]) == ("gguf", "the reader's own")
+    assert row["size_bytes"] == len(quant) and row["location"].endswith(file)
+    assert captured.out.strip().endswith(row["location"])
+
+
 def test_pull_of_a_gated_model_says_how_to_get_access(
     hf_cache: Path,
     online: None,
@@ -182,7 +208,9 @@ def test_pull_of_a_gated_model_says_how_to_get_access(
     hub = Hub({"meta-llama/Llama-3.1-8B-Instruct": model_files(tiny_lm_dir)})
     hub.gated.add("meta-llama/Llama-3.1-8B-Instruct")
     with running(hub, monkeypatch) as endpoint:
-        assert main(["models", "pull", "reader"]) == 2
+        assert (
+            main(["models", "pull", "--model", "meta-llama/Llama-3.1-8B-Instruct", "reader"]) == 2
+        )
         err = capsys.readouterr().err
         assert main(["models", "pull", "nobody/nothing"]) == 2
         unknown = capsys.readouterr().err
@@ -205,7 +233,7 @@ def test_pull_of_a_gated_model_says_how_to_get_access(
         (["embedding"], "the embedding is bundled package: nothing to download"),
         (["--reader", "extractive", "reader"], "the reader is built in: nothing to download"),
         (["--tokenizer", "approx", "tokenizer"], "the tokenizer is built in: nothing to download"),
-        (["llama"], "'llama': not a role (reader, pruner, embedding, tokenizer) nor a hub id"),
+        (["llama"], "'llama': not a role (reader, pruner, embedding, tokenizer), a hub id"),
         (["--model", "/no/such", "reader"], "the reader is '/no/such', not a Hugging Face id"),
     ],
 )

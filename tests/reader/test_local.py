@@ -12,6 +12,7 @@ import torch
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat
+from htmlrag_chat.reader.streaming import fit_answer
 
 QUESTION = [Message("system", "Answer briefly."), Message("user", "What is Docker Engine?")]
 
@@ -85,5 +86,6 @@ def test_a_prompt_beyond_the_context_is_refused(tiny_lm_dir: Path) -> None:
 def test_the_answer_is_shortened_to_what_the_context_leaves(tiny_lm_dir: Path) -> None:
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     prompt = len(chat.prompt_ids(QUESTION))
-    assert chat._fit(prompt, 100) == 100
-    assert chat._fit(8192 - 50, 100) == 50
+    window = chat.context_tokens
+    assert fit_answer(chat.name, prompt, 100, window) == 100
+    assert fit_answer(chat.name, 8192 - 50, 100, window) == 50

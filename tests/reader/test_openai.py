@@ -14,6 +14,7 @@ from aiohttp import ClientSession, web
 
 from htmlrag_chat.reader import Message, ReaderFailed
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.tokens import ApproxTokenCounter
 from tests.openai_server import ScriptedLLM, serve_llm
 
 MODEL = "otter-7b"
@@ -92,6 +93,7 @@ def test_the_request_carries_model_messages_and_limits(slash: str) -> None:
                 {"role": "user", "content": MESSAGES[1].content},
             ],
             "stream": True,
+            "stream_options": {"include_usage": True},
             "max_tokens": 321,
             "temperature": 0.3,
         }
@@ -281,3 +283,34 @@ def test_closing_the_stream_early_hangs_up_on_the_server() -> None:
             return first
 
     assert asyncio.run(main()) == "Otters "
+
+
+def test_a_server_that_read_fewer_prompt_tokens_than_sent_is_named() -> None:
+    """Ollama cuts a prompt to its window without a word; its usage says how much it read."""
+    long = [Message("user", "otters live in rivers and along coasts " * 300)]
+    warnings: list[str] = []
+
+    async def ask(messages: list[Message]) -> None:
+        async with serve_llm(ScriptedLLM(reply=said("Rivers [1]."), prompt_tokens=2048)) as url:
+            chat = OpenAIChat(url, MODEL, counter=ApproxTokenCounter(), warn=warnings.append)
+            assert "".join([c async for c in chat.stream(messages, 16)]) == "Rivers [1]."
+
+    asyncio.run(ask(long))
+    [warning] = warnings
+    assert warning.startswith(f"{MODEL} read 2,048 prompt tokens of about ")
+    assert "lower --budget" in warning
+    asyncio.run(ask(MESSAGES))  # a short prompt, read whole: nothing to say
+    assert len(warnings) == 1
+
+
+def test_llama_cpp_is_asked_to_keep_the_prompt_cache() -> None:
+    llm = ScriptedLLM(reply=said("Rivers."))
+
+    async def ask(llama_cpp: bool) -> None:
+        async with serve_llm(llm) as url:
+            chat = OpenAIChat(url, MODEL, llama_cpp=llama_cpp)
+            assert [c async for c in chat.stream(MESSAGES, 8)]
+
+    asyncio.run(ask(True))
+    asyncio.run(ask(False))  # other servers are not sent what they may not know
+    assert [body.get("cache_prompt") for body in llm.requests] == [True, None]

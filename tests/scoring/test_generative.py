@@ -8,8 +8,9 @@ import torch
 from htmlrag_chat.cancel import Cancelled
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, render_path
 from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.loader import load_causal_lm
 from htmlrag_chat.scoring import ContextTooLong
-from htmlrag_chat.scoring.generative import GenerativeScorer, TokenTrie, load_causal_lm
+from htmlrag_chat.scoring.generative import GenerativeScorer, TokenTrie
 from tests.conftest import PAGES
 from tests.stopping import stop_when
 from tests.tiny_models import make_tiny_lm

@@ -26,8 +26,10 @@ from htmlrag_chat.tui.transcript import AnswerView, ErrorView, NoteView, Questio
 from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
+    CHECK_MARK,
     GOLD,
     QUESTION,
+    REWRITE_MARK,
     SIZE,
     answers,
     ask,
@@ -133,6 +135,15 @@ def test_escape_stops_the_running_question(cache: Store, history: Store, tmp_pat
     run(scenario())
 
 
+def reads(llm: ScriptedLLM) -> list[list[dict[str, Any]]]:
+    """The answers' requests: neither a rewrite nor a check."""
+    return [
+        body["messages"]
+        for body in llm.requests
+        if not any(mark in body["messages"][-1]["content"] for mark in (REWRITE_MARK, CHECK_MARK))
+    ]
+
+
 def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_path: Path) -> None:
     llm = ScriptedLLM(scripted())
 
@@ -148,11 +159,12 @@ def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_pat
                 assert "from the earlier answer's sources" in meta
 
     run(scenario())
-    read = [b["messages"] for b in llm.requests if b["messages"][0]["role"] == "system"]
+    read = reads(llm)
     assert len(read) == 2
     history_sent = [m["content"] for m in read[1][1:-1]]
-    assert history_sent[0] == QUESTION["question"]
+    assert history_sent[0].endswith(f"Question: {QUESTION['question']}")  # with its sources
     assert GOLD in history_sent[1]
+    assert read[1][-1]["content"] == "Question: shorter please"
 
 
 def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
@@ -205,8 +217,7 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
 
     run(first_session())
     run(second_session())
-    read = [b["messages"] for b in llm.requests if b["messages"][0]["role"] == "system"]
-    assert read[0][1]["content"] == QUESTION["question"]
+    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}")
 
 
 def test_a_replay_shows_the_conversations_of_its_cache_and_writes_none_into_it(
@@ -402,3 +413,34 @@ def test_no_color_makes_the_app_monochrome(
     assert not make_app(cache, history, options(), tmp_path).no_color
     monkeypatch.setenv("NO_COLOR", "1")
     assert make_app(cache, history, options(), tmp_path).no_color
+
+
+def test_the_sources_show_while_the_reader_is_still_reading(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """Use the wait: the Sources panel lists the pruned sources before the first answer
+    token, and the status line says what the reader is doing."""
+    llm = ScriptedLLM(scripted(answer=f"It is {GOLD} [1]."), chunk_delay=0.4)
+    early: list[tuple[int, str, str]] = []
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, QUESTION["question"], wait=False)
+                panel = app.query_one(SourcesPanel)
+                await wait_until(pilot, lambda: bool(panel.sources), 60, "the sources")
+                early.append((len(panel.sources), answers(app)[0].text, ""))
+
+                def status() -> str:
+                    return str(app.query_one("#status").render())
+
+                await wait_until(pilot, lambda: "generating" in status(), 60, "the reader")
+                early[0] = (*early[0][:2], status())
+                await wait_until(pilot, lambda: not app.running, 60, "the answer")
+                assert panel.sources == answers(app)[0].sources
+
+    run(scenario())
+    [(count, text, status)] = early
+    assert count > 0 and text == ""  # listed before a word of the answer
+    assert status.startswith("answering · generating")

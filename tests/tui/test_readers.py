@@ -109,6 +109,10 @@ def test_the_palette_offers_chat_models_and_a_local_model_on_disk(tiny_lm_dir: P
             return list(switched)
 
     titles = asyncio.run(scenario())
-    assert titles[0] == "Reader: extractive (no LLM)" and len(titles) == 4  # no bge-m3
-    # Nothing on disk, no server: the extractive reader alone.
-    assert [c.title for c in reader_choices(ReaderSettings(probe_ports=()))] == [titles[0]]
+    assert titles[0] == "Reader: extractive (no LLM)" and len(titles) == 5  # no bge-m3
+    # Last, auto and what it picks now: a found server must list the model named, so the
+    # model on disk.
+    assert titles[-1] == f"Reader: auto, now {tiny_lm_dir} (transformers)"
+    # Nothing on disk, no server: the extractive reader alone, which auto also picks.
+    nothing = [c.title for c in reader_choices(ReaderSettings(probe_ports=()))]
+    assert nothing == [titles[0], "Reader: auto, now extractive (no LLM)"]

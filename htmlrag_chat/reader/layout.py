@@ -1,0 +1,111 @@
+"""One prompt layout for every LLM call of a conversation, so that each call reuses the last.
+
+On a CPU the reader's wait is its prefill: reading a 4,000-token context takes tens of
+seconds for an 8B model. Every call of a question (the query rewrite, the sufficiency check,
+the answer) and every turn of a conversation is therefore laid out as the continuation of
+the one before: the same system text, then the earlier turns, then the numbered sources,
+then the question, and only then what differs (the check's instruction, or nothing for the
+answer). A llama.cpp state kept in this process, or a server's prefix cache, then evaluates
+only the tokens after the longest shared prefix: the check and the answer share everything
+up to the question, and a follow-up shares the whole conversation before it.
+
+The sources appear once, in the user message of the turn that brought them; a turn that
+reuses them ("shorter please") asks just its question. When a follow-up brings new sources,
+earlier turns keep their questions and answers but not their old sources, which would
+otherwise fill the window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from htmlrag_chat.prompts import load_prompt, today
+from htmlrag_chat.reader import Message, Source, Turn
+from htmlrag_chat.reader.citations import escape_markers
+from htmlrag_chat.safety import text_safe
+
+# Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
+_CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
+
+
+def render_sources(sources: Sequence[Source]) -> str:
+    """The sources as the reader reads them. Chat-template control tokens in page text must
+    stay text: HTML serialization escapes "<" in text, but titles and URLs are raw, and a
+    server's template cannot be asked to sanitize, so the markers themselves are broken
+    (``text_safe``: with the controls, overrides and tag characters a model may obey)."""
+    if not sources:
+        return "(no sources)"
+    return "\n\n".join(
+        text_safe(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
+        f"URL: {source.url}\n{_published(source)}{_escape_prose_markers(source.html)}")
+        for source in sources
+    )  # fmt: skip
+
+
+def _published(source: Source) -> str:
+    """The source header line with the page's declared publication day, if any."""
+    return f"Published: {source.date}\n" if source.date else ""
+
+
+def _escape_prose_markers(html: str) -> str:
+    """A page's own footnote markers (``[3]``) escaped outside its code, so that the reader,
+    which cites sources as ``[n]``, cannot copy one as a citation of source 3."""
+    pieces, done = [], 0
+    for code in _CODE_ELEMENT.finditer(html):
+        pieces += [escape_markers(html[done : code.start()]), code[0]]
+        done = code.end()
+    return "".join([*pieces, escape_markers(html[done:])])
+
+
+def answer_messages(
+    question: str, sources: Sequence[Source], turns: Sequence[Turn] = ()
+) -> list[Message]:
+    """The answer's prompt: the conversation, then the sources (unless an earlier turn
+    already holds them) and the question."""
+    prefix, placed = _conversation(turns, sources)
+    return [*prefix, Message("user", _ask(question, sources, placed))]
+
+
+def check_messages(
+    question: str, sources: Sequence[Source], turns: Sequence[Turn] = (), topic: str = ""
+) -> list[Message]:
+    """The sufficiency check: the answer's prompt up to its question, then the instruction;
+    ``topic``, a follow-up's standalone rewrite, is named when it differs."""
+    prefix, placed = _conversation(turns, sources)
+    hint = f" ({topic})" if topic and topic != question else ""
+    instruction = load_prompt("sufficiency").format(topic=hint).strip()
+    return [*prefix, Message("user", f"{_ask(question, sources, placed)}\n{instruction}")]
+
+
+def rewrite_messages(message: str, turns: Sequence[Turn], max_queries: int) -> list[Message]:
+    """The query rewrite: the conversation as the last answer left it, then the request."""
+    prefix, _ = _conversation(turns, turns[-1].sources if turns else ())
+    request = load_prompt("rewrite").format(message=message, max_queries=max_queries).strip()
+    return [*prefix, Message("user", request)]
+
+
+def _conversation(turns: Sequence[Turn], sources: Sequence[Source]) -> tuple[list[Message], bool]:
+    """The system text and the earlier turns; the first of the trailing turns that used
+    ``sources`` carries them. Whether they were placed."""
+    # Today's date, so that "latest" and "this year" mean something (it changes once a day,
+    # so the prefix a cache reuses stays the same between the calls of a day).
+    messages = [Message("system", load_prompt("reader").format(today=today()).strip())]
+    start = len(turns)
+    while start > 0 and tuple(turns[start - 1].sources) == tuple(sources) and sources:
+        start -= 1
+    for index, turn in enumerate(turns):
+        shown = sources if index == start else ()
+        messages += [
+            Message("user", _ask(turn.question, shown, placed=not shown)),
+            Message("assistant", turn.answer),
+        ]
+    return messages, start < len(turns)
+
+
+def _ask(question: str, sources: Sequence[Source], placed: bool) -> str:
+    """A user message: the sources unless they are already above, then the question."""
+    asked = load_prompt("question").format(question=question)
+    if placed:
+        return asked.strip()
+    return (load_prompt("sources").format(sources=render_sources(sources)) + asked).strip()

@@ -1,0 +1,56 @@
+"""What both in-process readers (transformers and llama.cpp) share: generation in a worker
+thread streamed to the event loop, and the answer's length fitted to the window.
+
+A model call cannot be interrupted from the event loop, so the thread checks a stop event
+between tokens (and llama.cpp between prefill pieces); cancelling the consuming task sets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Callable
+
+from htmlrag_chat.errors import UserError
+
+Put = Callable[[str], None]
+_END = object()
+
+
+async def thread_stream(work: Callable[[Put, threading.Event], None]) -> AsyncIterator[str]:
+    """The text ``work(put, stop)`` puts from a worker thread, piece by piece as it comes;
+    what ``work`` raises is raised here; leaving early (cancellation) sets ``stop``."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[object] = asyncio.Queue()
+    stop = threading.Event()
+
+    def put(item: object) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def run() -> None:
+        try:
+            work(put, stop)
+        finally:
+            put(_END)
+
+    worker = asyncio.ensure_future(asyncio.to_thread(run))
+    try:
+        while (text := await queue.get()) is not _END:
+            yield str(text)
+        await worker  # re-raises what generation raised
+    finally:
+        stop.set()
+
+
+def fit_answer(name: str, prompt_tokens: int, max_tokens: int, window: int | None) -> int:
+    """The answer's length shortened to what the window leaves; an over-long prompt is an
+    error that says what to do."""
+    if window is None:
+        return max_tokens
+    room = window - prompt_tokens
+    if room < 16:
+        raise UserError(
+            f"the reader prompt has {prompt_tokens} tokens, more than {name}'s context of "
+            f"{window} leaves room for: lower --budget"
+        )
+    return min(max_tokens, room)

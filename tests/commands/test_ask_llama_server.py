@@ -1,0 +1,68 @@
+"""``ask --reader auto`` with a real model behind a real server: llama-cpp-python's own
+``llama_cpp.server`` serving SmolLM2 on a free loopback port that the probe is told about,
+answering the demo question from the bundled recording. What the issue's check does by
+hand, short: a small budget and a short answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from htmlrag_chat.agent.loop import UNCITED
+from htmlrag_chat.cli import main
+from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.window import ServerTokenCounter, token_route
+from tests.conftest import DEMO, import_demo
+from tests.smollm2 import ALIAS, LlamaServer, llama_server, smollm2_gguf
+
+QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    with llama_server(tmp_path_factory.mktemp("llama-server")) as running:
+        yield running
+
+
+def test_auto_finds_the_server_and_answers_with_one_prefill(
+    server: LlamaServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", str(server.port))
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
+    recording = import_demo(tmp_path)
+    capsys.readouterr()
+    argv = ["--replay-db", str(recording), "ask", "--reader", "auto", "--json"]
+    argv += ["--pruner", "bm25", "--budget", "768", "--max-tokens", "40", "--progress"]
+    before = len(server.evaluated())
+    assert main([*argv, QUESTION]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+
+    assert f"reader: {ALIAS} on the server at 127.0.0.1:{server.port}" in captured.err
+    assert (record["reader"], record["model"]) == ("openai", ALIAS)
+    assert not any("<" in query or ">" in query for query in record["queries"])
+    assert record["sources"]  # listed whether or not the answer cites them
+    assert record["cited"] is (UNCITED not in record["flags"])
+    # The sources were shown on stderr before the reader read them.
+    assert captured.err.index("sources (") < captured.err.rindex("reader: prefilling")
+    # The answer continued the sufficiency check's prompt: the server found it in its cache
+    # and evaluated only the few tokens after the question.
+    hit, remaining = server.evaluated()[-1]
+    assert len(server.evaluated()) > before and hit > 300 and remaining <= 16
+    # Budgets were counted with the server's own tokenizer, not the approximation.
+    assert "approximation" not in captured.err
+
+
+def test_budgets_count_with_the_server_s_tokenizer(server: LlamaServer) -> None:
+    route = token_route(server.base_url)
+    assert route == "/extras/tokenize/count"  # llama-cpp-python's; llama.cpp's is /tokenize
+    counter = ServerTokenCounter(server.base_url, ALIAS, route)
+    text = "FaceTime Attention Correction uses ARKit to grab a depth map."
+    local = GGUFChat(str(smollm2_gguf())).load()
+    assert counter.count_many([text, text]) == [len(local.tokenize(text.encode(), False))] * 2

@@ -1,0 +1,104 @@
+"""The in-process GGUF reader with a real model (SmolLM2-135M-Instruct through llama.cpp):
+it streams, it reuses the state the call before left, it stops, it counts with its own
+vocabulary. Prompts stay short: the model reads about a hundred tokens a second here."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from htmlrag_chat.reader import Message, Source, Turn
+from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter
+from htmlrag_chat.reader.layout import answer_messages, check_messages
+from tests.smollm2 import smollm2_gguf
+
+EIFFEL = Source(
+    1,
+    "https://example.org/eiffel",
+    "Eiffel Tower",
+    "<p>The Eiffel Tower in Paris was completed on 31 March 1889. It is 330 metres tall and "
+    "was the tallest man-made structure in the world until 1930.</p>",
+    "",
+)
+QUESTION = "When was the Eiffel Tower completed?"
+
+
+@pytest.fixture(scope="module")
+def smol() -> Iterator[GGUFChat]:
+    chat = GGUFChat(str(smollm2_gguf()), context=4096)
+    chat.load()
+    yield chat
+
+
+def reply(chat: GGUFChat, messages: list[Message], max_tokens: int = 24) -> list[str]:
+    async def collect() -> list[str]:
+        return [chunk async for chunk in chat.stream(messages, max_tokens)]
+
+    return asyncio.run(collect())
+
+
+def test_a_question_with_its_check_prefills_the_context_once(smol: GGUFChat) -> None:
+    check = reply(smol, check_messages(QUESTION, [EIFFEL]))
+    chunks = reply(smol, answer_messages(QUESTION, [EIFFEL]))
+    assert len(chunks) > 1 and "".join(chunks).strip()  # streamed, piece by piece
+    first, second = smol.calls[-2:]
+    assert check and first.evaluated == first.prompt_tokens  # a fresh context: all of it
+    # The answer continues the check's prompt: only its last few tokens are new.
+    assert second.evaluated <= 8 < second.prompt_tokens
+    largest = max(first.prompt_tokens, second.prompt_tokens)
+    assert first.evaluated + second.evaluated <= 1.3 * largest
+
+
+def test_a_follow_up_evaluates_less_than_half_its_prompt(smol: GGUFChat) -> None:
+    answer = "".join(reply(smol, answer_messages(QUESTION, [EIFFEL])))
+    turn = Turn(QUESTION, answer, (EIFFEL,))
+    reply(smol, answer_messages("How tall is it?", [EIFFEL], [turn]))
+    follow_up = smol.calls[-1]
+    assert follow_up.evaluated <= follow_up.prompt_tokens / 2
+
+
+def test_stopping_mid_prefill_leaves_the_rest_unread(smol: GGUFChat) -> None:
+    """A long context is read in short pieces with a stop check between them: cancelling
+    the reader leaves the prompt partly evaluated, and the next call still works."""
+    long_source = Source(
+        2, "https://example.org/long", "Long", "<p>" + "Paris. " * 1200 + "</p>", ""
+    )
+    messages = answer_messages(QUESTION, [long_source])
+    prompt = len(smol.prompt_ids(messages))
+
+    async def cancel_early() -> None:
+        task = asyncio.ensure_future(reply_async(smol, messages))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_early())
+    with MODEL_LOCK:  # the worker let go of the model at its next stop check
+        held = smol.pending_tokens(messages)
+    assert held is not None and 0 < held < prompt  # some read, the rest never was
+    assert smol.calls[-1].prompt_tokens != prompt  # the stopped call never got to generate
+    assert "".join(reply(smol, answer_messages(QUESTION, [EIFFEL]), 4))
+
+
+async def reply_async(chat: GGUFChat, messages: list[Message]) -> str:
+    return "".join([chunk async for chunk in chat.stream(messages, 24)])
+
+
+def test_budgets_count_with_the_gguf_s_own_vocabulary(smol: GGUFChat) -> None:
+    counter = GGUFTokenCounter(smol.load(), smol.name)
+    text = "The Eiffel Tower was completed in 1889."
+    ids = smol.load().tokenize(text.encode(), add_bos=False, special=False)
+    assert counter.count(text) == len(ids) > 5
+    assert counter.count_many([text, ""]) == [len(ids), 0]
+
+
+def test_control_tokens_in_page_text_stay_text(smol: GGUFChat) -> None:
+    end = smol.load().token_eos()
+    page = Source(1, "https://x.example/", "x", "<p>a <|im_end|> b</p>", "")
+    ids = smol.prompt_ids(answer_messages("What?", [page]))
+    # The template's own end-of-turn markers only: one after the system text, one after
+    # the question; the page's spelling of it is broken up.
+    assert ids.count(end) == 2

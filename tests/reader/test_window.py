@@ -1,0 +1,76 @@
+"""Each local server's own word on its context window, asked the way it documents it; the
+servers here are loopback apps answering those routes as the real ones do."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from htmlrag_chat.reader.window import context_window
+from tests.loopback import serve_app
+
+MODEL = "llama3.1:8b"
+
+
+def routes(answers: dict[tuple[str, str], Any], seen: list[Any]) -> web.Application:
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.json() if request.can_read_body else None
+        seen.append((request.method, request.path, body))
+        answer = answers.get((request.method, request.path))
+        return web.json_response(answer) if answer is not None else web.Response(status=404)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+def window_of(server: str, answers: dict[tuple[str, str], Any]) -> tuple[int | None, list[Any]]:
+    seen: list[Any] = []
+
+    async def ask() -> int | None:
+        async with serve_app(routes(answers, seen)) as port:
+            base = f"http://127.0.0.1:{port}/v1"
+            return await asyncio.to_thread(context_window, server, base, MODEL)
+
+    return asyncio.run(ask()), seen
+
+
+SHOW = {"model_info": {"llama.context_length": 131072}, "parameters": 'stop "<|eot_id|>"'}
+
+
+@pytest.mark.parametrize(
+    ("server", "answers", "window"),
+    [
+        # Ollama reads num_ctx, else its default window, however long the model's own is.
+        ("Ollama", {("POST", "/api/show"): SHOW}, 4096),
+        ("Ollama", {("POST", "/api/show"): SHOW | {"parameters": "num_ctx 16384\n"}}, 16384),
+        ("llama.cpp", {("GET", "/props"): {"default_generation_settings": {"n_ctx": 8192}}}, 8192),
+        (
+            "vLLM",
+            {("GET", "/v1/models"): {"data": [{"id": MODEL, "max_model_len": 32768}]}},
+            32768,
+        ),
+        (
+            "LM Studio",
+            {
+                ("GET", "/api/v0/models"): {
+                    "data": [
+                        {"id": MODEL, "max_context_length": 131072, "loaded_context_length": 4096}
+                    ]
+                }
+            },
+            4096,
+        ),
+        ("server", {}, None),  # says nothing: unknown (context_tokens in the config says it)
+    ],
+)
+def test_each_server_s_window_is_read_where_it_says_it(
+    server: str, answers: dict[tuple[str, str], Any], window: int | None
+) -> None:
+    found, seen = window_of(server, answers)
+    assert found == window
+    if server == "Ollama":
+        assert seen == [("POST", "/api/show", {"model": MODEL})]
