@@ -128,7 +128,7 @@ CONTRACTS = (
     Contract(
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
         READER,
-        forbidden=(*PRUNING, *WEB, *STORE, *RECORDER, *SETTINGS, *UPPER),
+        forbidden=(*PRUNING, *WEB, *STORE, *RECORDER, *UPPER),
     ),
     Contract(
         "web/ searches and downloads: it knows no store, scorer, reader or agent "
