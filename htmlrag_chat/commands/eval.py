@@ -64,8 +64,12 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
         "--out", type=Path, metavar="FILE", help="write the JSON report to this file"
     )
     command.add_argument(
+        "--pages", type=Path, metavar="DIR",
+        help="folder the dataset's page files are named from (default: the dataset's)",
+    )  # fmt: skip
+    command.add_argument(
         "--pool", type=Path, metavar="DIR",
-        help="qa: folder whose .html files are the distractor pool (default: the dataset's)",
+        help="qa: folder whose .html files are the distractor pool (default: the pages')",
     )  # fmt: skip
     command.add_argument(
         "--distractors", choices=MODES, default="hard",
@@ -97,7 +101,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
-    items = load_dataset(args.task, args.dataset, args.limit)
+    items = load_dataset(args.task, args.dataset, args.limit, args.pages)
     tokenizer = load_token_counter(args.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
@@ -110,6 +114,7 @@ def run_eval(args: argparse.Namespace) -> int:
         distractors=args.distractors,
         seed=args.seed,
         pool=args.pool,
+        pages=args.pages,
     )
     env = Env(tokenizer.counter, args.embed_model, args.gen_model, _device(args, methods))
     with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:

@@ -38,7 +38,7 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.html.prune import DISCARD
-from htmlrag_chat.scoring.bm25 import bm25_scores
+from htmlrag_chat.scoring.bm25 import lexical_scores
 from htmlrag_chat.scoring.content import main_content
 
 RRF_K = 60
@@ -75,14 +75,15 @@ class FusedScorer:
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
-        lexical = ranks(bm25_scores(query, texts))
+        pages = [block.page for block in tree.blocks]
+        lexical = ranks(lexical_scores(query, texts, pages))
         chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
         before = self.embedder.encoded
         semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
         evidence = fuse(lexical, chosen, semantic)
         content = main_content(tree)
-        own = bm25_scores(query, [block.text for block in tree.blocks])
-        discard = boilerplate([block.page for block in tree.blocks], content, evidence, own)
+        own = lexical_scores(query, [block.text for block in tree.blocks], pages)
+        discard = boilerplate(pages, content, evidence, own)
         self.last_stats = FusedStats(
             len(texts), len(chosen), self.embedder.encoded - before, len(discard)
         )
