@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # torch loads only when a model method runs
 Fit = Callable[[int], str]  # budget -> the context the reader gets
 # Cached results of the recipe's methods are valid for one version of the recipe: bump when
 # its scorers, granularity or budgets change.
-_RECIPE_VERSION = ("recipe", 4)
+_RECIPE_VERSION = ("recipe", 5)
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ METHODS = {
         Method("chunk-bm25", False, (), _chunk_bm25, ("chunk words", CHUNK_WORDS)),
         Method("chunk-embed", False, ("embed",), _chunk_embed, ("chunk words", CHUNK_WORDS)),
         Method("clean", True, (), _clean),
-        Method("htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS)),
+        Method("htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS, "terms", 2)),
         Method("htmlrag-embed", True, ("embed",), _htmlrag_embed, ("max words", DEFAULT_MAX_WORDS)),
         Method(
             "htmlrag-two-stage",
