@@ -201,7 +201,9 @@ METHODS = {
         Method("chunk-bm25", False, (), _chunk_bm25, ("chunk words", CHUNK_WORDS)),
         Method("chunk-embed", False, ("embed",), _chunk_embed, ("chunk words", CHUNK_WORDS)),
         Method("clean", True, (), _clean),
-        Method("htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS, "terms", 2)),
+        Method(
+            "htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS, "terms", 2)
+        ),
         Method("htmlrag-embed", True, ("embed",), _htmlrag_embed, ("max words", DEFAULT_MAX_WORDS)),
         Method(
             "htmlrag-two-stage",
