@@ -16,12 +16,17 @@ from htmlrag_chat.config import DEFAULT_DEADLINE, ReaderSettings
 from htmlrag_chat.device import check_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.hub import ModelUnavailable, check_obtainable
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.recipe import DEFAULT_PRUNER, Recipe
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, BlockScorer
+from htmlrag_chat.scoring import (
+    DEFAULT_EMBED_MODEL,
+    DEFAULT_GEN_MODEL,
+    MULTILINGUAL_EMBED_MODEL,
+    BlockScorer,
+)
 from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
 from htmlrag_chat.web.search import SearchSettings
 
@@ -142,7 +147,7 @@ def build_recipe(
         return Recipe(embed, **sizes)
     from htmlrag_chat.scoring.fused import FusedScorer
 
-    fused = FusedScorer(embed)
+    fused = FusedScorer(embed, multilingual=multilingual_scorer(settings, cache))
     if settings.pruner == "fused":
         return Recipe(fused, **sizes)
     try:
@@ -172,6 +177,24 @@ def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> E
     if cache is not None:
         scorer.cache = cache
     return scorer
+
+
+def multilingual_scorer(
+    settings: PruneSettings, cache: EmbeddingCache | None
+) -> EmbeddingScorer | None:
+    """The multilingual embedding model for questions not in English, when the default
+    English one was kept (a model the user chose is used for every question) and the
+    multilingual one is on disk (``models pull embedding --multilingual``); else None."""
+    if not multilingual_available(settings.embed_model):
+        return None
+    return embedding_scorer(MULTILINGUAL_EMBED_MODEL, settings.device, cache)
+
+
+def multilingual_available(embed_model: str) -> bool:
+    """Whether ``multilingual_scorer`` would give a model for this embedding setting."""
+    if embed_model != DEFAULT_EMBED_MODEL:
+        return False
+    return cached_snapshot(MULTILINGUAL_EMBED_MODEL) is not None
 
 
 def warm_up(settings: PruneSettings) -> bool:

