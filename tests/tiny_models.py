@@ -67,7 +67,7 @@ ENGLISH_LETTERS = "abcdefghijklmnopqrstuvwxyzäöüé0123456789.,!?"
 ENGLISH_WORDS = ("the", "and", "hello", "world", "docker")
 # Cased letters of the corpus languages, Cyrillic, kana and a few ideographs: the kind of
 # vocabulary a multilingual model (mBERT, multilingual-e5) has, in miniature.
-_CYRILLIC = "".join(map(chr, range(0x430, 0x450)))  # а..я
+_CYRILLIC = "".join(map(chr, range(0x430, 0x450)))  # the Russian lowercase letters
 MULTILINGUAL_LETTERS = (
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZäöüßÄÖÜéèêàâçñãõóíúąęłńśźżőű"
     f"{_CYRILLIC}子体罰禁止法律東京都のをがするできる0123456789.,!?¿"
