@@ -117,19 +117,28 @@ def _terms(
 def analyze_all(
     query: str, texts: Sequence[str], pages: Sequence[int]
 ) -> tuple[list[str], list[list[str]]]:
-    """The query's terms and each text's, each in its own language: a text too short to
-    tell takes its page's (``pages[i]`` is text i's page), a query too short to tell the
-    texts' most frequent one."""
+    """The query's terms and each text's, each text in its own language: a text too short
+    to tell takes its page's (``pages[i]`` is text i's page), a page that never tells the
+    texts' most frequent language. The query is analysed in its own language and in every
+    language of the texts, so that its words meet a block's whichever stemmer read them (a
+    German question's "Willingen" is "willing" to German blocks, "willingen" to English)."""
     split = [tokens(text) for text in texts]
     judged = [script_language(text, words) for text, (words, _) in zip(texts, split, strict=True)]
     language = languages(judged, pages)
     query_words, query_runs = tokens(query)
-    query_language = script_language(query, query_words)
-    if not query_language and any(language):
-        query_language = Counter(filter(None, language)).most_common(1)[0][0]
+    found = Counter(filter(None, language))
+    if found:
+        majority = found.most_common(1)[0][0]
+        language = [lang or majority for lang in language]
     vocabulary = {word for words, _ in split for word in words} | set(query_words)
     documents = [
         _terms(words, runs, lang, vocabulary)
         for (words, runs), lang in zip(split, language, strict=True)
     ]
-    return _terms(query_words, query_runs, query_language, vocabulary), documents
+    readings = {script_language(query, query_words), *found}
+    query_terms = {
+        term
+        for lang in sorted(readings)
+        for term in _terms(query_words, query_runs, lang, vocabulary)
+    }
+    return sorted(query_terms), documents

@@ -27,7 +27,7 @@ MIN_HITS = 2  # function words a text needs to be judged on its own
 _STOP_WORDS = {
     "en": "the of and to in is that for it was on with as are by this be at from or have "
     "an they which you not but were his her has had their what who how",
-    "de": "der die das und ist nicht zu den von mit sich des auf für im dem ein eine auch "
+    "de": "der die das und ist nicht zu den von mit sich des auf für im in dem ein eine auch "
     "es an als wie bei nach aus wird werden hat oder sind einer welche welcher wer",
     "fr": "le la les de des et est une un du en que qui dans pour pas au sur par ne ce se "
     "plus sont avec il elle aux quel quelle",

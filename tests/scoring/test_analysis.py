@@ -55,9 +55,19 @@ def test_only_compounding_languages_split():
     assert analyze("fahrercheck", "en", vocabulary) == ["fahrercheck"]
 
 
-def test_a_short_question_takes_the_pages_language():
+def test_a_question_is_also_read_in_the_languages_of_the_texts():
     query, _ = analyze_all("Altenheimen", ["Die Caritas hat viele Altenheime in der Stadt."], [0])
-    assert query == ["altenheim"]
+    assert query == ["altenheim", "altenheimen"]  # German, and undecided (as it is)
+    query, _ = analyze_all(
+        "Wer gewann in Willingen?", ["The Norwegian won the event in Willingen today"], [0]
+    )
+    assert {"willing", "willingen"} <= set(query)  # as German and English blocks read it
+
+
+def test_a_text_whose_page_never_tells_takes_the_most_frequent_language():
+    texts = ["Die Ergebnisse der Staffel sind hier", "1. TS Göppingen I 50,59 sec."]
+    _, documents = analyze_all("Göppingen", texts, [0, 1])
+    assert "gopping" in documents[1]  # stemmed as German, like the question's reading
 
 
 def test_an_inflected_question_finds_the_block_bare_words_miss():
