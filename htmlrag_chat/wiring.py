@@ -147,7 +147,9 @@ def build_recipe(
         return Recipe(embed, **sizes)
     from htmlrag_chat.scoring.fused import FusedScorer
 
-    fused = FusedScorer(embed, multilingual=multilingual_scorer(settings, cache))
+    english_only = settings.embed_model == DEFAULT_EMBED_MODEL
+    multilingual = multilingual_scorer(settings, cache)
+    fused = FusedScorer(embed, multilingual=multilingual, english_only=english_only)
     if settings.pruner == "fused":
         return Recipe(fused, **sizes)
     try:

@@ -79,14 +79,19 @@ class FusedScorer:
     name: str = "fused"
     last_stats: FusedStats | None = None
     multilingual: Similarities | None = None  # for questions in another language than English
+    english_only: bool = False  # whether ``embedder`` reads English only (the default model)
 
-    def embedder_for(self, query: str) -> Similarities:
+    def embedder_for(self, query: str) -> Similarities | None:
         """The ``multilingual`` model for a question in a known language other than
-        English, else ``embedder`` (a question too short to tell included)."""
-        if self.multilingual is None:
-            return self.embedder
+        English; for such a question without one, None when ``embedder`` reads English
+        only (its ranks of German blocks for a German question are noise); else
+        ``embedder`` (a question too short to tell included)."""
         language = script_language(query, tokens(query)[0])
-        return self.multilingual if language not in ("", "en") else self.embedder
+        if language in ("", "en"):
+            return self.embedder
+        if self.multilingual is not None:
+            return self.multilingual
+        return None if self.english_only else self.embedder
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
@@ -94,14 +99,17 @@ class FusedScorer:
         lexical = ranks(lexical_scores(query, texts, pages))
         chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
         embedder = self.embedder_for(query)
-        before = embedder.encoded
-        semantic = embedder.similarities(query, [window(texts[index]) for index in chosen])
+        before = embedder.encoded if embedder else 0
+        if embedder is None:  # no model reads the question: BM25's order stands alone
+            semantic = [-float(lexical[index]) for index in chosen]
+        else:
+            semantic = embedder.similarities(query, [window(texts[index]) for index in chosen])
         evidence = fuse(lexical, chosen, semantic)
         content = main_content(tree)
         own = lexical_scores(query, [block.text for block in tree.blocks], pages)
         discard = boilerplate(pages, content, evidence, own)
         self.last_stats = FusedStats(
-            len(texts), len(chosen), embedder.encoded - before, len(discard)
+            len(texts), len(chosen), (embedder.encoded if embedder else 0) - before, len(discard)
         )
         return final_scores(evidence, content, discard)
 

@@ -93,3 +93,13 @@ def test_fused_reads_a_non_english_question_with_the_multilingual_model(
     }
     assert first.last_stats is not None and first.last_stats.encoded == 3  # 2 blocks, question
     assert again.last_stats is not None and again.last_stats.encoded == 0  # from the cache
+
+
+def test_an_english_only_model_gives_no_opinion_on_other_languages(english: Path):
+    model = EmbeddingScorer(str(english), device="cpu")
+    fused = FusedScorer(model, english_only=True)
+    german = fused.score("Welcher Torhüter stand im Tor des EHC?", tree())
+    assert model.encoded == 0 and fused.last_stats is not None and fused.last_stats.encoded == 0
+    assert german.index(max(german)) == 0  # BM25's order: the German block
+    fused.score("Which goalkeeper was in the goal of the club?", tree())
+    assert model.encoded == 3  # English: the model reads it
