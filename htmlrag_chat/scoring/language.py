@@ -46,12 +46,9 @@ _STOP_WORDS = {
     "da": "og at det som en er på af for med til den har ikke om et var men",
     "no": "og at det som en er på av for med til den har ikke om et var men",
 }
-# Words of one letter are left out: "a", "i", "o", "e", "w" are function words of five
-# languages but also the "A" of "Schülerinnen A" and the row labels of tables.
 _LANGUAGES = {
     word: tuple(code for code, words in _STOP_WORDS.items() if word in words.split())
     for word in {word for words in _STOP_WORDS.values() for word in words.split()}
-    if len(word) > 1
 }
 
 
