@@ -24,9 +24,11 @@ block is read with its context (page title and nearest heading, ``html.headings`
    (a recipe card, an infobox). Eight is about the number of blocks that fill a budget
    (``recipe.block_words``).
 
-5. A question that is not in English (``scoring.language``) is read by the ``multilingual``
-   embedding model when there is one (``wiring``: the default model was kept and the
-   multilingual one is on disk): all-MiniLM-L6-v2 reads English only.
+5. A question in a known language other than English (``scoring.language``) is read by the
+   ``multilingual`` embedding model when there is one (``wiring``: the default model was
+   kept and the multilingual one is on disk); without one, an ``english_only`` model gives
+   no opinion and BM25's order stands: all-MiniLM-L6-v2 reads English only, and its ranks
+   of a Hungarian ingredient list for a Hungarian question sent it to the boilerplate.
 
 Every choice was measured on ``../shared/corpus`` (docs/method.md has the figures). The
 scores depend only on the query and the blocks, and ties go to the earlier block, so the
