@@ -21,8 +21,10 @@ def two_pages() -> Document:
     return Document.from_pages([(Page("a", page_title(first)), first), (Page("b", "Golf"), second)])
 
 
-def context_of(text: str) -> str:
-    tree = build_block_tree(two_pages(), 8)
+def context_of(text: str, document: Document | None = None, max_words: int = 8) -> str:
+    """The context line of the one block of ``document`` (default ``two_pages``) that
+    starts with ``text``."""
+    tree = build_block_tree(document or two_pages(), max_words)
     (index,) = [i for i, block in enumerate(tree.blocks) if block.text.startswith(text)]
     return heading_context(tree)[index]
 
@@ -57,9 +59,7 @@ def structured() -> Document:
 
 
 def structured_context(text: str) -> str:
-    tree = build_block_tree(structured(), 2)
-    (index,) = [i for i, block in enumerate(tree.blocks) if block.text.startswith(text)]
-    return heading_context(tree)[index]
+    return context_of(text, structured(), 2)
 
 
 def test_a_table_row_is_read_with_its_header_row():
