@@ -20,9 +20,9 @@ Numbers and words of a language without a stemmer stay as they are (casefolded).
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 from htmlrag_chat.html.text import CJK
@@ -67,11 +67,16 @@ def bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-@cache
-def _stemmer(language: str) -> Any:
-    import Stemmer  # PyStemmer; imported on the first scoring, not at start-up
+_PER_THREAD = threading.local()  # a PyStemmer object must not be shared between threads
 
-    return Stemmer.Stemmer(STEMMERS[language])
+
+def _stemmer(language: str) -> Any:
+    stemmers = _PER_THREAD.__dict__.setdefault("stemmers", {})
+    if language not in stemmers:
+        import Stemmer  # PyStemmer; imported on the first scoring, not at start-up
+
+        stemmers[language] = Stemmer.Stemmer(STEMMERS[language])
+    return stemmers[language]
 
 
 def stem(words: list[str], language: str) -> list[str]:
