@@ -40,7 +40,7 @@ retention: lines {url, file, with, without}, the page title as query; scores the
   of `with` snippets kept (recall) and of `without` snippets kept (leakage).
 qa: lines {id, question, answers, file}, mixed with --k distractor pages from --pool,
   or {id, question, answers, pages}; scores the share of questions whose gold answer
-  is in the context.
+  is in the context, also per "lang" and per "location" when the lines carry them.
 Prints a Markdown table (method x budget); --out writes the JSON report. Results are
 kept in the cache file: a rerun resumes where an interrupted one stopped."""
     command.add_argument("task", choices=TASKS)
