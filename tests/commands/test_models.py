@@ -260,7 +260,9 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     settings = PruneSettings(pruner="fused")
     assert not multilingual_available(DEFAULT_EMBED_MODEL)
-    assert build_recipe(settings, ignore).stages(512)[0].scorer.multilingual is None
+    before = build_recipe(settings, ignore).stages(512)[0].scorer
+    assert before.multilingual is None
+    assert before.embedder_for("Welcher Torhüter stand im Tor?") is None  # MiniLM: English
     hub = Hub({MULTILINGUAL_EMBED_MODEL: files})
     with running(hub, monkeypatch):
         assert main(["models", "pull", "embedding", "--multilingual"]) == 0
@@ -275,7 +277,9 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     assert fused.embedder_for("Welcher Torhüter stand im Tor?") is fused.multilingual
     assert fused.embedder_for("Which goalkeeper was in goal?") is fused.embedder
     chosen = PruneSettings(pruner="fused", embed_model=str(folder))
-    assert build_recipe(chosen, ignore).stages(512)[0].scorer.multilingual is None
+    mine = build_recipe(chosen, ignore).stages(512)[0].scorer
+    assert mine.multilingual is None
+    assert mine.embedder_for("Welcher Torhüter stand im Tor?") is mine.embedder
 
 
 @pytest.mark.parametrize("target", ["reader", "org/model"])
