@@ -25,10 +25,16 @@ def terms(text: str) -> list[str]:
 
 
 def bm25_scores(query: str, texts: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
-    """BM25 of each text for the query, the texts themselves being the collection (blocks of
-    a page, or the sentences an extractive reader chooses from)."""
-    query_terms = set(terms(query))
-    documents = [Counter(terms(text)) for text in texts]
+    """BM25 of each text for the query on plain terms, the texts themselves being the
+    collection (the sentences an extractive reader chooses from, the chunk baseline)."""
+    return bm25(terms(query), [terms(text) for text in texts], k1, b)
+
+
+def bm25(query: list[str], texts: list[list[str]], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """BM25 of each term list for the query's terms, the lists being the collection; the
+    pruners give it terms analysed per language (``scoring.analysis``)."""
+    query_terms = set(query)
+    documents = [Counter(terms) for terms in texts]
     if not documents or not query_terms:
         return [0.0] * len(documents)
     lengths = [sum(counts.values()) for counts in documents]

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.hub import ModelUnavailable, check_obtainable
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable
 from htmlrag_chat.recipe import Recipe
-from htmlrag_chat.scoring import BlockScorer
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, BlockScorer
 from htmlrag_chat.settings.tree import default
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
@@ -76,7 +76,9 @@ def build_recipe(
         message = f"embedding model {error}: the first stage ranks by BM25 and main text alone"
         emit(Notice(message, role="embedding", instead="BM25 and main text (no embeddings)"))
         embed = None
-    fused = FusedScorer(embed)
+    english_only = settings.embed_model == DEFAULT_EMBED_MODEL
+    multilingual = multilingual_scorer(settings, cache)
+    fused = FusedScorer(embed, multilingual=multilingual, english_only=english_only)
     if settings.pruner == "fused":
         return Recipe(fused, **sizes)
     try:
@@ -109,6 +111,27 @@ def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> E
     if cache is not None:
         scorer.cache = cache
     return scorer
+
+
+def multilingual_scorer(
+    settings: PruneSettings, cache: EmbeddingCache | None
+) -> EmbeddingScorer | None:
+    """The multilingual embedding model for questions not in English, when the default
+    English one was kept (a model the user chose is used for every question) and the
+    multilingual one is on disk (``models pull embedding --multilingual``); else None."""
+    if not multilingual_available(settings.embed_model):
+        return None
+    try:
+        return embedding_scorer(MULTILINGUAL_EMBED_MODEL, settings.device, cache)
+    except ModelUnavailable:  # on disk but not usable here: the English rule stands
+        return None
+
+
+def multilingual_available(embed_model: str) -> bool:
+    """Whether ``multilingual_scorer`` would give a model for this embedding setting."""
+    if embed_model != DEFAULT_EMBED_MODEL:
+        return False
+    return cached_snapshot(MULTILINGUAL_EMBED_MODEL) is not None
 
 
 def warm_up(settings: PruneSettings) -> bool:

@@ -63,24 +63,43 @@ def make_tiny_lm(folder: Path, tokenizer_dir: Path | str, max_positions: int = 8
     return folder
 
 
+ENGLISH_LETTERS = "abcdefghijklmnopqrstuvwxyzäöüé0123456789.,!?"
+ENGLISH_WORDS = ("the", "and", "hello", "world", "docker")
+# Cased letters of the corpus languages, Cyrillic, kana and a few ideographs: the kind of
+# vocabulary a multilingual model (mBERT, multilingual-e5) has, in miniature.
+_CYRILLIC = "".join(map(chr, range(0x430, 0x450)))  # the Russian lowercase letters
+MULTILINGUAL_LETTERS = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZäöüßÄÖÜéèêàâçñãõóíúąęłńśźżőű"
+    f"{_CYRILLIC}子体罰禁止法律東京都のをがするできる0123456789.,!?¿"
+)
+MULTILINGUAL_WORDS = ("der", "die", "und", "el", "la", "los", "le", "les", "w", "nie", "the")
+
+
 def make_tiny_sentence_bert(
-    folder: Path, pooling: str = "mean", normalize: bool = True, max_seq_length: int = 24
+    folder: Path,
+    pooling: str = "mean",
+    normalize: bool = True,
+    max_seq_length: int = 24,
+    letters: str = ENGLISH_LETTERS,
+    words: Iterable[str] = ENGLISH_WORDS,
+    lowercase: bool = True,
 ) -> Path:
     """A random-weight BERT (hidden size 32, two layers, LayerNorm eps 1e-7) with a WordPiece
-    vocabulary of letters and a few words, saved by sentence-transformers itself as
+    vocabulary of ``letters`` and a few ``words``, saved by sentence-transformers itself as
     Transformer + Pooling (+ Normalize)."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers import models as modules
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    letters = "abcdefghijklmnopqrstuvwxyzäöüé0123456789.,!?"
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *letters]
-    vocab += [f"##{char}" for char in letters] + ["the", "and", "hello", "world", "docker"]
+    vocab += [f"##{char}" for char in letters] + list(words)
     bert = folder / "bert"
-    BertTokenizerFast(vocab={token: index for index, token in enumerate(vocab)}).save_pretrained(
-        bert
-    )
+    BertTokenizerFast(
+        vocab={token: index for index, token in enumerate(vocab)},
+        do_lower_case=lowercase,
+        strip_accents=None if lowercase else False,
+    ).save_pretrained(bert)
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=len(vocab),
@@ -104,3 +123,11 @@ def make_tiny_sentence_bert(
         parts.append(modules.Normalize())
     SentenceTransformer(modules=parts, device="cpu").save(str(folder / "model"))
     return folder / "model"
+
+
+def make_tiny_multilingual_bert(folder: Path) -> Path:
+    """The tiny sentence BERT with a cased multilingual vocabulary (see
+    ``MULTILINGUAL_LETTERS``), as multilingual-e5-small is a BERT with a multilingual one."""
+    return make_tiny_sentence_bert(
+        folder, letters=MULTILINGUAL_LETTERS, words=MULTILINGUAL_WORDS, lowercase=False
+    )

@@ -49,7 +49,7 @@ retention: lines {url, file, with, without}, the page title as query; scores the
   of `with` snippets kept (recall) and of `without` snippets kept (leakage).
 qa: lines {id, question, answers, file}, mixed with --k distractor pages from --pool,
   or {id, question, answers, pages}; scores the share of questions whose gold answer
-  is in the context.
+  is in the context, also per "lang" and per "location" when the lines carry them.
 Prints a Markdown table (method x budget); --out writes the JSON report. Results are
 kept in the cache file: a rerun resumes where an interrupted one stopped."""
     command.add_argument("task", choices=TASKS, help="what the dataset's lines hold (above)")
@@ -69,8 +69,12 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
         "--out", type=Path, metavar="FILE", help="write the JSON report to this file"
     )
     command.add_argument(
+        "--pages", type=Path, metavar="DIR",
+        help="folder the dataset's page files are named from (default: the dataset's)",
+    )  # fmt: skip
+    command.add_argument(
         "--pool", type=Path, metavar="DIR",
-        help="qa: folder whose .html files are the distractor pool (default: the dataset's)",
+        help="qa: folder whose .html files are the distractor pool (default: the pages')",
     )  # fmt: skip
     command.add_argument(
         "--distractors", choices=MODES, default="hard",
@@ -95,7 +99,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
-    items = load_dataset(args.task, args.dataset, args.limit)
+    items = load_dataset(args.task, args.dataset, args.limit, args.pages)
     tokenizer = load_token_counter(prune.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
@@ -108,6 +112,7 @@ def run_eval(args: argparse.Namespace) -> int:
         distractors=args.distractors,
         seed=args.seed,
         pool=args.pool,
+        pages=args.pages,
     )
     env = Env(tokenizer.counter, prune.embed_model, prune.gen_model, _device(prune, methods))
     with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:

@@ -19,6 +19,7 @@ from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, tak
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
 from htmlrag_chat.safety import one_line
+from htmlrag_chat.scoring import MULTILINGUAL_EMBED_MODEL
 
 _WHERE = {
     "folder": "folder",
@@ -53,6 +54,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help=f"{', '.join(ROLES)}, a hub id like owner/name, or one GGUF file of a hub repo "
         "(owner/name/file.gguf); default: every missing one. On a CPU machine the reader is "
         "a GGUF quant of Llama-3.1-8B-Instruct for llama.cpp",
+    )  # fmt: skip
+    pull.add_argument(
+        "--multilingual", action="store_true",
+        help=f"embedding: {MULTILINGUAL_EMBED_MODEL}, which then reads questions that are "
+        "not in English (the default model reads English only)",
     )  # fmt: skip
 
 
@@ -116,7 +122,12 @@ def human_size(size: int | None) -> str:
 
 
 def run_pull(args: argparse.Namespace) -> int:
-    targets = pull_targets(args.target, take_inventory(agent_options(args)))
+    if args.multilingual:
+        if args.target not in (None, "embedding"):
+            raise UserError(f"--multilingual pulls the embedding model, not {args.target!r}")
+        targets = [("embedding", MULTILINGUAL_EMBED_MODEL)]
+    else:
+        targets = pull_targets(args.target, take_inventory(agent_options(args)))
     if not targets:
         print("every model is here (htmlrag-chat models lists them)")
         return EXIT_OK

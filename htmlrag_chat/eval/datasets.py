@@ -3,7 +3,10 @@
 Retention: ``{"url", "file", "with": [...], "without": [...]}``, snippets of one page's main
 content and of its boilerplate. QA: ``{"id", "question", "answers": [...], "file"}`` for a
 question about one page (mixed with distractors later) or ``"pages": [files]`` for a
-question with its own set of pages. Files are relative to the dataset's folder.
+question with its own set of pages, with optional ``"lang"`` and ``"location"`` (where the
+answer sits: table, list, prose) that the report breaks the figures down by. Files are
+relative to the dataset's folder, or to a folder the caller names, so that a dataset
+committed with the code can name pages kept elsewhere.
 """
 
 from __future__ import annotations
@@ -33,14 +36,19 @@ class QAItem:
     answers: tuple[str, ...]
     files: tuple[Path, ...]
     distractors: bool  # a single-page question: mix it with distractor pages
+    lang: str = ""  # the question's language, for the report's breakdown
+    location: str = ""  # where the answer sits (table, list, prose), likewise
 
 
 Item = RetentionItem | QAItem
 
 
-def load_dataset(task: str, path: Path, limit: int | None = None) -> list[Item]:
-    """The first ``limit`` items of a dataset; InputError for a missing file, a line that is
-    not a JSON object of the task's shape, or a page file that does not exist."""
+def load_dataset(
+    task: str, path: Path, limit: int | None = None, pages: Path | None = None
+) -> list[Item]:
+    """The first ``limit`` items of a dataset, page files relative to ``pages`` (default: the
+    dataset's folder); InputError for a missing file, a line that is not a JSON object of the
+    task's shape, or a page file that does not exist."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -58,7 +66,7 @@ def load_dataset(task: str, path: Path, limit: int | None = None) -> list[Item]:
             raise InputError(f"{where}: not valid JSON ({error.msg})") from None
         if not isinstance(record, dict):
             raise InputError(f"{where}: not a JSON object")
-        items.append(_item(task, record, path.parent, where))
+        items.append(_item(task, record, pages or path.parent, where))
         if limit is not None and len(items) == limit:
             break
     if not items:
@@ -87,7 +95,16 @@ def _item(task: str, record: dict[str, Any], folder: Path, where: str) -> Item:
         answers=_texts(record, "answers", where, required=True),
         files=files,
         distractors="pages" not in record,
+        lang=_label(record, "lang", where),
+        location=_label(record, "location", where),
     )
+
+
+def _label(record: dict[str, Any], key: str, where: str) -> str:
+    value = record.get(key, "")
+    if not isinstance(value, str):
+        raise InputError(f'{where}: "{key}" must be a string')
+    return value
 
 
 def _text(record: dict[str, Any], key: str, where: str) -> str:

@@ -104,8 +104,9 @@ def score(task: str, facts: dict[str, Any], text: str) -> dict[str, Any]:
     return {"answer": answer_present(facts["answers"], text)}
 
 
-def describe(task: str, ready: Ready, folder: Path) -> dict[str, Any]:
-    """An item's entry in the report, before its results; paths relative to the dataset."""
+def describe(task: str, ready: Ready, folder: Path, item: RetentionItem | QAItem) -> dict[str, Any]:
+    """An item's entry in the report, before its results; paths relative to the pages'
+    folder; a QA item's language and answer location when the dataset gives them."""
     pages = [os.path.relpath(page.source, folder) for page in ready.pages]
     if task == "retention":
         return {
@@ -116,4 +117,10 @@ def describe(task: str, ready: Ready, folder: Path) -> dict[str, Any]:
             "without": len(ready.facts["without"]),
             "missing": ready.facts["missing"],
         }
-    return {"id": ready.id, "pages": pages, "answer_in_pages": ready.facts["answer_in_pages"]}
+    labels = {"lang": item.lang, "location": item.location} if isinstance(item, QAItem) else {}
+    return {
+        "id": ready.id,
+        "pages": pages,
+        "answer_in_pages": ready.facts["answer_in_pages"],
+        **{key: value for key, value in labels.items() if value},
+    }

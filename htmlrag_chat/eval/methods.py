@@ -26,8 +26,6 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
 from htmlrag_chat.eval.code import installed_fingerprint
@@ -41,6 +39,7 @@ from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
+from htmlrag_chat.scoring import MULTILINGUAL_EMBED_MODEL as MULTILINGUAL
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 
 if TYPE_CHECKING:  # torch loads only when a model method runs
@@ -102,14 +101,15 @@ def _chunk_bm25(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
 
 
 def _chunk_embed(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
-    from htmlrag_chat.scoring.embed import query_instruction_for
+    from htmlrag_chat.scoring.embed import passage_prefix_for, query_instruction_for
 
     chunks = _document_chunks(load_pages(pages).document)
     if not chunks:
         return _chunk_fit(env, chunks, [])
     embedder = env.embedder()
     question = embedder.embed([query_instruction_for(env.embed_model) + query])[0]
-    scores = (embedder.embed(chunks) @ question.astype(np.float32)).tolist()
+    prefix = passage_prefix_for(env.embed_model)
+    scores = (embedder.embed([prefix + chunk for chunk in chunks]) @ question).tolist()
     return _chunk_fit(env, chunks, scores)
 
 
@@ -201,7 +201,9 @@ METHODS = {
         Method("chunk-bm25", False, (), _chunk_bm25, ("chunk words", CHUNK_WORDS)),
         Method("chunk-embed", False, ("embed",), _chunk_embed, ("chunk words", CHUNK_WORDS)),
         Method("clean", True, (), _clean),
-        Method("htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS)),
+        Method(
+            "htmlrag-bm25", True, (), _htmlrag_bm25, ("max words", DEFAULT_MAX_WORDS, "terms", 2)
+        ),
         Method("htmlrag-embed", True, ("embed",), _htmlrag_embed, ("max words", DEFAULT_MAX_WORDS)),
         Method(
             "htmlrag-two-stage",
@@ -212,7 +214,7 @@ METHODS = {
         ),
         Method("htmlrag-fused", True, ("embed",), _htmlrag_fused),
         # "gen" is not required: without the pruner, ``default`` is the first stage alone.
-        Method("default", True, ("embed",), _default, optional=("gen",)),
+        Method("default", True, ("embed",), _default, optional=("gen", "multilingual")),
     )
 }
 
@@ -220,7 +222,7 @@ METHODS = {
 def model_names(method: Method, env: Env, missing: Collection[str] = ()) -> dict[str, str]:
     """The models (and device) a method's results depend on; an optional model that is
     ``missing`` here is named as missing, so results made with and without it differ."""
-    names = {"embed": env.embed_model, "gen": env.gen_model}
+    names = {"embed": env.embed_model, "gen": env.gen_model, "multilingual": MULTILINGUAL}
     used = {kind: names[kind] for kind in method.models}
     used.update({kind: "missing" if kind in missing else names[kind] for kind in method.optional})
     return {**used, "device": env.device} if used else {}
@@ -236,6 +238,11 @@ def unavailable_models(kinds: set[str], env: Env) -> dict[str, str]:
             load_embedding_model(env.embed_model, env.device)
         except ModelUnavailable as error:
             reasons["embed"] = f"embedding model {error}"
+    if "multilingual" in kinds:
+        from htmlrag_chat.prune_factory import multilingual_available
+
+        if not multilingual_available(env.embed_model):
+            reasons["multilingual"] = f"{MULTILINGUAL} is not here, or another model was chosen"
     if "gen" in kinds:
         from htmlrag_chat.scoring.generative import GenerativeScorer
 

@@ -3,7 +3,9 @@
 ``recall`` is the share of ``with`` snippets kept over all pages (retention) or the share of
 questions whose gold answer is in the context (QA); ``leakage`` the share of ``without``
 snippets kept (retention; null for QA); ``tokens`` the mean tokens of the context handed to
-the reader and ``ms`` the mean time per item to make it from the page bytes.
+the reader and ``ms`` the mean time per item to make it from the page bytes. QA items that
+carry a ``lang`` or ``location`` are also counted per language and per answer location
+(``groups``), since a method can hold overall and fail in one language or in tables.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from statistics import fmean
 from typing import Any
 
 Summary = dict[str, float | None]
+GROUP_KEYS = ("lang", "location")  # item fields the QA figures are broken down by
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,28 @@ class Report:
             for method in self.methods
         }
 
+    def groups(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Per group key and value: the items counted and each method's share of answers
+        kept per budget (QA items that carry the key)."""
+        groups: dict[str, dict[str, dict[str, Any]]] = {}
+        for key in GROUP_KEYS:
+            values = sorted({item[key] for item in self.items if item.get(key)})
+            for value in values:
+                rows = [item["results"] for item in self.items if item.get(key) == value]
+                recall = {
+                    method: {
+                        str(budget): _mean_answer(rows, method, str(budget))
+                        for budget in self.budgets
+                    }
+                    for method in self.methods
+                }
+                groups.setdefault(key, {})[value] = {"items": len(rows), "recall": recall}
+        return groups
+
     def to_json(self) -> dict[str, Any]:
         return {
             "results": self.results(),
+            **({"groups": groups} if (groups := self.groups()) else {}),
             "items": self.items,
             "unavailable": self.unavailable,
             "settings": self.settings,
@@ -58,13 +80,19 @@ class Report:
         }
 
 
+def _mean_answer(rows: list[dict[str, Any]], method: str, budget: str) -> float:
+    return round(fmean(row[method][budget]["answer"] for row in rows), 4)
+
+
 def dumps(report: Report) -> str:
     """The JSON report: the summary indented, then one line per item, so the file stays
     readable and a diff between two runs shows which items changed."""
     data = report.to_json()
     items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in data["items"])
-    parts = [
-        f'"results": {json.dumps(data["results"], indent=1)}',
+    parts = [f'"results": {json.dumps(data["results"], indent=1)}']
+    if "groups" in data:
+        parts.append(f'"groups": {json.dumps(data["groups"], indent=1, ensure_ascii=False)}')
+    parts += [
         f'"items": [\n{items}\n]',
         f'"unavailable": {json.dumps(data["unavailable"], ensure_ascii=False)}',
         f'"settings": {json.dumps(data["settings"], ensure_ascii=False)}',
@@ -110,6 +138,13 @@ def markdown(report: Report) -> str:
     for method, summaries in results.items():
         cells = [f"{_whole(s['tokens'])} / {_whole(s['ms'])}" for s in summaries.values()]
         lines.append(_row([method, *cells]))
+    for key, values in report.groups().items():
+        lines += ["", f"by {key}: questions whose gold answer is in the context", ""]
+        lines += [_row([key, "method", *budgets]), _row(["---", "---", *["---:"] * len(budgets)])]
+        for value, group in values.items():
+            for method, recalls in group["recall"].items():
+                cells = [_number(recalls[budget]) for budget in budgets]
+                lines.append(_row([f"{value} ({group['items']})", method, *cells]))
     for method, reason in report.unavailable.items():
         lines += ["", f"{method}: unavailable ({reason})"]
     return "\n".join(lines)

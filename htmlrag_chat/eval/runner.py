@@ -33,7 +33,8 @@ class EvalSettings:
     k: int = 9
     distractors: str = "hard"
     seed: int = 0
-    pool: Path | None = None  # default: the dataset's folder
+    pool: Path | None = None  # default: the pages' folder
+    pages: Path | None = None  # the folder page files are named from; default: the dataset's
 
 
 @dataclass
@@ -63,7 +64,7 @@ def evaluate(
             emit(Notice(f"{method.name} is unavailable: {unavailable[method.name]}"))
     runnable = [method for method in methods if method.name not in unavailable]
 
-    folder = settings.dataset.parent
+    folder = settings.pages or settings.dataset.parent
     distractors = Distractors(())
     if any(isinstance(item, QAItem) and item.distractors for item in items):
         pool = load_pool(settings.pool or folder, cache, emit)
@@ -81,7 +82,7 @@ def evaluate(
             method.name: _run_method(method, ready, settings, env, cache, counts, set(missing))
             for method in runnable
         }
-        rows.append({**describe(settings.task, ready, folder), "results": results})
+        rows.append({**describe(settings.task, ready, folder, item), "results": results})
         emit(Progress(stage, done, len(items)))
     report = Report(
         task=settings.task,
@@ -146,7 +147,7 @@ def _described(settings: EvalSettings, env: Env) -> dict[str, Any]:
     }
     if settings.task == "qa":
         described.update(
-            pool=str(settings.pool or settings.dataset.parent),
+            pool=str(settings.pool or settings.pages or settings.dataset.parent),
             distractors=settings.distractors,
             k=settings.k,
             seed=settings.seed,

@@ -198,11 +198,19 @@ def build_block_tree(document: Document, max_words: int = DEFAULT_MAX_WORDS) -> 
     return BlockTree(document, max_words, blocks, nodes)
 
 
+# Table rows, cells and list items cost tokens for their tags that their words do not show
+# (a 126-word price table is several hundred tokens); counted as two words each, a big table
+# or list is cut into rows and items that compete on their own (docs/method.md).
+_TAG_WORDS = {"tr": 2, "td": 2, "th": 2, "li": 2}
+
+
 def _word_counts(root: Element) -> dict[Element, int]:
-    """Words under every element (its text, its children and their tails), bottom-up once."""
+    """Words under every element (its text, its children and their tails, and ``_TAG_WORDS``
+    for its rows, cells and items), bottom-up once."""
     counts: dict[Element, int] = {}
     for element in reversed(list(root.iter())):
         total = count_words(element.text) if isinstance(element.tag, str) else 0
+        total += _TAG_WORDS.get(element.tag, 0) if isinstance(element.tag, str) else 0
         for child in element:
             total += counts.get(child, 0) + count_words(child.tail)
         counts[element] = total

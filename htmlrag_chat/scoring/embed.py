@@ -66,9 +66,22 @@ def text_key(text: str) -> str:
 
 
 def query_instruction_for(model_name: str) -> str:
-    """The instruction a model expects before queries: BGE English models have one."""
+    """The instruction a model expects before queries: BGE English models and E5 models
+    have one."""
     name = model_name.lower()
-    return BGE_QUERY_INSTRUCTION if "bge" in name and "-en" in name else ""
+    if "bge" in name and "-en" in name:
+        return BGE_QUERY_INSTRUCTION
+    return "query: " if _is_e5(name) else ""
+
+
+def passage_prefix_for(model_name: str) -> str:
+    """What a model expects before the texts it is asked about: E5 models were trained
+    with "passage: " there, and score unmarked texts worse."""
+    return "passage: " if _is_e5(model_name.lower()) else ""
+
+
+def _is_e5(name: str) -> bool:
+    return "e5-" in name.rsplit("/", 1)[-1]
 
 
 _LOADING = threading.Lock()  # a warm-up thread and a scoring thread may ask at once
@@ -159,8 +172,9 @@ class EmbeddingScorer:
         instruction = self.query_instruction
         if instruction is None:
             instruction = query_instruction_for(self.model_name)
+        prefix = passage_prefix_for(self.model_name)
         # The question goes through the cache too: a question asked again costs no model call.
-        *vectors, question = self.embed([*texts, instruction + query])
+        *vectors, question = self.embed([*(prefix + text for text in texts), instruction + query])
         return (np.stack(vectors) @ question).tolist()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -24,6 +24,12 @@ block is read with its context (page title and nearest heading, ``html.headings`
    (a recipe card, an infobox). Eight is about the number of blocks that fill a budget
    (``recipe.block_words``).
 
+5. A question in a known language other than English (``scoring.language``) is read by the
+   ``multilingual`` embedding model when there is one (``wiring``: the default model was
+   kept and the multilingual one is on disk); without one, an ``english_only`` model gives
+   no opinion and BM25's order stands: all-MiniLM-L6-v2 reads English only, and its ranks
+   of a Hungarian ingredient list for a Hungarian question sent it to the boilerplate.
+
 Every choice was measured on ``../shared/corpus`` (docs/method.md has the figures). The
 scores depend only on the query and the blocks, and ties go to the earlier block, so the
 same input always prunes the same way.
@@ -38,8 +44,10 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.html.prune import DISCARD
-from htmlrag_chat.lexical import bm25_scores
+from htmlrag_chat.scoring.analysis import tokens
+from htmlrag_chat.scoring.bm25 import lexical_scores
 from htmlrag_chat.scoring.content import main_content
+from htmlrag_chat.scoring.language import script_language
 
 RRF_K = 60
 CONTENT_BONUS = 1 / (RRF_K + 1)  # main content: as if ranked first by a third opinion
@@ -75,22 +83,38 @@ class FusedScorer:
     candidates: int = DEFAULT_CANDIDATES
     name: str = "fused"
     last_stats: FusedStats | None = None
+    multilingual: Similarities | None = None  # for questions in another language than English
+    english_only: bool = False  # whether ``embedder`` reads English only (the default model)
+
+    def embedder_for(self, query: str) -> Similarities | None:
+        """The ``multilingual`` model for a question in a known language other than
+        English; for such a question without one, None when ``embedder`` reads English
+        only (its ranks of German blocks for a German question are noise); else
+        ``embedder`` (a question too short to tell included)."""
+        language = script_language(query, tokens(query)[0])
+        if language in ("", "en"):
+            return self.embedder
+        if self.multilingual is not None:
+            return self.multilingual
+        return None if self.english_only else self.embedder
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
         texts = contextual_texts(tree)
-        lexical = ranks(bm25_scores(query, texts))
+        pages = [block.page for block in tree.blocks]
+        lexical = ranks(lexical_scores(query, texts, pages))
         chosen: list[int] = []
         semantic: list[float] = []
         encoded = 0
-        if self.embedder is not None:
+        embedder = self.embedder_for(query)
+        if embedder is not None:  # else no model reads the question: BM25's order stands
             chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
-            before = self.embedder.encoded
-            semantic = self.embedder.similarities(query, [window(texts[i]) for i in chosen])
-            encoded = self.embedder.encoded - before
+            before = embedder.encoded
+            semantic = embedder.similarities(query, [window(texts[i]) for i in chosen])
+            encoded = embedder.encoded - before
         evidence = fuse(lexical, chosen, semantic)
         content = main_content(tree)
-        own = bm25_scores(query, [block.text for block in tree.blocks])
-        discard = boilerplate([block.page for block in tree.blocks], content, evidence, own)
+        own = lexical_scores(query, [block.text for block in tree.blocks], pages)
+        discard = boilerplate(pages, content, evidence, own)
         self.last_stats = FusedStats(len(texts), len(chosen), encoded, len(discard))
         return final_scores(evidence, content, discard)
 

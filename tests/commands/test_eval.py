@@ -119,3 +119,28 @@ def test_regression_on_the_committed_slice(capsys, tmp_path):
     assert retention["plain"]["2048"]["recall"] >= 0.85
     for budgets in (*qa.values(), *retention.values()):
         assert all(summary["tokens"] <= int(budget) for budget, summary in budgets.items())
+
+
+def test_a_dataset_elsewhere_names_its_pages_folder_and_gets_per_group_tables(capsys, tmp_path):
+    lines = [json.loads(line) for line in (FIXTURES / "qa.jsonl").read_text().splitlines()[:2]]
+    labels = [("de", "prose"), ("en", "table")]
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({**line, "lang": lang, "location": where}) + "\n"
+            for line, (lang, where) in zip(lines, labels, strict=True)
+        )
+    )
+    out_file = tmp_path / "report.json"
+    code, out, err = run(
+        capsys, "eval", "qa", str(dataset), "--pages", str(FIXTURES), "--methods", "chunk-bm25",
+        "--k", "2", "--budget", "512", "--tokenizer", "approx",
+        "--cache", str(tmp_path / "c.sqlite3"), "--out", str(out_file),
+    )  # fmt: skip
+    assert code == 0 and err == ""
+    assert "by lang: questions whose gold answer is in the context" in out
+    assert "by location: questions whose gold answer is in the context" in out
+    report = json.loads(out_file.read_text())
+    assert set(report["groups"]["lang"]) == {"de", "en"}
+    assert report["groups"]["location"]["table"]["items"] == 1
+    assert report["items"][0]["pages"][0].startswith("pages/")

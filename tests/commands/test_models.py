@@ -19,9 +19,14 @@ import pytest
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.models import human_size
+from htmlrag_chat.events import ignore
 from htmlrag_chat.inventory import ROLES
+from htmlrag_chat.prune_factory import PruneSettings, build_recipe, multilingual_available
 from htmlrag_chat.reader.choice import DEFAULT_GGUF
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
+from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub
+from tests.tiny_models import make_tiny_multilingual_bert
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -270,3 +275,45 @@ def test_help_lists_only_the_options_that_change_the_listing(
     assert "--embed-model" in out and "--tokenizer" in out and "--reader" in out
     assert "--rounds" not in out and "--deadline" not in out and "--max-tokens" not in out
     assert main(["--rounds", "3", "models", "--json"]) == 0  # still accepted before it
+
+
+def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_languages_with(
+    hf_cache: Path,
+    online: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = make_tiny_multilingual_bert(tmp_path / "tiny")
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    settings = PruneSettings(pruner="fused")
+    assert not multilingual_available(DEFAULT_EMBED_MODEL)
+    before = build_recipe(settings, ignore).stages(512)[0].scorer
+    assert before.multilingual is None
+    assert before.embedder_for("Welcher Torhüter stand im Tor?") is None  # MiniLM: English
+    hub = Hub({MULTILINGUAL_EMBED_MODEL: files})
+    with running(hub, monkeypatch):
+        assert main(["models", "pull", "embedding", "--multilingual"]) == 0
+    assert hub.downloaded(MULTILINGUAL_EMBED_MODEL) == sorted(files)
+    assert f"downloading {MULTILINGUAL_EMBED_MODEL} (embedding)" in capsys.readouterr().err
+    # Now on disk: used with the default model, runs in numpy from the cache, and a model
+    # the user chose is used for every question instead.
+    assert multilingual_available(DEFAULT_EMBED_MODEL)
+    assert numpy_layout(MULTILINGUAL_EMBED_MODEL, "cpu") is not None
+    fused = build_recipe(settings, ignore).stages(512)[0].scorer
+    assert fused.multilingual.model_name == MULTILINGUAL_EMBED_MODEL
+    assert fused.embedder_for("Welcher Torhüter stand im Tor?") is fused.multilingual
+    assert fused.embedder_for("Which goalkeeper was in goal?") is fused.embedder
+    chosen = PruneSettings(pruner="fused", embed_model=str(folder))
+    mine = build_recipe(chosen, ignore).stages(512)[0].scorer
+    assert mine.multilingual is None
+    assert mine.embedder_for("Welcher Torhüter stand im Tor?") is mine.embedder
+
+
+@pytest.mark.parametrize("target", ["reader", "org/model"])
+def test_pull_multilingual_is_for_the_embedding_only(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    assert main(["models", "pull", target, "--multilingual"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"htmlrag-chat: --multilingual pulls the embedding model, not {target!r}\n"

@@ -58,3 +58,28 @@ def test_a_missing_or_empty_dataset_is_an_input_error(tmp_path):
         load_dataset("qa", tmp_path / "missing.jsonl")
     with pytest.raises(InputError, match="no items"):
         load_dataset("qa", write(tmp_path, ""))
+
+
+def test_language_and_answer_location_are_read_and_pages_may_live_elsewhere(tmp_path):
+    pages = tmp_path / "corpus"
+    pages.mkdir()
+    (pages / "page.html").write_text("<p>hallo</p>")
+    line = {"id": "q", "question": "Wer?", "answers": ["x"], "file": "page.html"}
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps({**line, "lang": "de", "location": "table"}) + "\n")
+    (item,) = load_dataset("qa", path, pages=pages)
+    assert (item.lang, item.location, item.files) == ("de", "table", (pages / "page.html",))
+    with pytest.raises(InputError, match=r"page file page\.html not found"):
+        load_dataset("qa", path)  # the dataset's own folder has no pages
+    path.write_text(json.dumps({**line, "lang": 3}) + "\n")
+    with pytest.raises(InputError, match=r'set\.jsonl:1: "lang" must be a string'):
+        load_dataset("qa", path, pages=pages)
+
+
+def test_the_committed_multilingual_set_is_well_formed():
+    lines = (FIXTURES.parent.parent / "bench" / "data" / "qa_lang.jsonl").read_text("utf-8")
+    records = [json.loads(line) for line in lines.splitlines()]
+    assert len(records) >= 40 and len({record["id"] for record in records}) == len(records)
+    assert {record["location"] for record in records} == {"table", "list", "prose"}
+    assert len({record["lang"] for record in records}) >= 8
+    assert all(record["file"].startswith("pages/") and record["answers"] for record in records)

@@ -54,3 +54,44 @@ def test_markdown_tables_of_methods_by_budget():
     assert lines[2:5] == ["| method | 512 |", "| --- | ---: |", "| m | 0.750 / 0.500 |"]
     assert "| m | 400 / 15 |" in lines
     assert lines[-1] == "x: unavailable (no model)"
+
+
+def labelled_qa_report() -> Report:
+    def item(name: str, lang: str, location: str, kept: list[bool]) -> dict:
+        results = {
+            method: {"512": {"answer": answer, "tokens": 500, "ms": 1.0}}
+            for method, answer in zip(("ours", "chunks"), kept, strict=True)
+        }
+        return {"id": name, "lang": lang, "location": location, "results": results}
+
+    items = [
+        item("1", "de", "table", [True, False]),
+        item("2", "de", "prose", [True, True]),
+        item("3", "es", "table", [False, True]),
+        {"id": "4", "results": item("4", "", "", [True, True])["results"]},  # no labels
+    ]
+    return Report("qa", (512,), ("ours", "chunks"), items, {}, {"tokenizer": "tiny"})
+
+
+def test_qa_items_with_a_language_or_location_are_counted_per_group():
+    groups = labelled_qa_report().groups()
+    assert groups["lang"] == {
+        "de": {"items": 2, "recall": {"ours": {"512": 1.0}, "chunks": {"512": 0.5}}},
+        "es": {"items": 1, "recall": {"ours": {"512": 0.0}, "chunks": {"512": 1.0}}},
+    }
+    assert groups["location"]["table"] == {
+        "items": 2, "recall": {"ours": {"512": 0.5}, "chunks": {"512": 0.5}}
+    }  # fmt: skip
+    assert list(labelled_qa_report().to_json()) == [
+        "results", "groups", "items", "unavailable", "settings"
+    ]  # fmt: skip
+    assert retention_report().groups() == {}  # no labels, no groups
+
+
+def test_markdown_has_a_table_per_group_key():
+    lines = markdown(labelled_qa_report()).splitlines()
+    assert "by lang: questions whose gold answer is in the context" in lines
+    assert "| de (2) | ours | 1.000 |" in lines and "| es (1) | chunks | 1.000 |" in lines
+    assert "| table (2) | chunks | 0.500 |" in lines
+    text = dumps(labelled_qa_report())
+    assert json.loads(text) == labelled_qa_report().to_json()

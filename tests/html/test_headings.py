@@ -21,8 +21,10 @@ def two_pages() -> Document:
     return Document.from_pages([(Page("a", page_title(first)), first), (Page("b", "Golf"), second)])
 
 
-def context_of(text: str) -> str:
-    tree = build_block_tree(two_pages(), 8)
+def context_of(text: str, document: Document | None = None, max_words: int = 8) -> str:
+    """The context line of the one block of ``document`` (default ``two_pages``) that
+    starts with ``text``."""
+    tree = build_block_tree(document or two_pages(), max_words)
     (index,) = [i for i, block in enumerate(tree.blocks) if block.text.startswith(text)]
     return heading_context(tree)[index]
 
@@ -42,3 +44,31 @@ def test_headings_do_not_leak_into_the_next_page():
 
 def test_a_heading_is_not_its_own_context():
     assert context_of("Personal life") == "Rory McIlroy - Career"
+
+
+def structured() -> Document:
+    html = clean_html(
+        "<html><head><title>Tabelle</title></head><body><h2>Wahre Tabelle</h2><table>"
+        "<tr><th>Rang</th><th>DFL</th><th>Wahr</th></tr>"
+        "<tr><td>8.</td><td>Freiburg (14 Pkt)</td><td>Gladbach (12 Pkt)</td></tr></table>"
+        "<p>Según el sitio, las marcas son las siguientes:</p>"
+        "<ul><li>Huawei (excepto el Nexus 6P)</li><li>Samsung<ul><li>Galaxy S9</li></ul></li></ul>"
+        "<ol><li>First step of nothing</li></ol></body></html>"
+    )
+    return Document.from_pages([(Page("s", "Tabelle"), html)])
+
+
+def structured_context(text: str) -> str:
+    return context_of(text, structured(), 2)
+
+
+def test_a_table_row_is_read_with_its_header_row():
+    assert structured_context("8.") == "Tabelle - Wahre Tabelle - Rang | DFL | Wahr"
+    assert structured_context("Rang") == "Tabelle - Wahre Tabelle"  # the header itself
+
+
+def test_a_list_item_is_read_with_its_lead_in():
+    lead = "Según el sitio, las marcas son las siguientes:"
+    assert structured_context("Huawei") == f"Tabelle - Wahre Tabelle - {lead}"
+    assert structured_context("Galaxy") == "Tabelle - Wahre Tabelle - Samsung"
+    assert structured_context("First step") == "Tabelle - Wahre Tabelle"  # after a list: none

@@ -23,10 +23,10 @@ def test_rare_terms_weigh_more_than_common_ones():
     assert scores[2] > scores[0] > 0
 
 
-def test_cjk_queries_match_per_character():
+def test_cjk_queries_match_by_character_bigrams():
     tree = tree_of("東京の天気", "大阪の食べ物", "京都")
     scores = BM25Scorer().score("東京", tree)
-    assert scores[0] > scores[2] > scores[1] == 0.0
+    assert scores[0] > scores[1] == scores[2] == 0.0  # 京都 shares a character, not a word
 
 
 def test_empty_query_or_tree_scores_zero():

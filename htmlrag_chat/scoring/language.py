@@ -1,0 +1,86 @@
+"""Which language a text is in, cheaply enough to ask of every block of ten pages.
+
+Lexical scoring stems words, and a stemmer is per language. Pages and questions come in any
+language (the corpus: German, English, Spanish, French, Polish, Portuguese, Italian,
+Finnish, Hungarian, Japanese), and a block of a German page can be an English quote. A
+detector library reads letter n-grams (langdetect, lingua: tens of milliseconds and a large
+model load for ten pages); the function words of a language say as much for the texts that
+matter here, and counting them is a set lookup per word. A text written in a spaceless
+script (CJK) is marked as such: it is segmented, not stemmed.
+
+Short texts (a table cell, a menu item) hold too few function words to tell; they take the
+language of their page (``languages``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from htmlrag_chat.html.text import CJK
+
+CJK_LANGUAGE = "cjk"
+MIN_HITS = 2  # function words a text needs to be judged on its own
+
+# About twenty of the most frequent function words of each language a Snowball stemmer
+# covers and the web is often written in; words shared by two languages count for both.
+_STOP_WORDS = {
+    "en": "the of and to in is that for it was on with as are by this be at from or have "
+    "an they which you not but were his her has had their what who how",
+    "de": "der die das und ist nicht zu den von mit sich des auf für im in dem ein eine auch "
+    "es an als wie bei nach aus wird werden hat oder sind einer welche welcher wer",
+    "fr": "le la les de des et est une un du en que qui dans pour pas au sur par ne ce se "
+    "plus sont avec il elle aux quel quelle",
+    "es": "el la los las de del y en que un una es por con para se no su al lo como más "
+    "pero sus le ya fue qué cuál cuántos",
+    "it": "il la di che è un una per non del della le gli con da in sono al dei più ma si "
+    "nel quanti quale",
+    "pt": "o a os as de do da dos das e que em um uma para com não por se no na mais foi ao "
+    "é qual quantos",
+    "nl": "de het een en van is dat op te in niet zijn voor met die aan er ook als bij wat",
+    "pl": "i w nie na się z do to że jest o jak po co ale od tak za przez są już oraz ile "
+    "jakie który",
+    "fi": "ja on ei se että oli ovat mutta kun myös hän tai jos niin ole kuin vain mikä",
+    "hu": "a az és hogy nem is egy van meg de csak már mint ki el ha volt azt mennyi",
+    "sv": "och att det som en är på av för med till den har inte om ett var men",
+    "da": "og at det som en er på af for med til den har ikke om et var men",
+    "no": "og at det som en er på av for med til den har ikke om et var men",
+}
+_LANGUAGES = {
+    word: tuple(code for code, words in _STOP_WORDS.items() if word in words.split())
+    for word in {word for words in _STOP_WORDS.values() for word in words.split()}
+}
+
+
+def detect(words: Sequence[str]) -> str:
+    """The language of casefolded ``words`` by its function words: a code of ``_STOP_WORDS``
+    (ties go to the earlier one), or "" when fewer than ``MIN_HITS`` are found."""
+    hits: Counter[str] = Counter()
+    for word in words:
+        hits.update(_LANGUAGES.get(word, ()))
+    if not hits:
+        return ""
+    order = list(_STOP_WORDS)
+    best = max(hits, key=lambda code: (hits[code], -order.index(code)))
+    return best if hits[best] >= MIN_HITS else ""
+
+
+def script_language(text: str, words: Sequence[str]) -> str:
+    """``CJK_LANGUAGE`` when CJK characters outnumber the other words, else ``detect``."""
+    cjk = len(CJK.findall(text))
+    if cjk and cjk >= len(words):
+        return CJK_LANGUAGE
+    return detect(words)
+
+
+def languages(judged: Sequence[str], pages: Sequence[int]) -> list[str]:
+    """Each text's language (``judged``: its own verdict, "" when undecided), the undecided
+    taking their page's most frequent verdict; "" where no text of the page decided."""
+    per_page: dict[int, Counter[str]] = {}
+    for language, page in zip(judged, pages, strict=True):
+        if language:
+            per_page.setdefault(page, Counter())[language] += 1
+    fallback = {page: counts.most_common(1)[0][0] for page, counts in per_page.items()}
+    return [
+        language or fallback.get(page, "") for language, page in zip(judged, pages, strict=True)
+    ]
