@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
     REPLAY,
@@ -27,8 +28,11 @@ from htmlrag_chat.commands.options import add_config_option, add_setting_options
 from htmlrag_chat.errors import EXIT_OK
 from htmlrag_chat.safety import one_line
 from htmlrag_chat.settings.edit import init, set_value
-from htmlrag_chat.settings.sources import DEFAULT, Origin, config_origin
+from htmlrag_chat.settings.sources import DEFAULT, Origin, Resolved, config_origin
 from htmlrag_chat.settings.tree import BY_KEY
+
+if TYPE_CHECKING:
+    from htmlrag_chat.reader.choice import ReaderPlan
 
 HIDDEN = "<hidden>"  # what is shown for a secret that is set
 EXAMPLES = (
@@ -100,11 +104,24 @@ def run_config(args: argparse.Namespace) -> int:
         origin = settings.origins[key]
         record.setdefault(setting.section, {})[setting.name] = {"value": shown, **_origin(origin)}
         rows.append([setting.name, _shown(shown), str(origin)])
+    plan = reader_plan(settings)
+    record["answers_with"] = {"kind": plan.kind, "model": plan.model, "why": plan.why}
+    rows.append(["answers with", plan.label, "the reader plan, now"])
     if args.json:
         print(json.dumps(record, ensure_ascii=False, indent=2))
     else:
         print_table(("SETTING", "VALUE", "FROM"), [[one_line(c) for c in row] for row in rows])
     return EXIT_OK
+
+
+def reader_plan(settings: Resolved) -> ReaderPlan:
+    """The reader ``ask`` would answer with under these settings, as ``models`` and the
+    palette name it (``reader.choice``): the servers are asked, nothing is loaded."""
+    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.reader.choice import look_around, plan_reader
+
+    reader = ReaderSettings(**settings.section("reader"))
+    return plan_reader(reader, look_around(reader))
 
 
 def run_path(args: argparse.Namespace) -> int:

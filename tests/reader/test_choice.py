@@ -1,16 +1,19 @@
 """One reader plan: for every case, ``ask`` (``wiring.build_reader``), ``models``
-(``inventory.reader_row``) and the palette's ``auto`` entry (``tui.readers``) name the same
-reader, because all three ask ``reader.choice.plan_reader``. Real servers on loopback
+(``inventory.reader_row``), ``config`` (its "answers with" line) and the palette's ``auto``
+entry (``tui.readers``) name the same reader, because all four ask
+``reader.choice.plan_reader``. Real servers on loopback
 (scripted), a real GGUF file, a real transformers folder, an empty Hugging Face cache."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+from htmlrag_chat.cli import main
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.events import Notice
 from htmlrag_chat.hub import ModelUnavailable
@@ -55,6 +58,21 @@ def listed(settings: ReaderSettings, cache: Path) -> tuple[str, str]:
     return kind or "transformers", row.model
 
 
+def configured(
+    settings: ReaderSettings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[str, str]:
+    """What ``htmlrag-chat config`` says answers, given the same settings as options and
+    variables: (kind, model)."""
+    argv = ["config", "--json", "--reader", settings.reader]
+    argv += ["--model", settings.model] if settings.model else []
+    argv += ["--base-url", settings.base_url] if settings.base_url else []
+    ports = ",".join(str(port) for port in settings.probe_ports or ())
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", ports)
+    assert main(argv) == 0
+    answers = json.loads(capsys.readouterr().out)["answers_with"]
+    return answers["kind"], answers["model"]
+
+
 def offered(settings: ReaderSettings) -> str:
     """The palette's auto entry: the reader auto picks now."""
     [auto] = [c for c in reader_choices(settings) if c.settings.reader == "auto"]
@@ -70,8 +88,16 @@ def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-def test_ask_models_and_the_palette_name_the_same_reader(hf_cache: Path, tiny_lm_dir: Path) -> None:
+def test_ask_models_config_and_the_palette_name_the_same_reader(
+    hf_cache: Path,
+    tiny_lm_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     gguf = str(smollm2_gguf())
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")  # no settings of this machine
+    monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(tmp_path / "config.toml"))
     with ThreadedLLM(ScriptedLLM(lambda m: "", model=SERVED)) as url:
         port = urlsplit(url).port or 0
         nothing = ReaderSettings(probe_ports=())
@@ -98,6 +124,7 @@ def test_ask_models_and_the_palette_name_the_same_reader(hf_cache: Path, tiny_lm
         for case, (settings, expected) in cases.items():
             assert built(settings) == expected, case
             assert listed(settings, hf_cache) == expected, case
+            assert configured(settings, monkeypatch, capsys) == expected, case
             if settings.reader == "auto":
                 plan = plan_reader(settings, look_around(settings))
                 assert offered(settings) == f"Reader: auto, now {plan.label}", case
