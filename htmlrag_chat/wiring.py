@@ -58,7 +58,7 @@ def build_reader(
         raise ModelUnavailable(plan.problem)
     if plan.kind == "extractive":
         if auto:
-            emit(Notice(plan.why))
+            emit(Notice(plan.why, role="reader", instead="extractive answers (no LLM)"))
         return ExtractiveReader()
     if plan.kind == "server":
         from htmlrag_chat.reader.openai import OpenAIChat

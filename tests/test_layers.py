@@ -37,6 +37,7 @@ BASE = (
     "htmlrag_chat.specials",
     "htmlrag_chat.atomic",
     "htmlrag_chat.loader",
+    "htmlrag_chat.sources",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
@@ -100,12 +101,6 @@ CONTRACTS = (
         "import only each other",
         BASE,
         only=BASE,
-        exceptions={
-            ("htmlrag_chat.events", "htmlrag_chat.reader"): (
-                "a type annotation only (TYPE_CHECKING): SourcesReady carries the reader's "
-                "numbered sources"
-            ),
-        },
     ),
     Contract(
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "

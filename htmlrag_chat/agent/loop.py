@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from htmlrag_chat.agent.answer import Answer, numbered_sources
 from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
+from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.cancel import StopFlag, watching
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import (
-    AnswerDelta,
     Event,
     EventSink,
     Notice,
@@ -40,16 +40,12 @@ from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source, Turn
 from htmlrag_chat.reader.citations import (
-    CitationFilter,
     check_citations,
     cites_any,
     flag_lines,
 )
-from htmlrag_chat.reader.layout import answer_messages, check_messages, rewrite_messages
-from htmlrag_chat.reader.literal import Quoted, escape_markdown
-from htmlrag_chat.reader.think import ThinkFilter
+from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
-from htmlrag_chat.safety import SafeStream, text_safe
 from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
@@ -58,18 +54,6 @@ T = TypeVar("T")
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
 UNCITED = "the answer cites none of its sources: it may not come from them"
-
-
-class Reader(Protocol):
-    kind: str
-    chat: ChatModel | None  # the LLM for rewriting and checks; None for the extractive reader
-
-    @property
-    def name(self) -> str: ...
-
-    def answer(
-        self, question: str, sources: Sequence[Source], history: Sequence[Turn] = ()
-    ) -> AsyncIterator[str]: ...
 
 
 @dataclass
@@ -111,8 +95,8 @@ class Agent:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
             sources = list(history[-1].sources)
             emit(SourcesReady(tuple(sources)))
-        text, markdown, first_token, removed = await self._read(
-            message, sources, history, emit, start
+        text, markdown, first_token, removed = await read_answer(
+            self.reader, message, sources, history, emit, start
         )
         with stage(emit, "cite") as counts:
             citations = check_citations(markdown, sources)
@@ -143,7 +127,7 @@ class Agent:
         """``query`` searched as typed, its pages fetched, cleaned and pruned: one round,
         no plan, no sufficiency check, no reading."""
         emit = self._recording({})
-        sources, _, _ = await self._research(query, Plan((query,)), "as typed", emit)
+        sources, _, _ = await self._research(query, (), query, Plan((query,)), "as typed", emit)
         return sources
 
     async def page_context(self, url: str, query: str) -> list[Source]:
@@ -301,54 +285,6 @@ class Agent:
             missing = parse_missing(reply, load_prompt("sufficiency").format(topic=""))
             counts["enough"] = int(missing is None)
         return missing
-
-    # -- reading
-
-    async def _read(
-        self,
-        question: str,
-        sources: list[Source],
-        history: Sequence[Turn],
-        emit: EventSink,
-        start: float,
-    ) -> tuple[str, str, float | None, int]:
-        """The answer as text and as Markdown, when its first piece came, and how many
-        invented citations were taken out. Text the reader quotes from a source (``Quoted``)
-        goes around the citation filter: shown as it is, escaped in the Markdown. A
-        reasoning model's think blocks never get past ``ThinkFilter``."""
-        citations = CitationFilter(len(sources))
-        safe = SafeStream()  # no control token, escape or override reaches the screen
-        thinking = ThinkFilter()  # nor a reasoning model's <think> block
-        parts: list[tuple[str, bool]] = []
-        first_token: float | None = None
-
-        def show(text: str, quoted: bool = False) -> None:
-            if text:
-                parts.append((text, quoted))
-                emit(AnswerDelta(text, quoted))
-
-        with stage(emit, "read", len(sources)) as counts:
-            chat = self.reader.chat
-            if chat is not None:
-                pending = chat.pending_tokens(answer_messages(question, sources, history))
-                emit(ReaderBusy("prefill", pending))
-            async for chunk in self.reader.answer(question, sources, history):
-                if first_token is None:
-                    first_token = (time.perf_counter() - start) * 1000
-                    emit(ReaderBusy("generate"))
-                if isinstance(chunk, Quoted):
-                    show(citations.feed(safe.finish()))
-                    show(citations.before_quote())
-                    # Defused before it is escaped in the Markdown: escapes would hide tokens.
-                    show(text_safe(chunk), quoted=True)
-                else:
-                    show(citations.feed(safe.feed(thinking.feed(chunk))))
-            show(citations.feed(safe.feed(thinking.finish()) + safe.finish()))
-            show(citations.finish())
-            counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
-        text = "".join(text for text, _ in parts).strip()
-        markdown = "".join(escape_markdown(t) if quoted else t for t, quoted in parts).strip()
-        return text, markdown, first_token, citations.removed
 
     # -- plumbing
 

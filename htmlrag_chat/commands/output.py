@@ -230,7 +230,8 @@ class AskOutput:
         elif isinstance(event, SourcesReady):
             self._sources = event  # an extractive answer comes at once: no list before it
         else:
-            if isinstance(event, ReaderBusy) and self._sources is not None:
+            prefill = isinstance(event, ReaderBusy) and event.phase == "prefill"
+            if prefill and self._sources is not None:
                 # An LLM reads: the sources are there to read while it prefills.
                 self._line.print_above(early_sources(self._sources))
                 self._sources = None

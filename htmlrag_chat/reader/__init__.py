@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.sources import Source
+
+__all__ = ["DEFAULT_READER_MODEL", "ChatModel", "Message", "ReaderFailed", "Source", "Turn"]
 
 # The method's reader (HtmlRAG used Llama-3.1-8B-Instruct); any local path or hub id works.
 DEFAULT_READER_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -23,24 +25,6 @@ DEFAULT_READER_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 class Message:
     role: str  # "system", "user" or "assistant"
     content: str
-
-
-@dataclass(frozen=True)
-class Source:
-    """A numbered source as the reader sees it: its pruned HTML and that HTML's visible
-    text (what citations are checked against)."""
-
-    number: int
-    url: str
-    title: str
-    html: str
-    text: str
-    date: str = ""  # the publication day the page declares (YYYY-MM-DD), or ""
-
-    @property
-    def site(self) -> str:
-        """The site the page is on, as a person names it: ``example.org``."""
-        return (urlsplit(self.url).hostname or "").removeprefix("www.")
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, ke
 from htmlrag_chat.tui.searching import SearchCommands
 from htmlrag_chat.tui.selection import SelectionActions
 from htmlrag_chat.tui.status import PipelineStatus
-from htmlrag_chat.tui.texts import answer_meta, describe
+from htmlrag_chat.tui.texts import answer_meta, describe, mode_line, quit_help
 from htmlrag_chat.tui.transcript import (
     AnswerView,
     ErrorView,
@@ -107,7 +107,7 @@ class ChatApp(SelectionActions):
         with Horizontal(id="body"):
             yield HistoryPanel()
             with Vertical(id="chat"):
-                yield Transcript(Welcome(self.mode_line()))
+                yield Transcript(Welcome(mode_line(self.options, self.session.kept)))
                 yield Static(id="status")
                 yield PromptInput(placeholder="Ask anything…", id="prompt")
             yield SourcesPanel()
@@ -118,17 +118,6 @@ class ChatApp(SelectionActions):
         self.refresh_history()
         self.set_interval(0.1, self.tick)
         self.run_worker(self.preload(), group="load", exit_on_error=False)
-
-    def mode_line(self) -> str:
-        reader = self.options.reader
-        parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
-        budget = self.options.prune.budget or "by reader"
-        parts.append(f"pruner: {self.options.prune.pruner}, budget {budget}")
-        if self.options.replay:
-            parts.append("replay: answers come from the recorded cache only, nothing is fetched")
-        if not self.session.kept:
-            parts.append("conversations are not kept after this session")
-        return " · ".join(parts)
 
     def header_line(self) -> str:
         title = terminal_safe(self.session.title) or "New chat"
@@ -362,7 +351,7 @@ class ChatApp(SelectionActions):
             return
         self.session.new()
         await self.transcript.remove_children()
-        await self.transcript.mount(Welcome(self.mode_line()))
+        await self.transcript.mount(Welcome(mode_line(self.options, self.session.kept)))
         self.query_one(SourcesPanel).show(())
         self.selected = None
         self.set_status("")
@@ -385,18 +374,12 @@ class ChatApp(SelectionActions):
         keys = [
             (
                 key_name(binding.key),
-                self.quit_help() if binding.action == "quit" else binding.tooltip,
+                quit_help(self.session.kept) if binding.action == "quit" else binding.tooltip,
             )
             for binding in self.BINDINGS
             if isinstance(binding, Binding) and binding.show
         ]
         self.push_screen(HelpScreen([("Enter", "Send the question"), *keys]))
-
-    def quit_help(self) -> str:
-        """What quitting keeps: the conversations, unless this session's are scratch."""
-        if self.session.kept:
-            return "Quit (conversations are saved)"
-        return "Quit (this session's conversations are not kept)"
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

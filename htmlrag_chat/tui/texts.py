@@ -1,15 +1,39 @@
-"""The chat's own wording: the line under each answer (how it was made) and an error as the
-chat shows it (what happened, what to do)."""
+"""The chat's own wording: the welcome's mode line, what quitting keeps, the line under each
+answer (how it was made) and an error as the chat shows it (what happened, what to do)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.reader.choice import no_llm_hint
 from htmlrag_chat.safety import terminal_safe
+
+if TYPE_CHECKING:
+    from htmlrag_chat.wiring import AgentOptions
+
+
+def mode_line(options: AgentOptions, kept: bool) -> str:
+    """The welcome's line: reader, pruner and budget, replay, whether conversations stay."""
+    reader = options.reader
+    parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
+    budget = options.prune.budget or "by reader"
+    parts.append(f"pruner: {options.prune.pruner}, budget {budget}")
+    if options.replay:
+        parts.append("replay: answers come from the recorded cache only, nothing is fetched")
+    if not kept:
+        parts.append("conversations are not kept after this session")
+    return " · ".join(parts)
+
+
+def quit_help(kept: bool) -> str:
+    """What quitting keeps: the conversations, unless this session's are scratch."""
+    if kept:
+        return "Quit (conversations are saved)"
+    return "Quit (this session's conversations are not kept)"
 
 
 def answer_meta(answer: Answer, elapsed: float) -> str:

@@ -83,7 +83,7 @@ def test_ask_searches_searxng_keeps_to_the_site_and_gives_the_reader_the_dates(
 
     today = dt.date.today().isoformat()
     rewrite, read = llm.requests[0]["messages"], llm.requests[-1]["messages"]
-    assert f"Today's date is {today}" in rewrite[-1]["content"]
+    assert f"Today's date is {today}" in rewrite[0]["content"]  # the system text of every call
     assert f"Today's date is {today}" in read[0]["content"]
     assert f"URL: {ON_SITE}\nPublished: 2024-03-05\n" in read[-1]["content"]
     assert "other.net" not in read[-1]["content"]

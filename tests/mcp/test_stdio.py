@@ -132,8 +132,9 @@ ANSWER = "FaceTime uses ARKit to map the face and move the eyes [1]. " * 20
 
 
 def reply(messages: list[dict[str, Any]]) -> str:
-    """The reader's answer to a reading request (it has the system prompt), else a plan."""
-    return ANSWER if messages[0]["role"] == "system" else "SEARCH: ARKit"
+    """A plan for the rewrite request (its last message asks about the new message), else
+    the reader's answer."""
+    return "SEARCH: ARKit" if "New message:" in messages[-1]["content"] else ANSWER
 
 
 def test_a_cancelled_call_stops_the_answer_and_the_server_goes_on(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from htmlrag_chat.reader import Message, Source
+from htmlrag_chat.reader import Source, Turn
 from htmlrag_chat.reader.citations import check_citations
 from htmlrag_chat.reader.extractive import HEADER, NOTHING, ExtractiveReader, split_sentences
 from htmlrag_chat.reader.literal import Quoted
@@ -84,7 +84,7 @@ def test_a_quoted_sentence_comes_as_quoted_text_with_its_own_citation_after_it()
 
 def follow_up(question: str, sources: list[Source], earlier: str) -> str:
     async def run() -> str:
-        history = [Message("user", earlier), Message("assistant", "...")]
+        history = [Turn(earlier, "...")]
         reader = ExtractiveReader()
         return "".join([chunk async for chunk in reader.answer(question, sources, history)])
 

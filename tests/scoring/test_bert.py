@@ -154,4 +154,6 @@ def test_gelu_is_the_exact_one():
     )
     x = x.astype(np.float32)
     expected = torch.nn.functional.gelu(torch.from_numpy(x)).numpy()
-    assert np.abs(gelu(x) - expected).max() < 1e-6
+    # float32 rounding differs by a few units in the last place between builds (1.2e-6 seen
+    # near x = 3); the tanh approximation is off by 4.7e-4, so 1e-5 still tells them apart.
+    assert np.abs(gelu(x) - expected).max() < 1e-5
