@@ -262,6 +262,8 @@ class ChatApp(SelectionActions):
                 await self.transcript.mount(ErrorView(f"The answer was not saved: {error}"))
             self.set_status(f"answered in {elapsed:.1f} s")
         elif outcome.error is not None:
+            self.session.question_failed(message.message_id)  # as ask: none left unanswered
+            self.sub_title = self.header_line()
             await view.finish(f"failed after {elapsed:.1f} s")
             error = ErrorView(describe(outcome.error, self.options.reader.model))
             await self.transcript.mount(error, after=view)

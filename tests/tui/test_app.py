@@ -367,6 +367,8 @@ def test_a_failed_search_says_what_to_do(history: Store, tmp_path: Path) -> None
                     # Said once: not also as a note that the search was skipped.
                     notes = [str(n.render()) for n in app.query(NoteView)]
                     assert not [n for n in notes if "HTTP 429" in n], notes
+                    # Taken back from the history, as ask does: nobody answered it.
+                    assert app.session.conversations() == []
 
     run(scenario())
 
