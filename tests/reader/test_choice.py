@@ -160,7 +160,7 @@ def test_the_order_is_configured_found_gguf_transformers_extractive() -> None:
     assert isinstance(
         build_reader(auto, notices.append, Surroundings(None, (), OnDisk())), ExtractiveReader
     )
-    assert notices == [Notice(plan.why)]
+    assert notices == [Notice(plan.why, role="reader", instead="extractive answers (no LLM)")]
 
 
 def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path) -> None:
