@@ -69,7 +69,7 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
         "--out", type=Path, metavar="FILE", help="write the JSON report to this file"
     )
     command.add_argument(
-        "--pages", type=Path, metavar="DIR",
+        "--pages-dir", type=Path, metavar="DIR",
         help="folder the dataset's page files are named from (default: the dataset's)",
     )  # fmt: skip
     command.add_argument(
@@ -99,7 +99,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
-    items = load_dataset(args.task, args.dataset, args.limit, args.pages)
+    items = load_dataset(args.task, args.dataset, args.limit, args.pages_dir)
     tokenizer = load_token_counter(prune.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
@@ -112,7 +112,7 @@ def run_eval(args: argparse.Namespace) -> int:
         distractors=args.distractors,
         seed=args.seed,
         pool=args.pool,
-        pages=args.pages,
+        pages=args.pages_dir,
     )
     env = Env(tokenizer.counter, prune.embed_model, prune.gen_model, _device(prune, methods))
     with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:

@@ -133,7 +133,7 @@ def test_a_dataset_elsewhere_names_its_pages_folder_and_gets_per_group_tables(ca
     )
     out_file = tmp_path / "report.json"
     code, out, err = run(
-        capsys, "eval", "qa", str(dataset), "--pages", str(FIXTURES), "--methods", "chunk-bm25",
+        capsys, "eval", "qa", str(dataset), "--pages-dir", str(FIXTURES), "--methods", "chunk-bm25",
         "--k", "2", "--budget", "512", "--tokenizer", "approx",
         "--cache", str(tmp_path / "c.sqlite3"), "--out", str(out_file),
     )  # fmt: skip
