@@ -102,12 +102,12 @@ class FusedScorer:
         texts = contextual_texts(tree)
         pages = [block.page for block in tree.blocks]
         lexical = ranks(lexical_scores(query, texts, pages))
-        chosen: list[int] = []
-        semantic: list[float] = []
+        chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
         encoded = 0
         embedder = self.embedder_for(query)
-        if embedder is not None:  # else no model reads the question: BM25's order stands
-            chosen = sorted(range(len(texts)), key=lexical.__getitem__)[: self.candidates]
+        if embedder is None:  # no model reads the question: BM25's order stands for both
+            semantic = [-float(lexical[index]) for index in chosen]
+        else:
             before = embedder.encoded
             semantic = embedder.similarities(query, [window(texts[i]) for i in chosen])
             encoded = embedder.encoded - before
@@ -115,7 +115,8 @@ class FusedScorer:
         content = main_content(tree)
         own = lexical_scores(query, [block.text for block in tree.blocks], pages)
         discard = boilerplate(pages, content, evidence, own)
-        self.last_stats = FusedStats(len(texts), len(chosen), encoded, len(discard))
+        embedded = len(chosen) if embedder is not None else 0  # candidates a model read
+        self.last_stats = FusedStats(len(texts), embedded, encoded, len(discard))
         return final_scores(evidence, content, discard)
 
 
