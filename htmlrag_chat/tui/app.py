@@ -36,10 +36,10 @@ from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResu
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
-from htmlrag_chat.tui.searching import SearchCommands
+from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import SelectionActions
 from htmlrag_chat.tui.status import PipelineStatus
-from htmlrag_chat.tui.texts import answer_meta, describe, mode_line, quit_help
+from htmlrag_chat.tui.texts import answer_meta, describe, header_line, mode_line, quit_help
 from htmlrag_chat.tui.transcript import (
     AnswerView,
     ErrorView,
@@ -89,6 +89,9 @@ class ChatApp(SelectionActions):
     ) -> None:
         super().__init__()
         self.options = options
+        self.search = (
+            options.search
+        )  # what a new conversation searches with (the palette's hold until one)
         self.cache = cache
         self.session = session
         self.export_dir = export_dir
@@ -120,10 +123,7 @@ class ChatApp(SelectionActions):
         self.run_worker(self.preload(), group="load", exit_on_error=False)
 
     def header_line(self) -> str:
-        title = terminal_safe(self.session.title) or "New chat"
-        if self.options.replay:
-            return f"REPLAY {self.cache.path.name} (read-only) · {title}"
-        return title
+        return header_line(self.session.title, self.cache.path.name if self.options.replay else "")
 
     # -- the agent
 
@@ -352,6 +352,8 @@ class ChatApp(SelectionActions):
             self.notify("A question is running: Esc stops it first.", severity="warning")
             return
         self.session.new()
+        if self.options.search != self.search:
+            switch_search(self, self.search)
         await self.transcript.remove_children()
         await self.transcript.mount(Welcome(mode_line(self.options, self.session.kept)))
         self.query_one(SourcesPanel).show(())

@@ -1,9 +1,10 @@
 """Search controls from the command palette: sites, time, region and backends.
 
-What the palette sets holds for the questions that follow in this session (the config file
-is not touched): it replaces the search settings the agent's searcher uses, with no reload
-of the models. Free-form values come from what the user types after the command word
-(``site example.org``, ``exclude pinterest.com``, ``region de-de``, ``backends searxng,
+What the palette sets holds for the questions that follow in this conversation (the config
+file is not touched; a new chat goes back to the settings the app started with): it
+replaces the search settings the agent's searcher uses, with no reload of the models.
+Free-form values come from what the user types after the command word (``site
+example.org``, ``exclude pinterest.com``, ``region de-de``, ``backends searxng,
 duckduckgo``); the palette lists the fixed ones (time ranges, clearing the filters).
 """
 

@@ -29,6 +29,12 @@ def mode_line(options: AgentOptions, kept: bool) -> str:
     return " · ".join(parts)
 
 
+def header_line(title: str, replayed: str) -> str:
+    """The conversation's title, after ``REPLAY <file>`` when the cache ``replayed`` is."""
+    title = terminal_safe(title) or "New chat"
+    return f"REPLAY {replayed} (read-only) · {title}" if replayed else title
+
+
 def quit_help(kept: bool) -> str:
     """What quitting keeps: the conversations, unless this session's are scratch."""
     if kept:

@@ -47,6 +47,8 @@ def test_the_palette_sets_the_site_and_time_of_the_next_searches(
                     await ask(pilot, "what is htmlrag")
                     await wait_until(pilot, lambda: len(apis.requests) == 1, 10, "the search")
                     assert app.options.search.site == ("example.org",)
+                    await pilot.press("ctrl+n")  # a new conversation: the settings it began with
+                    await wait_until(pilot, lambda: app.options.search == settings, 5, "reset")
 
     run(scenario())
     (sent,) = apis.sent("searxng")
