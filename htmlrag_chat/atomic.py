@@ -33,9 +33,12 @@ def check_output(path: Path, inputs: Iterable[Path | str] = ()) -> None:
 
 
 @contextmanager
-def atomic_output(path: Path, inputs: Iterable[Path | str] = ()) -> Iterator[IO[bytes]]:
+def atomic_output(
+    path: Path, inputs: Iterable[Path | str] = (), new_mode: int | None = None
+) -> Iterator[IO[bytes]]:
     """A binary file that becomes ``path`` when the block ends without an error, and is
-    removed when it does not; ``path`` is left as it was until then."""
+    removed when it does not; ``path`` is left as it was until then. A new file gets
+    ``new_mode`` (default: what the umask gives), a replaced one keeps its permissions."""
     path = Path(path)
     check_output(path, inputs)
     folder = path.parent
@@ -48,7 +51,7 @@ def atomic_output(path: Path, inputs: Iterable[Path | str] = ()) -> Iterator[IO[
             yield file
             file.flush()
             os.fsync(file.fileno())
-        os.chmod(temporary, _mode_for(path))
+        os.chmod(temporary, _mode_for(path, new_mode))
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -57,10 +60,12 @@ def atomic_output(path: Path, inputs: Iterable[Path | str] = ()) -> Iterator[IO[
     _sync_folder(folder)
 
 
-def write_text(path: Path, text: str, inputs: Iterable[Path | str] = ()) -> None:
+def write_text(
+    path: Path, text: str, inputs: Iterable[Path | str] = (), new_mode: int | None = None
+) -> None:
     """Write ``text`` as UTF-8 to ``path`` atomically; an OS failure is one UserError."""
     try:
-        with atomic_output(path, inputs) as file:
+        with atomic_output(path, inputs, new_mode) as file:
             file.write(text.encode("utf-8"))
     except OSError as error:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None
@@ -75,13 +80,14 @@ def _same_file(output: Path, given: Path) -> bool:
         return os.path.abspath(output) == os.path.abspath(given)
 
 
-def _mode_for(path: Path) -> int:
+def _mode_for(path: Path, new_mode: int | None) -> int:
     """The file's permissions: those of the file replaced (not of a link's target), else
-    what a new file gets under the umask."""
+    ``new_mode``, else what a new file gets under the umask."""
+    fresh = _new_file_mode() if new_mode is None else new_mode
     try:
-        return path.lstat().st_mode & 0o777 if not path.is_symlink() else _new_file_mode()
+        return path.lstat().st_mode & 0o777 if not path.is_symlink() else fresh
     except OSError:
-        return _new_file_mode()
+        return fresh
 
 
 def _new_file_mode() -> int:

@@ -11,13 +11,12 @@ by its owner only: it may hold an API key.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
 
+from htmlrag_chat.atomic import write_text
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.settings.sources import (
     MAX_CONFIG_BYTES,
@@ -52,7 +51,7 @@ def set_value(path: Path, key: str, text: str) -> tuple[Setting, Any]:
             f"{path}: [{setting.section}] is written in a form this command cannot edit "
             f"(an inline table, dotted keys or a value over several lines): change it by hand"
         )
-    write_atomic(path, new)
+    _write(path, new)
     return setting, value
 
 
@@ -63,7 +62,7 @@ def init(path: Path, force: bool = False) -> None:
             f"{path} exists: htmlrag-chat config set KEY VALUE changes one setting "
             "(config init --force starts again)"
         )
-    write_atomic(path, template())
+    _write(path, template())
 
 
 def template() -> str:
@@ -125,24 +124,11 @@ def _edited(text: str, setting: Setting, value: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step (a temporary file beside it, flushed to
-    disk, then renamed over it), keeping an existing file's permissions."""
+def _write(path: Path, text: str) -> None:
+    """The settings file replaced in one step (``atomic``); a new one is its owner's only,
+    since it may hold an API key."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-        handle, temporary = tempfile.mkstemp(
-            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-        )
     except OSError as error:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+    write_text(path, text, new_mode=0o600)
