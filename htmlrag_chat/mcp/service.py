@@ -26,6 +26,7 @@ from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.recorder import MissingFromRecording
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import BlockScorer
+from htmlrag_chat.settings.kinds import domain
 from htmlrag_chat.web.guard import Refused, check_url
 
 if TYPE_CHECKING:
@@ -248,10 +249,11 @@ def _checked_query(text: str, what: str = "query") -> str:
 
 
 def _checked_site(site: str) -> str:
-    site = site.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
-    if not site or any(char.isspace() or char in "/?#" for char in site):
-        raise UserError(f"site must be a domain such as docs.python.org, not {site!r}")
-    return site
+    """``site`` as ``--site`` reads it (``settings.kinds.domain``), or a one-line error."""
+    try:
+        return domain(site)
+    except ValueError:
+        raise UserError(f"site must be a domain such as docs.python.org, not {site!r}") from None
 
 
 def _check_limits(budget: int, pages: int, format: str) -> None:

@@ -16,11 +16,6 @@ from htmlrag_chat.reader import Source
 from htmlrag_chat.safety import one_line, terminal_safe
 
 
-def domain(url: str) -> str:
-    host = urlsplit(url).hostname or ""
-    return host.removeprefix("www.")
-
-
 def openable(url: str) -> bool:
     """Only web pages go to the browser: a source URL is data from the web."""
     return urlsplit(url).scheme in {"http", "https"}
@@ -83,7 +78,7 @@ def _source_option(source: Source) -> Option:
         (f"[{source.number}] ", "bold"),
         title,
         "\n",
-        (domain(url) + (f" · {source.date}" if source.date else ""), "italic"),
+        (terminal_safe(source.site) + (f" · {source.date}" if source.date else ""), "italic"),
         "\n",
         (url, "dim"),
     )

@@ -18,8 +18,10 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.markup import escape
 
+from htmlrag_chat.settings.kinds import domain
+from htmlrag_chat.settings.tree import NO_REGION, TIMES, find
 from htmlrag_chat.web.search import WebSearcher
-from htmlrag_chat.web.settings import NO_REGION, TIMES, SearchSettings, backend_list, domain
+from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:
     from htmlrag_chat.agent.loop import Agent
@@ -77,7 +79,7 @@ def typed_choice(current: SearchSettings, query: str) -> SearchChoice | None:
             settings = replace(current, exclude_site=(*current.exclude_site, site))
             return SearchChoice(f"Search: never {site}", "Leave a site out", settings)
         if name == "backends":
-            backends = backend_list(value)
+            backends = find("search.backends").kind.parse(value)  # as --backends checks it
             title = f"Search: backends {','.join(backends)}"
             return SearchChoice(title, "In fallback order", replace(current, backends=backends))
     except ValueError:

@@ -19,8 +19,9 @@ import aiohttp
 
 from htmlrag_chat import __version__
 from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.settings.tree import NO_REGION
 from htmlrag_chat.web.results import SearchResult
-from htmlrag_chat.web.settings import NO_REGION, SearchSettings
+from htmlrag_chat.web.settings import SearchSettings
 
 ENDPOINTS: Mapping[str, str] = {
     "brave-api": "https://api.search.brave.com/res/v1/web/search",

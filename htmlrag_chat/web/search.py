@@ -20,10 +20,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.events import EventSink, Notice, ignore
+from htmlrag_chat.settings.tree import DDGS_ENGINES
 from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session
 from htmlrag_chat.web.ddgs import ddgs_search
 from htmlrag_chat.web.results import SearchResult
-from htmlrag_chat.web.settings import DDGS_ENGINES, SearchSettings
+from htmlrag_chat.web.settings import SearchSettings
 from htmlrag_chat.web.sites import allowed
 
 # What to do, for each kind. --replay alone answers only what the cache already holds, which

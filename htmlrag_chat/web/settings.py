@@ -7,34 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from htmlrag_chat.settings.kinds import domain
-from htmlrag_chat.settings.tree import (
-    API_BACKENDS,
-    BACKENDS,
-    DDGS_ENGINES,
-    NO_REGION,
-    TIMES,
-    default,
-)
-
-__all__ = [
-    "API_BACKENDS",
-    "BACKENDS",
-    "DDGS_ENGINES",
-    "DEFAULT_BACKENDS",
-    "NO_REGION",
-    "TIMES",
-    "SearchSettings",
-    "backend_list",
-    "domain",
-]
-
-DEFAULT_BACKENDS: tuple[str, ...] = default("search.backends")
+from htmlrag_chat.settings.tree import default
 
 
 @dataclass(frozen=True)
 class SearchSettings:
-    backends: tuple[str, ...] = DEFAULT_BACKENDS
+    backends: tuple[str, ...] = default("search.backends")
     searxng_url: str | None = default("search.searxng_url")
     proxy: str | None = default("search.proxy")
     site: tuple[str, ...] = default("search.site")
@@ -56,15 +34,3 @@ class SearchSettings:
         if self.time:
             filters.append(f"time={self.time}")
         return "|".join([",".join(self.backends), *filters])
-
-
-def backend_list(text: str) -> tuple[str, ...]:
-    """``a,b,c`` as backend names, each one known (``ValueError`` otherwise)."""
-    chosen = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in chosen if name not in BACKENDS]
-    if unknown or not chosen:
-        raise ValueError(
-            f"unknown search backend {', '.join(unknown) or '(none)'}: "
-            f"choose from {', '.join(BACKENDS)}"
-        )
-    return chosen
