@@ -58,7 +58,7 @@ def build_reader(
         raise ModelUnavailable(plan.problem)
     if plan.kind == "extractive":
         if auto:
-            emit(Notice(plan.why, role="reader", instead="extractive answers (no LLM)"))
+            emit(_no_llm(plan.why))
         return ExtractiveReader()
     if plan.kind == "server":
         from htmlrag_chat.reader.openai import OpenAIChat
@@ -98,13 +98,17 @@ def build_reader(
     except ModelUnavailable as error:
         if not auto:
             raise
-        message = f"no local reader ({error}): answering extractively; "
-        emit(Notice(message + no_llm_hint(settings.model), role="reader",
-                    instead="extractive answers (no LLM)"))  # fmt: skip
+        hint = no_llm_hint(settings.model)
+        emit(_no_llm(f"no local reader ({error}): answering extractively; {hint}"))
         return ExtractiveReader()
     if auto:
         emit(Notice(plan.why))
     return LLMReader(chat, "local", settings.max_tokens)
+
+
+def _no_llm(message: str) -> Notice:
+    """The note that ``auto`` answers without an LLM, grouped with the other missing models."""
+    return Notice(message, role="reader", instead="extractive answers (no LLM)")
 
 
 def _local_chat(plan: ReaderPlan, settings: ReaderSettings) -> ChatModel:
