@@ -34,7 +34,7 @@ from benchlib import ROOT, argument_parser, build_model, machine, quantiles, wri
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import AnswerDelta, Event
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe
+from htmlrag_chat.prune_factory import BUDGET, PruneSettings, build_recipe
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
@@ -115,7 +115,7 @@ def cold_question(recording: Path, question: str, tokenizer: str, folder: Path) 
     """The cold 10-page replay, in process (models loaded) and as an ``ask`` process."""
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
-    prune = PruneSettings(device="cpu")
+    prune = PruneSettings(device="cpu", budget=BUDGET)
     recipe = build_recipe(prune, lambda event: None, MemoryEmbeddingCache())
     recipe.first.embedder.load()  # the fused stage's model: loaded, not timed
     counter = reader_counter(ExtractiveReader(), tokenizer).counter
@@ -179,7 +179,7 @@ def main() -> int:
         for name, reader in readers.items():
             cache = folder / f"{name}.db"
             shutil.copy(folder / "recording.db", cache)
-            prune = PruneSettings(gen_model=model, device=device)
+            prune = PruneSettings(gen_model=model, device=device, budget=BUDGET)
             report[name] = measure(reader, prune, cache, question, args.runs, args.tokenizer)
             print(name, json.dumps(report[name]["cold"]), flush=True)
         recording, qa_question = record_qa_item(args.corpus, folder)
