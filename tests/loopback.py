@@ -4,6 +4,7 @@ socket (a web site, an LLM server, a hub)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,3 +45,11 @@ class ThreadedApp:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
+
+
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound, then released): for a server to start on,
+    or for a client that must find it closed at once, with no request leaving the machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from htmlrag_chat.reader.gguf import EXTRA_BUFFERS_ENV
+from tests.loopback import unused_port
 
 ALIAS = "smollm2-135m-instruct"
 # llama.cpp as built on this machine crashed in its AMX matrix product; tests run it
@@ -57,12 +57,6 @@ class LlamaServer:
         return calls
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 LAUNCH = """
 import os, runpy
 from htmlrag_chat.reader.gguf import EXTRA_BUFFERS_ENV, extra_buffers
@@ -81,7 +75,7 @@ def llama_server(
 ) -> Iterator[LlamaServer]:
     """``python -m llama_cpp.server`` serving ``model`` (SmolLM2) on 127.0.0.1 until the
     block ends; ``extra``: more of its options."""
-    port = port or free_port()
+    port = port or unused_port()
     log = folder / f"llama-server-{port}.log"
     argv = [
         "--model", str(model or smollm2_gguf()), "--host", "127.0.0.1", "--port", str(port),

@@ -22,6 +22,7 @@ from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchSettings
 from tests.conftest import import_demo
+from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.search_apis import SearchApis, searxng_config
 
@@ -256,13 +257,6 @@ def follow_ups(messages: list[dict]) -> str:
     return f"Answer {len(messages) // 2}: ARKit [1]."
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -270,7 +264,7 @@ def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_wor
     nothing: the way forward offline is a recording. The one backend cannot be reached."""
     config = tmp_path / "offline.toml"
     config.write_text(
-        f'[search]\nbackends = ["searxng"]\nsearxng_url = "http://127.0.0.1:{closed_port()}"\n',
+        f'[search]\nbackends = ["searxng"]\nsearxng_url = "http://127.0.0.1:{unused_port()}"\n',
         encoding="utf-8",
     )
     monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(config))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from htmlrag_chat.reader.choice import DEFAULT_GGUF
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
 from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub
+from tests.loopback import unused_port
 from tests.tiny_models import make_tiny_multilingual_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,12 +54,6 @@ def running(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     with serve_hub(hub) as endpoint:
         monkeypatch.setenv("HF_ENDPOINT", endpoint)
         yield endpoint
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def model_files(folder: Path) -> dict[str, bytes]:
@@ -114,7 +108,7 @@ def test_pull_with_the_hub_unreachable_fails_in_one_line_with_exit_5(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    endpoint = f"http://127.0.0.1:{closed_port()}"
+    endpoint = f"http://127.0.0.1:{unused_port()}"
     monkeypatch.setenv("HF_ENDPOINT", endpoint)
     assert main(["models", "pull", "pruner"]) == 5
     captured = capsys.readouterr()

@@ -30,7 +30,7 @@ from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.wiring import build_reader
-from tests.loopback import serve_app
+from tests.loopback import serve_app, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
 
 REPLY = "Sea otters float in kelp forests [1]."
@@ -45,12 +45,6 @@ def port_of(url: str) -> int:
     port = urlsplit(url).port
     assert port is not None
     return port
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def build(settings: ReaderSettings) -> tuple[LLMReader | ExtractiveReader, list[str]]:
@@ -70,7 +64,7 @@ def test_auto_finds_a_server_names_it_and_streams_from_it() -> None:
 
     async def scenario() -> None:
         async with serve_llm(llm) as url:
-            settings = ReaderSettings(reader="auto", probe_ports=(closed_port(), port_of(url)))
+            settings = ReaderSettings(reader="auto", probe_ports=(unused_port(), port_of(url)))
             reader, notices = await build(settings)
             assert isinstance(reader, LLMReader) and isinstance(reader.chat, OpenAIChat)
             assert reader.chat.base_url == url and reader.name == "llama3.1:8b"
@@ -160,7 +154,7 @@ def test_other_services_on_the_ports_are_passed_over() -> None:
             other_service("hang") as hang,
             serve_llm(llm) as url,
         ):
-            ports = (page, missing, hang, closed_port(), port_of(url))
+            ports = (page, missing, hang, unused_port(), port_of(url))
             servers = await asyncio.to_thread(find_servers, ports)
             assert servers == [Server("server", url, ("scripted-llm",))]
 
@@ -184,7 +178,7 @@ def test_the_probe_connects_to_loopback_only(monkeypatch: pytest.MonkeyPatch) ->
 
     async def scenario() -> list[Server]:
         async with serve_llm(llm) as url:
-            return await asyncio.to_thread(find_servers, (closed_port(), port_of(url)))
+            return await asyncio.to_thread(find_servers, (unused_port(), port_of(url)))
 
     servers = asyncio.run(scenario())
     assert [server.models for server in servers] == [("scripted-llm",)]

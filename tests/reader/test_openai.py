@@ -4,7 +4,6 @@ server-sent events, and each way a local LLM server goes wrong."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +14,7 @@ from aiohttp import ClientSession, web
 from htmlrag_chat.reader import Message, ReaderFailed
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.tokens import ApproxTokenCounter
+from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
 
 MODEL = "otter-7b"
@@ -46,13 +46,6 @@ def failure(llm: ScriptedLLM, **options: Any) -> str:
     message = str(raised.value)
     assert "\n" not in message
     return message
-
-
-def closed_port() -> int:
-    """A loopback port with nothing listening on it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 async def first_chunk(chat: OpenAIChat) -> str:
@@ -193,7 +186,7 @@ def test_a_malformed_data_line_fails() -> None:
 
 
 def test_a_refused_connection_fails_fast_and_says_so() -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1"
+    url = f"http://127.0.0.1:{unused_port()}/v1"
     start = time.perf_counter()
     with pytest.raises(ReaderFailed) as raised:
         asyncio.run(first_chunk(OpenAIChat(url, MODEL)))

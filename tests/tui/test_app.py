@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.transcript import AnswerView, ErrorView, NoteView, QuestionView
 from tests.conftest import import_demo
+from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import (
     CHECK_MARK,
@@ -313,16 +313,10 @@ def test_help_screen_and_command_palette(cache: Store, history: Store, tmp_path:
     run(scenario())
 
 
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     ("reader", "expected"),
     [
-        ({"reader": "openai", "base_url": f"http://127.0.0.1:{closed_port()}/v1"}, "server"),
+        ({"reader": "openai", "base_url": f"http://127.0.0.1:{unused_port()}/v1"}, "server"),
         ({"reader": "local", "model": "/no/such/model"}, "/no/such/model"),
     ],
     ids=["server-unreachable", "no-model"],

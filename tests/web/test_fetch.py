@@ -25,6 +25,7 @@ from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.quality import challenge_reason
 from htmlrag_chat.web.results import FetchResult, Outcome
 from tests.conftest import PAGES
+from tests.loopback import unused_port
 
 ARTICLE = " ".join(f"Sentence {n} of a page about otters and their rivers." for n in range(40))
 PAGE = f"<html><head><title>Otters</title></head><body><p>{ARTICLE}</p></body></html>".encode()
@@ -229,13 +230,6 @@ async def serve_raw() -> AsyncIterator[str]:
         await server.wait_closed()
 
 
-def closed_port() -> int:
-    """A loopback port with nothing listening on it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def fetch_all(
     urls: list[str], policy: FetchPolicy = SHORT, state: ServerState | None = None
 ) -> list[FetchResult]:
@@ -249,7 +243,7 @@ def fetch_all(
 
 
 def test_one_batch_of_every_failure_keeps_the_good_pages() -> None:
-    refused = f"http://127.0.0.1:{closed_port()}/"
+    refused = f"http://127.0.0.1:{unused_port()}/"
     expected = {
         "{app}/page": (Outcome.OK, None),
         "{app}/gzipped": (Outcome.OK, None),

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
@@ -10,14 +9,7 @@ from htmlrag_chat.web.ddgs import DETAIL_CHARS, _first_line, _result, classify
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.search import SearchError, WebSearcher, deduplicate, normalize_url, steps
 from htmlrag_chat.web.settings import SearchSettings
-
-
-def closed_port() -> int:
-    """A loopback port with nothing listening: a proxy there fails at once, offline-like,
-    and no request can leave this machine."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.loopback import unused_port
 
 
 @pytest.mark.parametrize(
@@ -53,7 +45,7 @@ def test_offline_search_retries_with_backoff_then_says_what_to_do():
     async def record(seconds: float) -> None:
         waits.append(seconds)
 
-    settings = SearchSettings(proxy=f"http://127.0.0.1:{closed_port()}", timeout=5, retries=2)
+    settings = SearchSettings(proxy=f"http://127.0.0.1:{unused_port()}", timeout=5, retries=2)
     searcher = WebSearcher(settings, sleep=record)
     with pytest.raises(SearchError) as failure:
         asyncio.run(searcher.search("htmlrag"))
