@@ -7,6 +7,13 @@ same way: a table row with its table's header row ("Rang | DFL-Tabelle | Wahre T
 for "8. | Freiburg (14 Pkt) | Gladbach (12 Pkt)"), a list item with the line that
 introduces its list ("Según el sitio, las marcas son las siguientes:" for "Huawei"). The
 blocks themselves are left as they are: the context is only read by scorers.
+
+Generated result pages often write a table as a run of one-row tables, one per row, the
+header in the first (``<table><tr><th>Domaine</th>...</table><table><tr><td>Finance et
+assurance</td><td>167</td>...</table>``); a run of adjacent one-row tables is read as one
+table, each row under the nearest header row before it, else under the run's first row.
+A header row's text is cut, not dropped, when it is long: nine columns of "Nombre
+d'articles signés par des français" still label the row.
 """
 
 from __future__ import annotations
@@ -35,44 +42,97 @@ def heading_context(tree: BlockTree) -> list[str]:
             texts.append(text)
     page_start = [position[page] for page in root]
     context = []
+    runs: dict[Element, Element] = {}
     for block in tree.blocks:
         title = tree.document.pages[block.page].title
         before = bisect.bisect_left(marks, block.position) - 1
         heading = ""
         if before >= 0 and marks[before] > page_start[block.page]:
             heading = texts[before]
-        parts = (title, heading, structure_context(block.element))
+        parts = (title, heading, structure_context(block.element, runs))
         context.append(" - ".join(part for part in parts if part and part != block.text))
     return context
 
 
-def structure_context(element: Element) -> str:
-    """The header row of the table row ``element`` is or sits in, or the line that leads
-    into the list that it is or whose item it is or sits in; "" for neither, or for the
-    header row itself."""
+def structure_context(element: Element, runs: dict[Element, Element] | None = None) -> str:
+    """The header row of the table row ``element`` is or sits in (a one-row table counts as
+    its row), or the line that leads into the list that it is or whose item it is or sits
+    in; "" for neither, or for the header row itself. ``runs`` keeps what ``_run_header``
+    found for the one-row tables of a document between calls."""
     for ancestor in (element, *element.iterancestors()):
         if ancestor.tag == "tr":
-            return _header_row(ancestor)
+            return _header_text(ancestor, {} if runs is None else runs)
         if ancestor.tag == "li":
             return _lead_in(ancestor.getparent())
         if ancestor.tag in ("ul", "ol"):  # a whole list as one block
             return _lead_in(ancestor)
-        if ancestor.tag in ("table", "body"):
+        if ancestor.tag == "table":
+            rows = _rows(ancestor)
+            return _header_text(rows[0], {} if runs is None else runs) if len(rows) == 1 else ""
+        if ancestor.tag == "body":
             return ""
     return ""
 
 
-def _header_row(row: Element) -> str:
-    """The text of the row's table's first row holding ``<th>`` cells, else its first row,
-    unless that is ``row`` itself."""
+def _header_text(row: Element, runs: dict[Element, Element]) -> str:
+    header = _header_row(row, runs)
+    if header is None or header is row:
+        return ""
+    cells = [normalize_space(visible_text(cell)) for cell in header]
+    text = " | ".join(cell for cell in cells if cell)
+    return _cut(text) if _is_header(header) else _short(text)
+
+
+def _header_row(row: Element, runs: dict[Element, Element]) -> Element | None:
+    """The row's table's first row of ``<th>`` cells, else its first row; for the row of a
+    one-row table, the header of the run of one-row tables before it (``_run_header``)."""
     table = next(row.iterancestors("table"), None)
     if table is None:
-        return ""
-    rows = [each for each in table.iter("tr") if next(each.iterancestors("table")) is table]
-    header = next((each for each in rows if each.find("th") is not None), rows[0])
-    if header is row:
-        return ""
-    return _short(" | ".join(normalize_space(visible_text(cell)) for cell in header))
+        return None
+    rows = _rows(table)
+    if len(rows) > 1:
+        return next((each for each in rows if _is_header(each)), rows[0])
+    before = _previous_one_row_table(table)
+    return row if before is None or _is_header(row) else _run_header(before, runs)
+
+
+def _run_header(table: Element, runs: dict[Element, Element]) -> Element:
+    """The header of the run of one-row tables that ends with ``table``: the row of the
+    nearest one that is a header row, else of the run's first table. Walked back once per
+    run, not once per row: ``runs`` remembers each table's answer."""
+    walked: list[Element] = []
+    current = table
+    while current not in runs:
+        walked.append(current)
+        row = _rows(current)[0]
+        before = _previous_one_row_table(current)
+        if _is_header(row) or before is None:
+            runs[current] = row
+            break
+        current = before
+    header = runs[current]
+    for each in walked:
+        runs[each] = header
+    return header
+
+
+def _previous_one_row_table(table: Element) -> Element | None:
+    """The one-row table right before ``table``, with nothing but space between them."""
+    before = table.getprevious()
+    if before is None or before.tag != "table" or (before.tail or "").strip():
+        return None
+    return before if len(_rows(before)) == 1 else None
+
+
+def _rows(table: Element) -> list[Element]:
+    """A table's own rows (not those of tables nested in it)."""
+    return [row for row in table.iter("tr") if next(row.iterancestors("table")) is table]
+
+
+def _is_header(row: Element) -> bool:
+    """A row of ``<th>`` cells only."""
+    cells = [cell for cell in row if isinstance(cell.tag, str)]
+    return bool(cells) and all(cell.tag == "th" for cell in cells)
 
 
 def _lead_in(items: Element | None) -> str:
@@ -93,3 +153,10 @@ def _lead_in(items: Element | None) -> str:
 
 def _short(text: str) -> str:
     return text if len(text) <= _MAX_CHARS else ""
+
+
+def _cut(text: str) -> str:
+    """A header's text up to ``_MAX_CHARS``, cut between words."""
+    if len(text) <= _MAX_CHARS:
+        return text
+    return text[: _MAX_CHARS + 1].rsplit(maxsplit=1)[0]

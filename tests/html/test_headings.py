@@ -72,3 +72,65 @@ def test_a_list_item_is_read_with_its_lead_in():
     assert structured_context("Huawei") == f"Tabelle - Wahre Tabelle - {lead}"
     assert structured_context("Galaxy") == "Tabelle - Wahre Tabelle - Samsung"
     assert structured_context("First step") == "Tabelle - Wahre Tabelle"  # after a list: none
+
+
+def split_tables(tables: str) -> Document:
+    """A page whose table is written as a run of tables, as result generators do."""
+    html = clean_html(f"<html><head><title>T</title></head><body>{tables}</body></html>")
+    return Document.from_pages([(Page("s", "T"), html)])
+
+
+def one_row(*cells: str, tag: str = "td") -> str:
+    row = "".join(f"<{tag}>{cell}</{tag}>" for cell in cells)
+    return f"<table><tr>{row}</tr></table>"
+
+
+def test_a_run_of_one_row_tables_is_one_table_under_its_header():
+    header = one_row("Domaine", "Articles", "Auteurs", tag="th")
+    document = split_tables(
+        header + one_row("Droit", "91", "166") + "\n" + one_row("Finance", "167", "345")
+    )
+    assert context_of("Finance", document, 2) == "T - Domaine | Articles | Auteurs"
+    assert context_of("Droit", document, 2) == "T - Domaine | Articles | Auteurs"
+
+
+def test_without_a_header_row_the_run_starts_with_its_label():
+    document = split_tables(
+        "<h3>Schülerinnen A</h3>"
+        + one_row("4 x 100 m Staffel", "19.05.2007")
+        + one_row("1.", "TS Göppingen I", "50,59 sec.")
+        + "<p>Between</p>"
+        + one_row("1.", "LSG Aalen I", "55,75 sec.")
+    )
+    label = "4 x 100 m Staffel | 19.05.2007"
+    assert context_of("TS Göppingen", document, 2) == f"T - Schülerinnen A - {label}"
+    assert context_of("LSG Aalen", document, 2) == "T - Schülerinnen A"  # the run ended
+
+
+def test_the_nearest_header_of_a_run_labels_the_rows_after_it():
+    document = split_tables(
+        one_row("Men", tag="th")
+        + one_row("Lindvik", "243.8")
+        + one_row("Women", tag="th")
+        + one_row("Kriznar", "131.6")
+    )
+    assert context_of("Lindvik", document, 2) == "T - Men"
+    assert context_of("Kriznar", document, 2) == "T - Women"
+
+
+def test_a_long_header_row_is_cut_between_words_a_long_first_row_dropped():
+    cells = [f"Nombre d'articles signés {n}" for n in range(12)]
+    labelled = split_tables(
+        "<table><tr>"
+        + "".join(f"<th>{cell}</th>" for cell in cells)
+        + "</tr><tr><td>Finance</td></tr></table>"
+    )
+    context = context_of("Finance", labelled, 2)
+    assert context.startswith("T - Nombre d'articles signés 0 | Nombre")
+    assert len(context) <= len("T - ") + 200 and not context.endswith(" ")
+    unlabelled = split_tables(
+        "<table><tr>"
+        + "".join(f"<td>{cell}</td>" for cell in cells)
+        + "</tr><tr><td>Finance</td></tr></table>"
+    )
+    assert context_of("Finance", unlabelled, 2) == "T"
