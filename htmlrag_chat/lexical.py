@@ -33,26 +33,40 @@ def bm25_scores(query: str, texts: list[str], k1: float = 1.5, b: float = 0.75) 
 def bm25(query: list[str], texts: list[list[str]], k1: float = 1.5, b: float = 0.75) -> list[float]:
     """BM25 of each term list for the query's terms, the lists being the collection; the
     pruners give it terms analysed per language (``scoring.analysis``)."""
+    return sum_by_text(bm25_by_term(query, texts, k1, b), len(texts))
+
+
+def bm25_by_term(
+    query: list[str], texts: list[list[str]], k1: float = 1.5, b: float = 0.75
+) -> dict[str, list[float]]:
+    """Each query term's share of every text's BM25 (terms no text holds left out): what a
+    caller that asks which words matched needs, at the cost of one ``bm25``."""
     query_terms = set(query)
     documents = [Counter(terms) for terms in texts]
     if not documents or not query_terms:
-        return [0.0] * len(documents)
+        return {}
     lengths = [sum(counts.values()) for counts in documents]
     average = sum(lengths) / len(lengths) or 1.0
     n = len(documents)
     idf = {
         term: math.log(1 + (n - df + 0.5) / (df + 0.5))
-        for term in query_terms
+        for term in sorted(query_terms)
         if (df := sum(1 for counts in documents if term in counts))
     }
-    scores = []
-    for counts, length in zip(documents, lengths, strict=True):
-        norm = k1 * (1 - b + b * length / average)
-        scores.append(
-            sum(
-                weight * counts[term] * (k1 + 1) / (counts[term] + norm)
-                for term, weight in idf.items()
-                if term in counts
-            )
-        )
-    return scores
+    norms = [k1 * (1 - b + b * length / average) for length in lengths]
+    return {
+        term: [
+            weight * counts[term] * (k1 + 1) / (counts[term] + norm) if term in counts else 0.0
+            for counts, norm in zip(documents, norms, strict=True)
+        ]
+        for term, weight in idf.items()
+    }
+
+
+def sum_by_text(shares: dict[str, list[float]], texts: int) -> list[float]:
+    """Each text's total of ``bm25_by_term`` shares."""
+    totals = [0.0] * texts
+    for column in shares.values():
+        for index, share in enumerate(column):
+            totals[index] += share
+    return totals

@@ -44,7 +44,8 @@ from typing import Protocol
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.html.prune import DISCARD
-from htmlrag_chat.scoring.analysis import tokens
+from htmlrag_chat.lexical import bm25_by_term, sum_by_text
+from htmlrag_chat.scoring.analysis import analyze_all, tokens
 from htmlrag_chat.scoring.bm25 import lexical_scores
 from htmlrag_chat.scoring.content import main_content
 from htmlrag_chat.scoring.language import script_language
@@ -56,6 +57,7 @@ DEFAULT_CANDIDATES = 24
 # its tokens, half its window, at half the cost of a full window, with the same QA figures.
 WINDOW_WORDS = 96
 ESCAPE_PLACES = 8  # boilerplate stays only this high in both the fused and its own ranking
+CLAIM_PLACES = 2 * ESCAPE_PLACES  # fused places of a block claimed as main text
 
 
 class Similarities(Protocol):
@@ -112,8 +114,8 @@ class FusedScorer:
             semantic = embedder.similarities(query, [window(texts[i]) for i in chosen])
             encoded = embedder.encoded - before
         evidence = fuse(lexical, chosen, semantic)
-        content = main_content(tree)
-        own = lexical_scores(query, [block.text for block in tree.blocks], pages)
+        own, beyond = own_matches(query, tree)
+        content = claimed(main_content(tree), pages, evidence, own, beyond)
         discard = boilerplate(pages, content, evidence, own)
         embedded = len(chosen) if embedder is not None else 0  # candidates a model read
         self.last_stats = FusedStats(len(texts), embedded, encoded, len(discard))
@@ -169,6 +171,46 @@ def final_scores(
     for index in discard:
         scores[index] = DISCARD
     return scores
+
+
+def own_matches(query: str, tree: BlockTree) -> tuple[list[float], list[float]]:
+    """BM25 of each block's own words (not its context line): on all the question's terms,
+    and on those its page title lacks (the words a block that only echoes the title, such
+    as "More about <title>" or a breadcrumb, cannot match)."""
+    texts = [block.text for block in tree.blocks]
+    titles = [page.title for page in tree.document.pages]
+    pages = [block.page for block in tree.blocks]
+    query_terms, documents = analyze_all(query, texts + titles, pages + list(range(len(titles))))
+    shares = bm25_by_term(query_terms, documents[: len(texts)])
+    title_terms = [set(terms) for terms in documents[len(texts) :]]
+    beyond = [
+        sum(column[index] for term, column in shares.items() if term not in title_terms[page])
+        for index, page in enumerate(pages)
+    ]
+    return sum_by_text(shares, len(texts)), beyond
+
+
+def claimed(
+    content: Sequence[bool],
+    pages: Sequence[int],
+    evidence: Sequence[float],
+    own: Sequence[float],
+    beyond: Sequence[float],
+) -> list[bool]:
+    """The main text as trafilatura found it, plus the blocks outside it that the question
+    asks for: among the ``CLAIM_PLACES`` best by the fused evidence and the
+    ``ESCAPE_PLACES`` best by their ``own`` words, some of which match the question
+    ``beyond`` their page's title. trafilatura leaves out an ingredient list or a results
+    box and takes in a "related articles" teaser; a claimed block is judged as main text
+    (the bonus, no discard). A block that only repeats the title ("More about <title>", a
+    breadcrumb) is never claimed, however well it matches."""
+    with_content = {page for page, is_content in zip(pages, content, strict=True) if is_content}
+    fused = set(ranking(evidence)[:CLAIM_PLACES])
+    matched = {index for index in ranking(own)[:ESCAPE_PLACES] if beyond[index] > 0}
+    return [
+        is_content or (page in with_content and index in fused & matched)
+        for index, (is_content, page) in enumerate(zip(content, pages, strict=True))
+    ]
 
 
 def boilerplate(

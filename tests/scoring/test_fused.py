@@ -8,11 +8,14 @@ from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.prune import DISCARD
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 from htmlrag_chat.scoring.fused import (
+    CLAIM_PLACES,
     ESCAPE_PLACES,
     FusedScorer,
     boilerplate,
+    claimed,
     final_scores,
     fuse,
+    own_matches,
     ranking,
     ranks,
 )
@@ -100,3 +103,49 @@ def test_without_an_embedding_model_bm25_and_main_text_decide():
     best = blocks.blocks[ranking(scores)[0]].text
     assert best.startswith("Cat food")
     assert scores == scorer.score("where does the cat sleep", blocks)
+
+
+def test_a_block_outside_the_main_text_is_claimed_when_it_answers_beyond_the_title():
+    blocks = 3 * ESCAPE_PLACES
+    pages = [0] * blocks
+    content = [index == 0 for index in range(blocks)]  # trafilatura found block 0 alone
+    evidence = [float(blocks - index) for index in range(blocks)]  # earlier is better
+    own = [0.0] * blocks
+    beyond = [0.0] * blocks
+    own[CLAIM_PLACES - 1] = beyond[CLAIM_PLACES - 1] = 5.0  # the ingredient list
+    own[1] = 6.0  # "More about <title>": its words are the title's
+    own[CLAIM_PLACES] = beyond[CLAIM_PLACES] = 7.0  # matches, but the fused evidence disagrees
+    claims = claimed(content, pages, evidence, own, beyond)
+    assert [index for index, claim in enumerate(claims) if claim] == [0, CLAIM_PLACES - 1]
+    nothing = [False] * blocks  # a page without a main text keeps its blocks anyway
+    assert claimed(nothing, pages, evidence, own, beyond) == nothing
+
+
+def recipe_page():
+    article = "".join(
+        f"<p>Paragraph {n} tells how the family bakes spooky biscuits every autumn, the"
+        " children shaping the dough and laughing about it for hours on end.</p>"
+        for n in range(8)
+    )
+    ingredients = "".join(f"<li>{line}</li>" for line in ("225 g butter", "150 g fine sugar"))
+    links = "".join(f"<li><a href='/{n}'>Spooky finger biscuits {n}</a></li>" for n in range(4))
+    title = "Spooky finger biscuits"
+    html = clean_html(
+        f"<html><head><title>{title}</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<article><h1>{title}</h1>{article}</article>"
+        f"<aside><h3>Ingredients</h3><ul>{ingredients}</ul></aside>"
+        f"<div><h3>More</h3><ul>{links}</ul></div></body></html>"
+    )
+    return build_block_tree(Document.from_pages([(Page("p", title), html)]), 16)
+
+
+def test_own_matches_tell_the_question_words_a_block_has_beyond_its_page_title():
+    blocks = recipe_page()
+    own, beyond = own_matches("How much fine sugar do the spooky finger biscuits need?", blocks)
+    texts = [block.text for block in blocks.blocks]
+    sugar = next(index for index, text in enumerate(texts) if "fine sugar" in text)
+    link = texts.index("Spooky finger biscuits 0")
+    assert beyond[sugar] == own[sugar] > 0  # "fine", "sugar": none of them in the title
+    assert own[link] > 0 and beyond[link] == 0.0  # it only repeats the title
+    # Asked with the title itself (as retention asks), nothing is beyond it.
+    assert own_matches("Spooky finger biscuits", blocks)[1] == [0.0] * len(texts)
