@@ -83,7 +83,7 @@ bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/web_store.py
 	$(BENCH_VENV)/bin/python bench/ask.py
 	$(BENCH_VENV)/bin/python bench/tui.py
-	$(BENCH_VENV)/bin/python bench/lexical.py bench/results/eval_qa_lang.json bench/results/eval_qa.json
+	$(BENCH_VENV)/bin/python bench/lexical.py bench/results/eval_qa_lang.json bench/results/eval_qa.json bench/results/eval_qa_holdout.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

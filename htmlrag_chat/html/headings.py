@@ -26,6 +26,7 @@ from htmlrag_chat.html.text import normalize_space, visible_text
 
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _MAX_CHARS = 200  # a heading longer than this is content, not a label
+_MAX_WRAPPERS = 2  # elements a list may open before its lead-in is too far to tell
 
 
 def heading_context(tree: BlockTree) -> list[str]:
@@ -137,17 +138,23 @@ def _is_header(row: Element) -> bool:
 
 def _lead_in(items: Element | None) -> str:
     """The text just before a list: the element before it (not another list or a table), or
-    the loose text of the item a nested list sits in."""
+    the loose text of the item a nested list sits in. A list that opens its wrapper (a
+    ``<div>``, a dropdown's custom element) is led in by what comes before the wrapper:
+    ``<button>Whatsapp Radio Bío Bío</button><b-modal><ul>...``, up to ``_MAX_WRAPPERS``."""
     if items is None:
         return ""
-    before = items.getprevious()
-    if before is not None:
-        if before.tag in ("ul", "ol", "table"):
+    for _ in range(_MAX_WRAPPERS + 1):
+        before = items.getprevious()
+        if before is not None:
+            if before.tag in ("ul", "ol", "table"):
+                return ""
+            return _short(normalize_space(visible_text(before)))
+        parent = items.getparent()
+        if parent is None or parent.tag in ("body", "html") or (parent.text or "").strip():
+            return _short(normalize_space(parent.text or "")) if parent is not None else ""
+        if parent.tag == "li":
             return ""
-        return _short(normalize_space(visible_text(before)))
-    parent = items.getparent()
-    if parent is not None and parent.tag == "li":
-        return _short(normalize_space(parent.text or ""))
+        items = parent
     return ""
 
 

@@ -45,6 +45,9 @@ STEMMERS = {
     "sv": "swedish",
     "da": "danish",
     "no": "norwegian",
+    "ar": "arabic",
+    "el": "greek",
+    "ru": "russian",
 }
 COMPOUNDING = frozenset({"de", "nl", "sv", "da", "no"})
 MIN_COMPOUND = 10  # letters of a word worth trying to split

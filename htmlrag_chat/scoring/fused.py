@@ -22,7 +22,10 @@ block is read with its context (page title and nearest heading, ``html.headings`
    whose article is shorter than the budget it filled the rest with menus and "most
    popular" lists; the escape keeps what trafilatura leaves out but the question asks for
    (a recipe card, an infobox). Eight is about the number of blocks that fill a budget
-   (``recipe.block_words``).
+   (``recipe.block_words``). A block that answers beyond its page's title is more than
+   kept: it is ``claimed`` as main text (bonus included), since trafilatura can leave out
+   an ingredient list or a results box and take in a "related articles" teaser, which the
+   bonus then put first.
 
 5. A question in a known language other than English (``scoring.language``) is read by the
    ``multilingual`` embedding model when there is one (``wiring``: the default model was

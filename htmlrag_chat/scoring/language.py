@@ -6,7 +6,9 @@ Finnish, Hungarian, Japanese), and a block of a German page can be an English qu
 detector library reads letter n-grams (langdetect, lingua: tens of milliseconds and a large
 model load for ten pages); the function words of a language say as much for the texts that
 matter here, and counting them is a set lookup per word. A text written in a spaceless
-script (CJK) is marked as such: it is segmented, not stemmed.
+script (CJK) is marked as such: it is segmented, not stemmed; one in Arabic, Greek or
+Cyrillic letters takes the language its script names (an Arabic question read as English
+was handed to the English-only embedding model, which ranked its answer seventh).
 
 Short texts (a table cell, a menu item) hold too few function words to tell; they take the
 language of their page (``languages``).
@@ -14,6 +16,7 @@ language of their page (``languages``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -46,6 +49,14 @@ _STOP_WORDS = {
     "da": "og at det som en er på af for med til den har ikke om et var men",
     "no": "og at det som en er på av for med til den har ikke om et var men",
 }
+# Scripts that name the language a Snowball stemmer reads them in: Persian and Urdu are
+# stemmed as Arabic, Ukrainian or Bulgarian as Russian; closer than no stems, and enough to
+# tell that a question is not in English.
+_SCRIPTS = {
+    "ar": re.compile("[\u0600-\u06ff\u0750-\u077f]"),
+    "el": re.compile("[\u0370-\u03ff\u1f00-\u1fff]"),
+    "ru": re.compile("[\u0400-\u04ff]"),
+}
 _LANGUAGES = {
     word: tuple(code for code, words in _STOP_WORDS.items() if word in words.split())
     for word in {word for words in _STOP_WORDS.values() for word in words.split()}
@@ -66,11 +77,19 @@ def detect(words: Sequence[str]) -> str:
 
 
 def script_language(text: str, words: Sequence[str]) -> str:
-    """``CJK_LANGUAGE`` when CJK characters outnumber the other words, else ``detect``."""
+    """``CJK_LANGUAGE`` when CJK characters outnumber the other words, else ``detect``, else
+    the language of the script that writes most of the words' letters (``_SCRIPTS``)."""
     cjk = len(CJK.findall(text))
     if cjk and cjk >= len(words):
         return CJK_LANGUAGE
-    return detect(words)
+    return detect(words) or _script(text, sum(map(len, words)))
+
+
+def _script(text: str, letters: int) -> str:
+    for language, script in _SCRIPTS.items():
+        if letters and 2 * len(script.findall(text)) > letters:
+            return language
+    return ""
 
 
 def languages(judged: Sequence[str], pages: Sequence[int]) -> list[str]:

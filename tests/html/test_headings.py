@@ -134,3 +134,14 @@ def test_a_long_header_row_is_cut_between_words_a_long_first_row_dropped():
         + "</tr><tr><td>Finance</td></tr></table>"
     )
     assert context_of("Finance", unlabelled, 2) == "T"
+
+
+def test_a_list_that_opens_its_wrapper_is_led_in_by_what_comes_before_the_wrapper():
+    document = split_tables(
+        "<div><button>Whatsapp Radio Bío Bío</button><b-modal><ul>"
+        "<li>RBB Santiago +56 9 9200 7888</li><li>RBB Temuco +56 4 5259 2200</li>"
+        "</ul></b-modal></div><p>Then a paragraph of other words.</p>"
+        "<div>Ingredients:<ul><li>350 g flour</li><li>150 g fine sugar</li></ul></div>"
+    )
+    assert context_of("RBB Temuco", document, 4) == "T - Whatsapp Radio Bío Bío"
+    assert context_of("350 g", document, 4) == "T - Ingredients:"  # loose text before it

@@ -23,6 +23,8 @@ from htmlrag_chat.scoring.bm25 import BM25Scorer, lexical_scores
         ("fi", ["prosenttia", "prosentti"]),
         ("hu", ["kekszeket", "keksz"]),
         ("nl", ["boeken", "boek"]),
+        ("ar", ["الحزب", "حزب"]),
+        ("ru", ["выборах", "выборы"]),
     ],
 )
 def test_word_forms_of_a_language_share_a_stem(language, forms):

@@ -39,3 +39,17 @@ def test_too_few_function_words_decide_nothing():
 def test_undecided_texts_take_their_pages_verdict():
     assert languages(["de", "", "de", "", "en"], [0, 0, 0, 1, 1]) == ["de", "de", "de", "en", "en"]
     assert languages(["", ""], [0, 1]) == ["", ""]
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("ما هو الحزب الذي يقوده الصادق المهدي في السودان؟", "ar"),
+        ("Какая партия победила на выборах в Думу?", "ru"),
+        ("Ποιο κόμμα κέρδισε τις εκλογές;", "el"),
+        ("Coinbase 2022", ""),  # Latin letters without function words: undecided
+        ("Der Preis in Москва", "de"),  # function words decide first
+    ],
+)
+def test_a_script_names_the_language_where_function_words_do_not(text, language):
+    assert script_language(text, tokens(text)[0]) == language
