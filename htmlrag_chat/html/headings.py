@@ -55,21 +55,21 @@ def heading_context(tree: BlockTree) -> list[str]:
     return context
 
 
-def structure_context(element: Element, runs: dict[Element, Element] | None = None) -> str:
+def structure_context(element: Element, runs: dict[Element, Element]) -> str:
     """The header row of the table row ``element`` is or sits in (a one-row table counts as
     its row), or the line that leads into the list that it is or whose item it is or sits
     in; "" for neither, or for the header row itself. ``runs`` keeps what ``_run_header``
     found for the one-row tables of a document between calls."""
     for ancestor in (element, *element.iterancestors()):
         if ancestor.tag == "tr":
-            return _header_text(ancestor, {} if runs is None else runs)
+            return _header_text(ancestor, runs)
         if ancestor.tag == "li":
             return _lead_in(ancestor.getparent())
         if ancestor.tag in ("ul", "ol"):  # a whole list as one block
             return _lead_in(ancestor)
         if ancestor.tag == "table":
             rows = _rows(ancestor)
-            return _header_text(rows[0], {} if runs is None else runs) if len(rows) == 1 else ""
+            return _header_text(rows[0], runs) if len(rows) == 1 else ""
         if ancestor.tag == "body":
             return ""
     return ""
@@ -150,10 +150,11 @@ def _lead_in(items: Element | None) -> str:
                 return ""
             return _short(normalize_space(visible_text(before)))
         parent = items.getparent()
-        if parent is None or parent.tag in ("body", "html") or (parent.text or "").strip():
-            return _short(normalize_space(parent.text or "")) if parent is not None else ""
-        if parent.tag == "li":
+        if parent is None:
             return ""
+        loose = normalize_space(parent.text or "")  # the text before its first child
+        if loose or parent.tag in ("li", "body", "html"):
+            return _short(loose)
         items = parent
     return ""
 
