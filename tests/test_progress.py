@@ -9,7 +9,7 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
-from htmlrag_chat.tui.status import PipelineStatus
+from htmlrag_chat.progress import PipelineStatus
 
 
 def test_the_line_follows_stages_pages_and_tokens_of_each_pruning_stage() -> None:
