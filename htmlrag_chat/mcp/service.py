@@ -124,7 +124,7 @@ class ContextService:
         under half of it (a small budget then keeps fewer sources, see ``_package``)."""
         counter = self.parts.counter.counter
         lines = counter.count_many([fence.wrap(number, "") for number in range(1, pages + 1)])
-        return max(budget - sum(lines) - BOUNDARY_TOKENS * pages, budget // 2)
+        return max(budget - sum(lines) - BOUNDARY_TOKENS * pages, budget // 2, 1)
 
     def _package(
         self, query: str, budget: int, format: str, research: Research, fence: Fence

@@ -66,6 +66,14 @@ def test_the_total_is_never_over_the_budget_and_the_pages_are_pruned_once(
     assert all(page.reason for page in result.left_out)
 
 
+def test_a_budget_too_small_for_any_source_leaves_every_page_out_with_why(
+    service: ContextService,
+) -> None:
+    result = web_context(service, budget_tokens=1, pages=5)
+    assert result.sources == [] and result.total_tokens == 0
+    assert len(result.left_out) == 5 and all(page.reason for page in result.left_out)
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
