@@ -52,7 +52,7 @@ def test_tools_context_answers_and_resources_over_stdio(
                 assert tool.description and tool.output_schema
                 assert tool.input_schema["type"] == "object"
             budget = tools["web_context"].input_schema["properties"]["budget_tokens"]
-            assert (budget["default"], budget["minimum"]) == (2048, 256)
+            assert (budget["default"], budget["minimum"], budget["maximum"]) == (2048, 1, 32768)
 
             progress = ProgressLog()
             context = structured(
@@ -104,6 +104,13 @@ def test_tools_context_answers_and_resources_over_stdio(
             )
             gold_number = next(s["number"] for s in first["sources"] if s["url"] == GOLD_URL)
             assert gold_number in cited and "ARKit" in first["answer"]
+            # What the question did, from the agent's record: its one search, each page
+            # fetched either a source or left out with why.
+            assert first["queries"] == [QUESTION["question"]] and first["skipped_queries"] == []
+            assert {s["url"] for s in first["sources"]}.isdisjoint(
+                page["url"] for page in first["left_out"]
+            )
+            assert all(page["reason"] for page in first["left_out"])
             conversation = first["conversation_id"]
             follow = structured(
                 await session.call_tool(
