@@ -104,7 +104,7 @@ def run_case(case: str, corpus: Path, tokenizer: str) -> dict[str, object]:
     return {
         "case": case,
         "bytes": len(data),
-        "failed": [str(failure) for failure in loaded.failures],
+        "failed": [str(failure) for failure in loaded.failures.values()],
         "clean_ms": round((cleaned - start) * 1000),
         "prune_ms": round((pruned - cleaned) * 1000),
         "blocks": result.result.blocks,

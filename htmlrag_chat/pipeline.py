@@ -54,20 +54,20 @@ def clean_page(page: PageInput) -> tuple[Page, Element]:
 @dataclass(frozen=True)
 class Loaded:
     document: Document
-    failures: list[InputError]  # pages that could not be used; the rest went on
+    failures: dict[str, InputError]  # pages that could not be used, by source; the rest went on
 
 
 def load_pages(pages: Sequence[PageInput], emit: EventSink = ignore) -> Loaded:
     """Clean every page into one document; a page that fails is reported, not fatal."""
     cleaned: list[tuple[Page, Element]] = []
-    failures: list[InputError] = []
+    failures: dict[str, InputError] = {}
     with stage(emit, "clean", len(pages)) as counts:
         for page in pages:
             cancel.check()  # a stopped question ends between two pages
             try:
                 cleaned.append(clean_page(page))
             except InputError as error:
-                failures.append(error)
+                failures[page.source] = error
         counts.update(pages=len(cleaned), failed=len(failures))
     return Loaded(Document.from_pages(cleaned), failures)
 

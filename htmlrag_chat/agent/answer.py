@@ -1,4 +1,5 @@
-"""What one question produces: the answer, its checked citations, sources and timings."""
+"""What one question produces: the answer, its checked citations, and what its research did
+(sources, queries run and skipped, pages left out, timings, notices: ``agent/research.py``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
@@ -24,7 +26,7 @@ class Answer:
     citations: list[Citation]
     removed_citations: int  # citation numbers with no such source, taken out of the text
     flags: list[str]  # one line per citation its source does not support
-    queries: list[str]  # the queries searched for, in order (a replay may have lacked some)
+    queries: list[str]  # the queries searched for, in order (``skipped`` among them)
     rounds: int  # search rounds (0: answered from the conversation's sources)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
     first_token_ms: float | None = None  # from the question to the first answer text
@@ -33,6 +35,9 @@ class Answer:
     # text quoted from sources escaped, so that it shows as it is and cites nothing ("":
     # nothing was quoted, the text is the Markdown).
     markdown: str = ""
+    skipped: list[Dropped] = field(default_factory=list)  # queries that gave nothing, and why
+    left_out: list[Dropped] = field(default_factory=list)  # pages fetched but not sources
+    notes: list[str] = field(default_factory=list)  # the notices said while it was answered
 
     def __post_init__(self) -> None:
         self.markdown = self.markdown or self.text
@@ -66,6 +71,7 @@ class Answer:
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
                 "queries": self.queries,
+                "skipped_queries": [{"query": d.what, "reason": d.reason} for d in self.skipped],
                 "rounds": self.rounds,
                 "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
                 "first_token_ms": _round(self.first_token_ms),
@@ -80,6 +86,8 @@ class Answer:
                     }
                     for s in self.sources
                 ],
+                "left_out": [{"url": safe_url(d.what), "reason": d.reason} for d in self.left_out],
+                "notes": self.notes,
             }
         )
 

@@ -1,26 +1,26 @@
 """The question loop: plan -> search -> fetch -> clean and prune -> (enough?) -> read -> check.
 
 Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
-(and a TUI on it) stays responsive, and their events are handed back to the loop in order.
-Cancelling the task that runs ``ask`` stops it at the next await; work in a thread is told
-through a ``cancel.StopFlag`` that its stages check between small steps, and the task ends
-only once that thread has, so the next question never runs beside a stale one. Generation
-stops at its next token. Rounds and queries are bounded, so it always ends.
+(and a TUI on it) stays responsive, and their events are handed back to the loop in order
+(``agent/worker.py``). Cancelling the task that runs ``ask`` stops it at the next await, a
+thread at its next check, and the task ends only once that thread has, so the next question
+never runs beside a stale one. Generation stops at its next token. Rounds and queries are
+bounded, so it always ends. What a question did (sources, queries run and skipped, pages
+left out, timings, notices) is kept in its ``Research`` record as it goes and returned,
+so that no face has to rebuild it from the events.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from htmlrag_chat.agent.answer import Answer, numbered_sources
 from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
 from htmlrag_chat.agent.reading import Reader, read_answer
-from htmlrag_chat.cancel import StopFlag, watching
+from htmlrag_chat.agent.research import Dropped, Research
+from htmlrag_chat.agent.worker import Worker
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import (
     Event,
@@ -49,8 +49,8 @@ from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
+from htmlrag_chat.web.settings import SearchSettings
 
-T = TypeVar("T")
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
 UNCITED = "the answer cites none of its sources: it may not come from them"
@@ -58,6 +58,10 @@ UNCITED = "the answer cites none of its sources: it may not come from them"
 
 @dataclass
 class Agent:
+    """The question loop on its parts. Each question (or context call) fills in a
+    ``Research`` record from its own stages and from every event they emit, the searcher's
+    included, and returns it: the faces read that, and show the events only as progress."""
+
     web: WebRecorder
     reader: Reader
     stages: Sequence[Stage]
@@ -67,16 +71,24 @@ class Agent:
     max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
-    _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
+    _worker: Worker = field(default_factory=Worker, init=False, repr=False)
+    _run: Research = field(default_factory=Research, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The searcher's notices (a backend handing over) belong to the question's record.
+        self.web = replace(self.web, searcher=replace(self.web.searcher, emit=self._emit))
+
+    def search_with(self, settings: SearchSettings) -> None:
+        """Search with ``settings`` from the next question on (the chat app's palette); the
+        reader and the pruning models stay as they are."""
+        if settings != self.web.searcher.settings:
+            self.web.searcher = replace(self.web.searcher, settings=settings)
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
-        if self._worker is not None:  # a stopped question's thread that has not ended yet
-            await asyncio.wait([self._worker])
+        run = await self._start()
         start = time.perf_counter()
-        timings: dict[str, float] = {}
-        emit = self._recording(timings)
-        plan = await self._plan(message, history, emit)
-        sources, queries, rounds = [], [], 0
+        emit = self._emit
+        plan = await self._plan(message, history)
         if plan.search:
             # A follow-up's own words lack its subject: prune and judge by the rewrite.
             topic = " ".join(plan.queries) if history else message
@@ -87,9 +99,8 @@ class Agent:
                 if history
                 else "sub-queries"
             )
-            sources, queries, rounds = await self._research(
-                message, history, topic, plan, why, emit
-            )
+            await self._research(message, history, topic, plan, why, self.rounds)
+        sources = run.sources
         if history and not sources:
             if plan.search:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
@@ -113,37 +124,46 @@ class Agent:
             citations=citations,
             removed_citations=removed,
             flags=flags,
-            queries=queries,
-            rounds=rounds,
-            timings=timings,
+            queries=run.queries,
+            rounds=run.rounds,
+            timings=run.timings,
             first_token_ms=first_token,
             total_ms=(time.perf_counter() - start) * 1000,
             markdown=markdown,
+            skipped=run.skipped,
+            left_out=run.left_out,
+            notes=run.notes,
         )
 
     # -- context without an answer (the MCP server's tools: the caller is the reader)
 
-    async def search_context(self, query: str) -> list[Source]:
-        """``query`` searched as typed, its pages fetched, cleaned and pruned: one round,
-        no plan, no sufficiency check, no reading."""
-        emit = self._recording({})
-        sources, _, _ = await self._research(query, (), query, Plan((query,)), "as typed", emit)
-        return sources
+    async def search_context(self, query: str) -> Research:
+        """``query`` searched as typed, its pages fetched, cleaned and pruned: one round
+        whatever ``rounds`` says, no plan, no sufficiency check, no reading: no LLM call."""
+        run = await self._start()
+        await self._research(query, (), query, Plan((query,)), "as typed", rounds=1)
+        return run
 
-    async def page_context(self, url: str, query: str) -> list[Source]:
+    async def page_context(self, url: str, query: str) -> Research:
         """The page at ``url`` (fetched through the guard, or replayed) pruned for ``query``."""
-        emit = self._recording({})
-        pages = await self._fetch([url], emit)
-        if not pages:
-            return []
-        return await self._in_thread(emit, self._prune, query, pages, {})
+        run = await self._start()
+        fetched = await self._fetch([url])
+        failures = {result.url: _failure(result) for result in fetched if not _ok(result)}
+        pages = [result for result in fetched if _ok(result)]
+        if pages:
+            run.sources, unusable = await self._worker.run(
+                self._emit, self._prune, query, pages, {}
+            )
+            failures.update(unusable)
+        run.leave_out([url], failures)
+        return run
 
     # -- planning
 
-    async def _plan(self, message: str, history: Sequence[Turn], emit: EventSink) -> Plan:
+    async def _plan(self, message: str, history: Sequence[Turn]) -> Plan:
         """The first message is searched as typed, plus sub-queries when the model splits it
         into several; a follow-up is rewritten with the history (or needs no search)."""
-        chat = self.reader.chat
+        chat, emit = self.reader.chat, self._emit
         if chat is None:
             return Plan((message,))
         with stage(emit, "plan") as counts:
@@ -171,63 +191,76 @@ class Agent:
         topic: str,
         plan: Plan,
         why: str,
-        emit: EventSink,
-    ) -> tuple[list[Source], list[str], int]:
-        """Search rounds until the sources suffice or the rounds run out; ``topic`` is what
-        pages are pruned for and the sufficiency check asks about."""
+        rounds: int,
+    ) -> None:
+        """Search rounds until the sources suffice or ``rounds`` run out, into the
+        question's record; ``topic`` is what pages are pruned for and the sufficiency
+        check asks about."""
+        run, emit = self._run, self._emit
         pages: dict[str, FetchResult] = {}
         titles: dict[str, str] = {}
-        tried: set[str] = set()
-        queries: list[str] = []
+        tried: dict[str, None] = {}  # every URL fetched, in order
+        failures: dict[str, str] = {}  # why a page could not be used
         pending = plan.queries
-        sources: list[Source] = []
-        for number in range(1, self.rounds + 1):
+        for number in range(1, rounds + 1):
+            run.rounds = number
             emit(Searching(number, pending, why))
-            queries.extend(pending)
-            results = await self._search(pending, emit)
+            run.queries.extend(pending)
+            results = await self._search(pending)
             titles.update({r.url: r.title for r in results})
             urls = [r.url for r in results if r.url not in tried][: self.max_pages]
-            tried.update(urls)
-            for result in await self._fetch(urls, emit):
-                pages[result.url] = result
-            sources = await self._in_thread(emit, self._prune, topic, list(pages.values()), titles)
-            if sources:
-                emit(SourcesReady(tuple(sources)))
+            tried.update(dict.fromkeys(urls))
+            for result in await self._fetch(urls):
+                if _ok(result):
+                    pages[result.url] = result
+                else:
+                    failures[result.url] = _failure(result)
+            run.sources, unusable = await self._worker.run(
+                emit, self._prune, topic, list(pages.values()), titles
+            )
+            failures.update(unusable)
+            run.leave_out(tried, failures)
+            if run.sources:
+                emit(SourcesReady(tuple(run.sources)))
             # A follow-up that found nothing new answers from the sources it already has:
             # checking "no sources" would cost a prefill and push them out of the cache.
-            if number == self.rounds or self.reader.chat is None or (history and not sources):
-                return sources, queries, number
-            missing = await self._missing(message, history, topic, sources, emit)
-            if missing is None or missing.casefold() in {q.casefold() for q in queries}:
-                return sources, queries, number
+            if number == rounds or self.reader.chat is None or (history and not run.sources):
+                return
+            missing = await self._missing(message, history, topic, run.sources)
+            if missing is None or missing.casefold() in {q.casefold() for q in run.queries}:
+                return
             pending, why = (missing,), f"missing: {missing}"
-        return sources, queries, self.rounds
 
-    async def _search(self, queries: Sequence[str], emit: EventSink) -> list[SearchResult]:
+    async def _search(self, queries: Sequence[str]) -> list[SearchResult]:
         """Results of every query, interleaved so that each query's best come first; a query
         missing from a replay is skipped, and so is a failed search while another worked.
         When every search failed, the failure is raised, not also reported as skipped: each
         failure is said once."""
         per_query: list[list[SearchResult]] = []
         per_query_limit = -(-self.max_pages // len(queries))  # each query gets its share
-        failures: list[tuple[str, SearchError]] = []
-        with stage(emit, "search", len(queries)) as counts:
+        skipped: list[Dropped] = []
+        failures: list[SearchError] = []
+        with stage(self._emit, "search", len(queries)) as counts:
             for query in queries:
                 try:
                     per_query.append((await self.web.search(query))[:per_query_limit])
                 except MissingFromRecording as missing:
-                    emit(Skipped(query, str(missing), kind="query"))
+                    skipped.append(Dropped(query, str(missing)))
                 except SearchError as failure:
-                    failures.append((query, failure))
+                    skipped.append(Dropped(query, str(failure)))
+                    failures.append(failure)
             results = _interleave(per_query)
             counts.update(queries=len(queries), results=len(results))
         if failures and not per_query:
-            raise failures[0][1]
-        for query, failure in failures:
-            emit(Skipped(query, str(failure), kind="query"))
+            raise failures[0]
+        for dropped in skipped:
+            self._run.skipped.append(dropped)
+            self._emit(Skipped(dropped.what, dropped.reason, kind="query"))
         return results
 
-    async def _fetch(self, urls: list[str], emit: EventSink) -> list[FetchResult]:
+    async def _fetch(self, urls: list[str]) -> list[FetchResult]:
+        """Every URL's result, in order (failed ones too), each failure said as it comes."""
+        emit = self._emit
         done = failed = 0
         seen: set[str] = set()
 
@@ -235,37 +268,40 @@ class Agent:
             nonlocal done, failed
             seen.add(result.url)
             done += 1
-            if result.outcome is not Outcome.OK:
+            if not _ok(result):
                 failed += 1
-                emit(Skipped(result.url, result.reason or result.outcome.value))
+                emit(Skipped(result.url, _failure(result)))
             emit(Progress("fetch", done, len(urls), failed))
 
         with stage(emit, "fetch", len(urls)) as counts:
             results = await self.web.fetch_many(urls, progress, self.deadline) if urls else []
             late = [result for result in results if result.url not in seen]
             for result in late:
-                emit(Skipped(result.url, result.reason or result.outcome.value))
+                emit(Skipped(result.url, _failure(result)))
             counts.update(pages=done - failed, failed=failed)
             if late:
                 counts["left_out"] = len(late)
-        return [result for result in results if result.outcome is Outcome.OK]
+        return results
 
     def _prune(
         self, question: str, pages: list[FetchResult], titles: dict[str, str], emit: EventSink
-    ) -> list[Source]:
-        """Clean and prune every page found so far into numbered sources (thread side)."""
+    ) -> tuple[list[Source], dict[str, str]]:
+        """Clean and prune every page found so far into numbered sources (thread side);
+        also the pages that could not be cleaned, and why."""
         inputs = [PageInput(p.url, p.body or b"", p.charset) for p in pages]
         loaded = load_pages(inputs, emit)
-        for failure in loaded.failures:
+        unusable = {}
+        for url, failure in loaded.failures.items():
             emit(Notice(f"page not used: {failure}"))
+            unusable[url] = str(failure).removeprefix(f"{url}: ")
         if not loaded.document.pages:
-            return []
+            return [], unusable
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
         sources = numbered_sources(results[-1].result.document, titles)
         if not sources and visible_text(loaded.document.root):
             budget = self.stages[-1].budget
             emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))
-        return sources
+        return sources, unusable
 
     async def _missing(
         self,
@@ -273,63 +309,45 @@ class Agent:
         history: Sequence[Turn],
         topic: str,
         sources: list[Source],
-        emit: EventSink,
     ) -> str | None:
         """The sufficiency check, laid out as the answer's prompt plus its instruction, so
         the answer that follows reuses the check's prefill."""
         chat = self.reader.chat
         assert chat is not None
-        with stage(emit, "check") as counts:
+        with stage(self._emit, "check") as counts:
             messages = check_messages(message, sources, history, topic)
-            reply = await _complete(chat, messages, CHECK_TOKENS, emit)
+            reply = await _complete(chat, messages, CHECK_TOKENS, self._emit)
             missing = parse_missing(reply, load_prompt("sufficiency").format(topic=""))
             counts["enough"] = int(missing is None)
         return missing
 
     # -- plumbing
 
-    def _recording(self, timings: dict[str, float]) -> EventSink:
-        def emit(event: Event) -> None:
-            if isinstance(event, StageFinished):
-                timings[event.stage] = timings.get(event.stage, 0.0) + event.ms
-            self.emit(event)
+    async def _start(self) -> Research:
+        """A new record for the next question, once a stopped one's thread has ended (its
+        last events land in its own record, not in this one)."""
+        await self._worker.idle()
+        self._run = Research()
+        return self._run
 
-        return emit
+    def _emit(self, event: Event) -> None:
+        """Every event of the question: timings and notices into its record, then on to
+        the face's sink as progress."""
+        if isinstance(event, StageFinished):
+            timings = self._run.timings
+            timings[event.stage] = timings.get(event.stage, 0.0) + event.ms
+        elif isinstance(event, Notice):
+            self._run.note(event.message)
+        self.emit(event)
 
-    async def _in_thread(self, emit: EventSink, work: Callable[..., T], *args: object) -> T:
-        """Run ``work(*args, emit)`` in a thread, its events delivered on the loop in order.
 
-        A cancelled question sets the thread's stop flag, which its stages check between
-        small steps (``cancel``), and waits for the thread to end before the cancellation
-        goes on: the next question must not share the CPU, or the cache, with a stale one."""
-        loop = asyncio.get_running_loop()
-        flag = StopFlag()
+def _ok(result: FetchResult) -> bool:
+    return result.outcome is Outcome.OK
 
-        def thread_emit(event: Event) -> None:
-            flag.check()
-            loop.call_soon_threadsafe(emit, event)
 
-        def run() -> T:
-            with watching(flag):
-                return work(*args, thread_emit)
-
-        worker = self._worker = asyncio.ensure_future(asyncio.to_thread(run))
-        # A stopped thread ends with Cancelled, which nobody awaits: mark it as seen.
-        worker.add_done_callback(lambda done: done.cancelled() or done.exception())
-        try:
-            return await asyncio.shield(worker)
-        except asyncio.CancelledError:
-            flag.set()
-            # Its next check is a fraction of a second away. Waited for through repeated
-            # cancellations too: an anyio cancel scope (the MCP server's calls run in one)
-            # cancels the task again on every turn of the loop until it has left the scope.
-            while not worker.done():
-                with suppress(asyncio.CancelledError):
-                    await asyncio.wait([worker])
-            raise
-        finally:
-            if worker.done():
-                self._worker = None
+def _failure(result: FetchResult) -> str:
+    """Why a download gave no page, in words."""
+    return result.reason or result.outcome.value
 
 
 async def _complete(

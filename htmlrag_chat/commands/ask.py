@@ -29,7 +29,7 @@ from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import Event, EventSink, Skipped, stage
+from htmlrag_chat.events import EventSink, stage
 from htmlrag_chat.safety import one_line, safe_url, text_safe
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
@@ -100,16 +100,9 @@ def run_ask(args: argparse.Namespace) -> int:
         quiet=args.quiet, verbose=args.verbose, progress=args.progress,
         terminal=sys.stderr.isatty(),
     )  # fmt: skip
-    missing: set[str] = set()  # queries a replay did not find
     with AskOutput(form, stream=args.stream, answer=not args.json) as output:
-
-        def emit(event: Event) -> None:
-            if isinstance(event, Skipped) and event.kind == "query":
-                missing.add(event.what)
-            output(event)
-
         # The first progress line comes before the cache and the conversation code load.
-        with stage(emit, "open"):
+        with stage(output, "open"):
             from htmlrag_chat.conversations.session import ChatSession
 
             store = open_store(args)
@@ -118,14 +111,16 @@ def run_ask(args: argparse.Namespace) -> int:
             session = ChatSession(store)
             if args.follow_up or args.conversation:
                 session.open(find_conversation(store, args.conversation)["id"])
-            answer = asyncio.run(_answer(options, store, session, question, emit))
+            answer = asyncio.run(_answer(options, store, session, question, output))
         output.finish()
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
         print_after_answer(answer, quiet=args.quiet)
     # Sources may be missing for another reason (no block fits the budget): said by a note.
-    none_recorded = bool(answer.queries) and missing.issuperset(answer.queries)
+    # In a replay, a skipped query is one the recording lacks (nothing else can fail).
+    skipped = {dropped.what for dropped in answer.skipped}
+    none_recorded = bool(answer.queries) and skipped.issuperset(answer.queries)
     if replaying(args) and not answer.sources and none_recorded:
         error("none of the searches is in the recording, so there were no sources")
         return EXIT_USAGE

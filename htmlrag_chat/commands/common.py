@@ -13,22 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from htmlrag_chat.errors import EXIT_USAGE, InputError
-from htmlrag_chat.events import (
-    Event,
-    EventSink,
-    Notice,
-    Progress,
-    ReaderBusy,
-    Searching,
-    Skipped,
-    SourcesReady,
-    StageFinished,
-    StageStarted,
-)
+from htmlrag_chat.events import Event, EventSink, Notice, Skipped
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.safety import one_line, terminal_safe, text_safe
+from htmlrag_chat.progress import event_line
+from htmlrag_chat.safety import text_safe
 from htmlrag_chat.settings.sources import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
@@ -220,57 +210,23 @@ def read_input(file: str, encoding: str | None) -> PageInput:
 
 
 def progress_printer(enabled: bool) -> EventSink:
-    """Stage progress (stage, counts, elapsed) on stderr; notices and skipped queries always
-    (text from the web passes ``text_safe`` first)."""
+    """Stage progress (stage, counts, elapsed) on stderr, each line as ``progress`` words
+    it after the time since the start; notices and skipped queries always."""
     start = time.perf_counter()
 
     def emit(event: Event) -> None:
-        elapsed = time.perf_counter() - start
-        if isinstance(event, Notice):
-            error(f"note: {text_safe(event.message)}")
-        elif isinstance(event, Skipped) and (enabled or event.kind == "query"):
-            error(f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.reason)}")
-        elif not enabled:
+        line = event_line(event)
+        if line is None:
             return
-        elif isinstance(event, Searching):
-            queries = " | ".join(text_safe(query) for query in event.queries)
-            print(
-                f"[{elapsed:6.2f}s] round {event.round} ({event.why}): {queries}", file=sys.stderr
-            )
-        elif isinstance(event, StageStarted):
-            items = f" ({event.items})" if event.items is not None else ""
-            print(f"[{elapsed:6.2f}s] {event.stage}{items} ...", file=sys.stderr)
-        elif isinstance(event, Progress):
-            failed = f", {event.failed} failed" if event.failed else ""
-            print(
-                f"[{elapsed:6.2f}s] {event.stage} {event.done}/{event.total}{failed}",
-                file=sys.stderr,
-            )
-        elif isinstance(event, SourcesReady):
-            print(f"[{elapsed:6.2f}s] {early_sources(event)}", file=sys.stderr)
-        elif isinstance(event, ReaderBusy):
-            doing = "generating" if event.phase == "generate" else "prefilling"
-            tokens = f" {event.tokens:,} tokens" if event.tokens is not None else ""
-            print(f"[{elapsed:6.2f}s] reader: {doing}{tokens}", file=sys.stderr)
-        elif isinstance(event, StageFinished):
-            counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
-            print(
-                f"[{elapsed:6.2f}s] {event.stage} done in {event.ms:.0f} ms"
-                + (f": {counts}" if counts else ""),
-                file=sys.stderr,
-            )
+        if isinstance(event, Notice):
+            error(line)
+        elif isinstance(event, Skipped):
+            if enabled or event.kind == "query":
+                error(line)
+        elif enabled:
+            print(f"[{time.perf_counter() - start:6.2f}s] {line}", file=sys.stderr)
 
     return emit
-
-
-def early_sources(event: SourcesReady) -> str:
-    """The numbered sources as soon as pruning ends, to read while the reader prefills."""
-    lines = [f"sources ({len(event.sources)}), while the reader reads:"]
-    for source in event.sources:
-        date = f" ({source.date})" if source.date else ""
-        title = one_line(source.title) or "Untitled"
-        lines.append(f"  [{source.number}] {title} - {terminal_safe(source.site)}{date}")
-    return "\n".join(lines)
 
 
 def positive_int(text: str) -> int:

@@ -127,7 +127,7 @@ def run_prune(args: argparse.Namespace) -> int:
         except InputError as failure:
             failures.append(failure)
     loaded = load_pages(inputs, emit)
-    failures.extend(loaded.failures)
+    failures.extend(loaded.failures.values())
     for failure in failures:
         error(str(failure))
 

@@ -76,8 +76,8 @@ def agent_options(args: argparse.Namespace) -> AgentOptions:
 
 
 def _help(setting: Setting) -> str:
-    if setting.default is None:
-        return setting.help
+    if setting.default in (None, ()):  # nothing to show: how it is found, if anything
+        return setting.described
     default = setting.default
     shown = (
         ",".join(default)
@@ -86,7 +86,7 @@ def _help(setting: Setting) -> str:
         if isinstance(default, float)
         else default
     )
-    return f"{setting.help} (default {shown})"
+    return f"{setting.described} (default {shown})"
 
 
 def _argument_type(setting: Setting) -> object:

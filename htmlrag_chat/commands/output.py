@@ -1,10 +1,11 @@
 """What ``ask`` shows while it works: one form per run, chosen from the options and stderr.
 
-- ``live`` (stderr is a terminal): one status line (stage, counts, elapsed; ``PipelineStatus``,
-  the chat app's line) redrawn in place and cleared before the answer streams, so the screen
-  ends up holding the answer and its sources, not a log.
+- ``live`` (stderr is a terminal): one status line (stage, counts, elapsed;
+  ``progress.PipelineStatus``, the chat app's line) redrawn in place and cleared before the
+  answer streams, so the screen ends up holding the answer and its sources, not a log.
 - ``trace`` (``-v``, or ``--progress`` when stderr is not a terminal): the timestamped log of
-  every stage, with every note in full (``common.progress_printer``).
+  every stage, with every note in full (``common.progress_printer``; the words of every
+  form are ``progress.py``'s).
 - ``plain`` (stderr is not a terminal): notes and skipped queries only.
 - ``quiet`` (``-q``): nothing on stderr but the error, if any.
 
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from htmlrag_chat.commands.common import PROG, early_sources, progress_printer
+from htmlrag_chat.commands.common import PROG, progress_printer
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import (
     AnswerDelta,
@@ -37,8 +38,8 @@ from htmlrag_chat.events import (
     SourcesReady,
     StageStarted,
 )
+from htmlrag_chat.progress import PipelineStatus, event_line, sources_lines
 from htmlrag_chat.safety import terminal_safe
-from htmlrag_chat.tui.status import PipelineStatus
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
@@ -220,12 +221,9 @@ class AskOutput:
 
     def _live(self, event: Event) -> None:
         assert self._line is not None
-        if isinstance(event, Notice):
-            self._line.print_above(f"{PROG}: note: {terminal_safe(event.message)}")
+        if isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
+            self._line.print_above(f"{PROG}: {event_line(event)}")
         elif isinstance(event, Skipped):
-            if event.kind == "query":
-                what, why = terminal_safe(event.what), terminal_safe(event.reason)
-                self._line.print_above(f"{PROG}: skipped query {what}: {why}")
             self._line.draw()
         elif isinstance(event, SourcesReady):
             self._sources = event  # an extractive answer comes at once: no list before it
@@ -233,7 +231,7 @@ class AskOutput:
             prefill = isinstance(event, ReaderBusy) and event.phase == "prefill"
             if prefill and self._sources is not None:
                 # An LLM reads: the sources are there to read while it prefills.
-                self._line.print_above(early_sources(self._sources))
+                self._line.print_above(sources_lines(self._sources.sources))
                 self._sources = None
             self._line.apply(event)
 

@@ -34,6 +34,11 @@ class LeftOut(BaseModel):
     reason: str = Field(description="Why the page is not among the sources.")
 
 
+class SkippedQuery(BaseModel):
+    query: str
+    reason: str = Field(description="Why its search gave nothing (not in the recording, ...).")
+
+
 class WebContext(BaseModel):
     query: str
     budget_tokens: int
@@ -77,4 +82,9 @@ class AnswerResult(BaseModel):
         description="One line per cited sentence its sources do not back."
     )
     removed_citations: int = Field(description="Citations of sources that do not exist, removed.")
+    queries: list[str] = Field(default_factory=list, description="The searches run, in order.")
+    skipped_queries: list[SkippedQuery] = Field(default_factory=list)
+    left_out: list[LeftOut] = Field(
+        default_factory=list, description="Pages found but not used, and why."
+    )
     note: str = UNTRUSTED_NOTE

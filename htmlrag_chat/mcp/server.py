@@ -17,7 +17,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
@@ -27,23 +27,17 @@ from pydantic import BaseModel, Field
 from htmlrag_chat import __version__
 from htmlrag_chat.conversations.export import conversation_markdown
 from htmlrag_chat.errors import InputError, UserError
-from htmlrag_chat.events import (
-    Event,
-    EventSink,
-    Notice,
-    Progress,
-    Searching,
-    Skipped,
-    StageFinished,
-    StageStarted,
-)
+from htmlrag_chat.events import Event, EventSink, ReaderBusy, SourcesReady
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.mcp.results import AnswerResult, WebContext
-from htmlrag_chat.mcp.service import MAX_BUDGET, MAX_PAGES, MIN_BUDGET, ContextService
+from htmlrag_chat.mcp.service import CONTEXT_BUDGET, CONTEXT_PAGES, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.progress import event_line
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.settings.kinds import Integer
+from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.results import Outcome
 
 T = TypeVar("T")
@@ -63,13 +57,9 @@ def build_server(service: ContextService) -> MCPServer:
     async def web_context(
         query: Annotated[str, Field(description="What to search the web for.")],
         ctx: Context,
-        budget_tokens: Annotated[
-            int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens of content.")
-        ] = 2048,
-        pages: Annotated[int, Field(ge=1, le=MAX_PAGES, description="Pages to read.")] = 5,
-        site: Annotated[
-            str | None, Field(description="Only pages of this domain, e.g. docs.python.org.")
-        ] = None,
+        budget_tokens: Annotated[int, declared("prune.budget")] = CONTEXT_BUDGET,
+        pages: Annotated[int, declared("research.pages")] = CONTEXT_PAGES,
+        site: Annotated[str | None, declared("search.site")] = None,
         format: Annotated[
             Literal["html", "markdown"], Field(description="How contents are written.")
         ] = "html",
@@ -85,9 +75,7 @@ def build_server(service: ContextService) -> MCPServer:
         url: Annotated[str, Field(description="The page's http(s) address.")],
         query: Annotated[str, Field(description="What to keep from the page.")],
         ctx: Context,
-        budget_tokens: Annotated[
-            int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens of content.")
-        ] = 2048,
+        budget_tokens: Annotated[int, declared("prune.budget")] = CONTEXT_BUDGET,
     ) -> Annotated[CallToolResult, WebContext]:
         result = await _relayed(
             ctx, lambda emit: service.page_context(url, query, emit, budget_tokens)
@@ -135,6 +123,16 @@ def build_server(service: ContextService) -> MCPServer:
         return cached_page_text(service, url)
 
     return server
+
+
+def declared(key: str) -> Any:
+    """A tool parameter as the settings tree declares the setting it stands for: its help
+    as the description, its kind's bounds as the schema's, so that the tools, the command
+    line and the config file take the same values (``budget_tokens`` is ``--budget``)."""
+    setting = find(key)
+    kind = setting.kind
+    bounds = {"ge": kind.least, "le": kind.most} if isinstance(kind, Integer) else {}
+    return Field(description=setting.help, **{k: v for k, v in bounds.items() if v is not None})
 
 
 def _text(prompt: str) -> str:
@@ -231,22 +229,13 @@ async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T
 
 
 def progress_line(event: Event) -> str | None:
-    """One line per stage start and end, fetch progress, search round, skipped item and
-    notice; the answer's own text is in the result, not in progress."""
-    if isinstance(event, StageStarted):
-        return f"{event.stage}" + (f" ({event.items})" if event.items is not None else "")
-    if isinstance(event, StageFinished):
-        counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
-        return f"{event.stage} done in {event.ms:.0f} ms" + (f": {counts}" if counts else "")
-    if isinstance(event, Progress):
-        return f"{event.stage} {event.done}/{event.total}"
-    if isinstance(event, Searching):
-        return f"search round {event.round}: {' | '.join(map(one_line, event.queries))}"
-    if isinstance(event, Skipped):
-        return f"skipped {event.kind} {one_line(event.what)}: {one_line(event.reason)}"
-    if isinstance(event, Notice):
-        return f"note: {one_line(event.message)}"
-    return None
+    """An event as a progress message, in ``progress.py``'s words on one line: each stage's
+    start and end, fetch progress, search rounds, skipped items and notices. Not the
+    answer's text nor the sources, which the result carries, nor the reader's state."""
+    if isinstance(event, SourcesReady | ReaderBusy):
+        return None
+    line = event_line(event)
+    return None if line is None else one_line(line)
 
 
 def log(message: str) -> None:

@@ -11,39 +11,38 @@ cores gain nothing from two at once.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat import cancel
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import Event, EventSink, Notice, Skipped
+from htmlrag_chat.events import EventSink
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.markdown import html_to_markdown
 from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebContext
 from htmlrag_chat.mcp.untrusted import Fence
-from htmlrag_chat.recorder import MissingFromRecording
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import BlockScorer
 from htmlrag_chat.settings.kinds import domain
+from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.guard import Refused, check_url
 
 if TYPE_CHECKING:
-    from htmlrag_chat.reader import Source
     from htmlrag_chat.store.db import Store
     from htmlrag_chat.wiring import Parts
 
 FORMATS = ("html", "markdown")
-MIN_BUDGET, MAX_BUDGET = 256, 32768
-MAX_PAGES = 10
-# Tokens set aside per source for its delimiter lines before pruning, so that the contents
-# as handed over (delimiters included) fit the budget; what is still over is pruned again.
-DELIMITER_TOKENS = 40
-_FIT_ATTEMPTS = 3
-# Sources pruned to a budget (an argument): what a tool gathers, tried again tighter if over.
-Gather = Callable[[EventSink, int], Awaitable["list[Source]"]]
-NOTHING_LEFT = "nothing in it matched the query well enough to fit the budget"
+# What a call gets when it names no budget or page count: an agent's context is shared with
+# its own work, so less than ``ask`` reads (``--budget``, ``--pages`` go to ``answer``).
+CONTEXT_BUDGET, CONTEXT_PAGES = 2048, 5
+# The tools' limits are those of the settings: one declaration (``settings/tree.py``).
+BUDGET, PAGES = find("prune.budget"), find("research.pages")
+# Tokens per source kept free beside its delimiter lines: BPE may merge a token across the
+# boundary between a line and the content, and pages counted apart may differ by a token.
+BOUNDARY_TOKENS = 4
+OVER_BUDGET = "over the token budget"
 
 
 @dataclass
@@ -91,31 +90,22 @@ class ContextService:
         self,
         query: str,
         emit: EventSink,
-        budget_tokens: int = 2048,
-        pages: int = 5,
+        budget_tokens: int = CONTEXT_BUDGET,
+        pages: int = CONTEXT_PAGES,
         site: str | None = None,
         format: str = "html",
     ) -> WebContext:
         query = _checked_query(query)
         search = f"{query} site:{_checked_site(site)}" if site else query
         _check_limits(budget_tokens, pages, format)
-
-        async def gather(agent_emit: EventSink, budget: int) -> list[Source]:
-            agent = self.parts.agent(self.cache, agent_emit, budget=budget, pages=pages)
-            sources = await agent.search_context(search)
-            try:  # the search again, from the cache: pages fetched but pruned to nothing
-                found = (await agent.web.search(search))[:pages]
-            except MissingFromRecording:  # said in the notices
-                found = []
-            for result in found:
-                left.setdefault(result.url, NOTHING_LEFT)
-            return sources
-
-        left: dict[str, str] = {}
-        return await self._fitted(query, budget_tokens, pages, format, gather, left, emit)
+        fence = Fence()
+        room = self._room(fence, budget_tokens, pages)
+        agent = self.parts.agent(self.cache, emit, budget=room, pages=pages)
+        research = await agent.search_context(search)
+        return self._package(query, budget_tokens, format, research, fence)
 
     async def page_context(
-        self, url: str, query: str, emit: EventSink, budget_tokens: int = 2048
+        self, url: str, query: str, emit: EventSink, budget_tokens: int = CONTEXT_BUDGET
     ) -> WebContext:
         query = _checked_query(query)
         _check_limits(budget_tokens, 1, "html")
@@ -123,67 +113,39 @@ class ContextService:
             check_url(url)
         except Refused as refused:
             raise UserError(f"will not fetch {safe_url(url)}: {refused}") from None
+        fence = Fence()
+        agent = self.parts.agent(self.cache, emit, budget=self._room(fence, budget_tokens, 1))
+        research = await agent.page_context(url, query)
+        return self._package(query, budget_tokens, "html", research, fence)
 
-        async def gather(agent_emit: EventSink, budget: int) -> list[Source]:
-            agent = self.parts.agent(self.cache, agent_emit, budget=budget, pages=1)
-            sources = await agent.page_context(url, query)
-            if not sources:
-                left.setdefault(url, NOTHING_LEFT)
-            return sources
-
-        left: dict[str, str] = {}
-        return await self._fitted(query, budget_tokens, 1, "html", gather, left, emit)
-
-    async def _fitted(
-        self,
-        query: str,
-        budget: int,
-        pages: int,
-        format: str,
-        gather: Gather,
-        left: dict[str, str],
-        emit: EventSink,
-    ) -> WebContext:
-        """Gather sources pruned to leave room for their delimiters, count them as handed
-        over, and prune tighter while they are over the budget; the last resort drops the
-        last sources, so the total is never over."""
-
-        notices: list[str] = []
-
-        def sink(event: Event) -> None:
-            if isinstance(event, Skipped) and event.kind == "page":
-                left[event.what] = event.reason
-            elif isinstance(event, Skipped):
-                notices.append(f"skipped: {event.reason}")
-            elif isinstance(event, Notice):
-                notices.append(event.message)
-            emit(event)
-
-        target = budget - DELIMITER_TOKENS * pages
-        for _ in range(_FIT_ATTEMPTS):
-            sources = await gather(sink, max(target, MIN_BUDGET // 2))
-            result = self._package(query, budget, format, sources, left)
-            result.notices = [one_line(notice) for notice in dict.fromkeys(notices)]
-            if result.total_tokens <= budget:
-                return result
-            target -= result.total_tokens - budget + DELIMITER_TOKENS
-        while result.sources and result.total_tokens > budget:
-            dropped = result.sources.pop()
-            result.left_out.append(LeftOut(url=dropped.url, reason="over the token budget"))
-            result.total_tokens -= dropped.tokens
-        return result
+    def _room(self, fence: Fence, budget: int, pages: int) -> int:
+        """The budget the pages are pruned to, once: ``budget`` less the delimiter lines of
+        every page that may become a source (counted with this result's tag), but never
+        under half of it (a small budget then keeps fewer sources, see ``_package``)."""
+        counter = self.parts.counter.counter
+        lines = counter.count_many([fence.wrap(number, "") for number in range(1, pages + 1)])
+        return max(budget - sum(lines) - BOUNDARY_TOKENS * pages, budget // 2, 1)
 
     def _package(
-        self, query: str, budget: int, format: str, sources: list[Source], left: dict[str, str]
+        self, query: str, budget: int, format: str, research: Research, fence: Fence
     ) -> WebContext:
-        fence = Fence()
+        """The sources as handed over, each delimited and counted; when they are still over
+        the budget (a very small one, or Markdown longer than its HTML), the last ones are
+        left out, so the total is never over."""
         counter = self.parts.counter.counter
+        sources = research.sources
         contents = [
             fence.wrap(s.number, html_to_markdown(s.html) if format == "markdown" else s.html)
             for s in sources
         ]
         tokens = counter.count_many(contents)
-        used = {source.url for source in sources}
+        left_out = [
+            LeftOut(url=safe_url(d.what), reason=one_line(d.reason)) for d in research.left_out
+        ]
+        while sources and sum(tokens) > budget:
+            left_out.append(LeftOut(url=safe_url(sources[-1].url), reason=OVER_BUDGET))
+            sources, contents, tokens = sources[:-1], contents[:-1], tokens[:-1]
+        notices = [f"skipped: {dropped.reason}" for dropped in research.skipped]
         return WebContext(
             query=one_line(query),
             budget_tokens=budget,
@@ -202,11 +164,8 @@ class ContextService:
                 )
                 for source, content, count in zip(sources, contents, tokens, strict=True)
             ],
-            left_out=[
-                LeftOut(url=safe_url(url), reason=one_line(reason))
-                for url, reason in left.items()
-                if url not in used
-            ],
+            left_out=left_out,
+            notices=[one_line(notice) for notice in dict.fromkeys(notices + research.notes)],
         )
 
     def _date(self, url: str) -> str | None:
@@ -257,9 +216,11 @@ def _checked_site(site: str) -> str:
 
 
 def _check_limits(budget: int, pages: int, format: str) -> None:
-    if not MIN_BUDGET <= budget <= MAX_BUDGET:
-        raise UserError(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
-    if not 1 <= pages <= MAX_PAGES:
-        raise UserError(f"pages must be between 1 and {MAX_PAGES}")
+    """The arguments checked as ``--budget`` and ``--pages`` are (their kinds' bounds)."""
+    for name, setting, value in (("budget_tokens", BUDGET, budget), ("pages", PAGES, pages)):
+        try:
+            setting.kind.check(value)
+        except ValueError as error:
+            raise UserError(f"{name} {error}") from None
     if format not in FORMATS:
         raise UserError(f"format must be one of {', '.join(FORMATS)}")

@@ -93,9 +93,11 @@ class Choice(Kind):
 
 @dataclass(frozen=True)
 class Integer(Kind):
-    """A whole number of at least ``least``."""
+    """A whole number of at least ``least`` and, when ``most`` is given, at most that (the
+    bounds every face checks: the command line, the config file, the MCP tools' schemas)."""
 
     least: int = 1
+    most: int | None = None
     metavar: str = "N"
 
     def parse(self, text: str) -> object:
@@ -111,6 +113,8 @@ class Integer(Kind):
             raise ValueError(f"must be a whole number, not {_shown(value)}")
         if value < self.least:
             raise ValueError(f"must be {self.least} or more, not {value}")
+        if self.most is not None and value > self.most:
+            raise ValueError(f"must be {self.most} or less, not {value}")
         return value
 
 

@@ -62,6 +62,7 @@ class Setting:
     aliases: tuple[str, ...] = ()  # older spellings of the option, still accepted
     env_aliases: tuple[str, ...] = ()  # variables read when ``HTMLRAG_CHAT_NAME`` is not set
     secret: bool = False  # never printed, never an option (shell history, process listings)
+    default_help: str = ""  # how the default is found, when it is not one value (None)
 
     @property
     def key(self) -> str:
@@ -75,6 +76,16 @@ class Setting:
     def env(self) -> tuple[str, ...]:
         return (ENV_PREFIX + self.name.upper(), *self.env_aliases)
 
+    @property
+    def described(self) -> str:
+        """``help`` as the command line and docs/settings.md show it: with how a default
+        that is no one value is found, and whether the option may be given again. (A tool
+        parameter or a palette entry has its own default and takes one value: ``help``.)"""
+        text = self.help
+        if self.default_help:
+            text += f" (default: {self.default_help})"
+        return text + (" (repeatable)" if self.kind.repeatable else "")
+
 
 SETTINGS: tuple[Setting, ...] = (
     # -- reader: who writes the answer
@@ -87,9 +98,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "reader", "model", Text(metavar="MODEL"), None,
-        "reader model: hub id, local folder, or the server's model name (default: the "
-        "server's best chat model, else meta-llama/Llama-3.1-8B-Instruct)",
+        "reader model: hub id, local folder, or the server's model name",
         (*ANSWERING, "models"), short="-m",
+        default_help="the server's best chat model, else meta-llama/Llama-3.1-8B-Instruct",
     ),
     Setting(
         "reader", "base_url", Url(), None,
@@ -113,12 +124,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "reader", "probe_ports", Ports(), None,
-        "127.0.0.1 ports --reader auto asks for a server (default: those of Ollama, LM "
-        "Studio, llama.cpp and vLLM; empty: none)",
+        "127.0.0.1 ports --reader auto asks for a server; empty: none",
+        default_help="those of Ollama, LM Studio, llama.cpp and vLLM",
     ),
     # -- research: how far a question looks
     Setting("research", "rounds", Integer(), 2, "search rounds at most", ANSWERING),
-    Setting("research", "pages", Integer(), 10, "pages read per round", ANSWERING),
+    Setting("research", "pages", Integer(most=20), 10, "pages read per round", ANSWERING),
     Setting(
         "research", "max_queries", Integer(), 3,
         "searches per round at most, the sub-queries of a comparison included", ANSWERING,
@@ -131,22 +142,22 @@ SETTINGS: tuple[Setting, ...] = (
         aliases=("--scorer",),
     ),
     Setting(
-        "prune", "budget", Integer(), None,
-        "tokens of pruned HTML the reader gets (default: 2048 for a reader that prefills on "
-        "this machine's CPU, else 4096)", (*ANSWERING, "prune"),
+        "prune", "budget", Integer(most=32768), None, "tokens of pruned pages the reader gets",
+        (*ANSWERING, "prune"),
+        default_help="2048 for a reader that prefills on this machine's CPU, else 4096",
     ),
     Setting(
-        "prune", "coarse_budget", Integer(), None,
-        "two-stage: tokens the first stage keeps (default twice --budget)", ("prune",),
+        "prune", "coarse_budget", Integer(), None, "two-stage: tokens the first stage keeps",
+        ("prune",), default_help="twice --budget",
     ),
     Setting(
-        "prune", "max_words", Integer(), None,
-        "words per block of the last stage (default: an eighth of its budget, 32-256)",
-        ("prune",),
+        "prune", "max_words", Integer(), None, "words per block of the last stage", ("prune",),
+        default_help="an eighth of its budget, 32-256",
     ),
     Setting(
         "prune", "coarse_max_words", Integer(), None,
-        "two-stage: words per block of the first stage (default: from its budget)", ("prune",),
+        "two-stage: words per block of the first stage", ("prune",),
+        default_help="from its budget",
     ),
     Setting(
         "prune", "embed_model", Text(metavar="ID_OR_PATH"),
@@ -161,9 +172,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "prune", "tokenizer", Text(metavar="ID_OR_PATH"), None,
-        "count budgets with this tokenizer, hub id or folder ('approx': the built-in "
-        "approximation; default: the local reader's, else Llama-3's, else the approximation)",
-        (*ANSWERING, "models", "prune", "eval"),
+        "count budgets with this tokenizer: hub id, folder, or 'approx' for the built-in "
+        "approximation", (*ANSWERING, "models", "prune", "eval"),
+        default_help="the local reader's, else Llama-3's, else the approximation",
     ),
     # -- search: the search engines, in fallback order, and what they may return
     Setting(
@@ -180,10 +191,10 @@ SETTINGS: tuple[Setting, ...] = (
         "proxy for every search backend, e.g. socks5://127.0.0.1:9050", SEARCHING,
     ),
     Setting(
-        "search", "site", Domains(), (), "search only this site (repeatable)", SEARCHING,
+        "search", "site", Domains(), (), "search only this site", SEARCHING,
     ),
     Setting(
-        "search", "exclude_site", Domains(), (), "never use this site (repeatable)", SEARCHING,
+        "search", "exclude_site", Domains(), (), "never use this site", SEARCHING,
     ),
     Setting(
         "search", "time", Choice(TIMES), None,

@@ -30,6 +30,7 @@ from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, SourcesReady
+from htmlrag_chat.progress import PipelineStatus, event_line
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
@@ -38,7 +39,6 @@ from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import SelectionActions
-from htmlrag_chat.tui.status import PipelineStatus
 from htmlrag_chat.tui.texts import answer_meta, describe, header_line, mode_line, quit_help
 from htmlrag_chat.tui.transcript import (
     AnswerView,
@@ -221,6 +221,7 @@ class ChatApp(SelectionActions):
         try:
             self.status.stage = "load"
             agent = await self.agent()
+            agent.search_with(self.options.search)  # the palette's, when it changed them
             answer = await agent.ask(question, list(self.session.turns))
         except asyncio.CancelledError:
             self.post_message(QuestionEnded(view, message_id, QuestionResult()))
@@ -236,10 +237,8 @@ class ChatApp(SelectionActions):
         if isinstance(event, AnswerDelta):
             if self._current is not None:
                 await self._current.write(event.text, event.quoted)
-        elif isinstance(event, Notice):
-            await self._note(f"note: {event.message}")
-        elif isinstance(event, Skipped) and event.kind == "query":
-            await self._note(f"skipped search {event.what!r}: {event.reason}")
+        elif isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
+            await self._note(event_line(event) or "")
         elif isinstance(event, SourcesReady) and self._current is not None:
             self.preview_sources(self._current, event.sources)
 

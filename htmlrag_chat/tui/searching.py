@@ -1,11 +1,17 @@
-"""Search controls from the command palette: sites, time, region and backends.
+"""Search controls from the command palette, drawn from the settings tree like the options.
+
+Each search setting the chat app takes as an option (``settings/tree.py``) is a palette
+command named as its option is (``Search: site example.org`` is ``--site example.org``,
+``Search: exclude-site``, ``region``, ``backends``, ``searxng-url``, ``proxy``), its value
+read and checked by the setting's kind, its help the setting's; settings with a fixed set
+of values (``time``, ``safesearch``) are listed with each value, and a changed setting
+can go back to its default. A new setting of the ``search`` section is in the palette
+with no code here.
 
 What the palette sets holds for the questions that follow in this conversation (the config
-file is not touched; a new chat goes back to the settings the app started with): it
-replaces the search settings the agent's searcher uses, with no reload of the models.
-Free-form values come from what the user types after the command word (``site
-example.org``, ``exclude pinterest.com``, ``region de-de``, ``backends searxng,
-duckduckgo``); the palette lists the fixed ones (time ranges, clearing the filters).
+file is not touched; a new chat goes back to the settings the app started with): the agent
+searches with it from the next question on (``Agent.search_with``), with no reload of the
+models.
 """
 
 from __future__ import annotations
@@ -18,16 +24,26 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from htmlrag_chat.settings.kinds import domain
-from htmlrag_chat.settings.tree import NO_REGION, TIMES, find
-from htmlrag_chat.web.search import WebSearcher
+from htmlrag_chat.settings.tree import Setting, for_command
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:
-    from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.tui.app import ChatApp
 
-_TYPED = {"site": "site", "exclude": "exclude_site", "region": "region", "backends": "backends"}
+PREFIX = "Search:"
+# The search settings the chat app takes as options, in the tree's order.
+PALETTE = [setting for setting in for_command("chat") if setting.section == "search"]
+
+
+def word(setting: Setting) -> str:
+    """The setting's name in the palette: its option's (``exclude-site``)."""
+    return setting.option.removeprefix("--")
+
+
+def shown(value: object) -> str:
+    if isinstance(value, tuple):
+        return ",".join(value) or "none"
+    return "none" if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -37,84 +53,62 @@ class SearchChoice:
     settings: SearchSettings  # the search settings it sets
 
 
+def _choice(current: SearchSettings, setting: Setting, value: object) -> SearchChoice:
+    settings = replace(current, **{setting.name: value})
+    return SearchChoice(f"{PREFIX} {word(setting)} {shown(value)}", setting.help, settings)
+
+
 def fixed_choices(current: SearchSettings) -> list[SearchChoice]:
-    """The palette's search commands that need no typed value."""
-    choices = [
-        SearchChoice(
-            f"Search: results from the last {t}", "Until changed", replace(current, time=t)
-        )
-        for t in TIMES
-        if t != current.time
-    ]
-    if current.time:
-        choices.append(
-            SearchChoice("Search: any time", "No time filter", replace(current, time=None))
-        )
-    if current.site or current.exclude_site:
-        every = replace(current, site=(), exclude_site=())
-        choices.append(SearchChoice("Search: all sites", "No site filter", every))
-    choices.append(
-        SearchChoice(
-            "Search: site DOMAIN, exclude DOMAIN, region CODE, backends A,B",
-            "Type one of these after 'Search:' to set it",
-            current,
-        )
-    )
+    """The palette's search commands that need no typed value (and, for those that do, a
+    line saying what to type)."""
+    choices = []
+    for setting in PALETTE:
+        value = getattr(current, setting.name)
+        options = setting.kind.choices or ()
+        choices += [_choice(current, setting, option) for option in options if option != value]
+        if not options:
+            usage = f"{PREFIX} {word(setting)} {setting.kind.metavar}"
+            choices.append(SearchChoice(usage, f"Type it: {setting.described}", current))
+        if value != setting.default and setting.default not in options:
+            default = _choice(current, setting, setting.default)
+            choices.append(replace(default, title=f"{default.title} (default)"))
     return choices
 
 
 def typed_choice(current: SearchSettings, query: str) -> SearchChoice | None:
-    """The command a typed ``site example.org`` (and the like) stands for, or None."""
-    words = query.removeprefix("Search:").replace(":", " ").split()
-    if len(words) != 2 or words[0].lower() not in _TYPED:
+    """The command a typed ``site example.org`` (``NAME VALUE``, as the option would be
+    given) stands for, or None; a repeatable setting's value adds to the current one."""
+    words = query.strip().removeprefix(PREFIX).split()
+    if len(words) != 2:
         return None
-    name, value = _TYPED[words[0].lower()], words[1]
+    named = {word(setting): setting for setting in PALETTE}
+    setting = named.get(words[0].rstrip(":").lower())
+    if setting is None:
+        return None
     try:
-        if name == "site":
-            site = domain(value)
-            settings = replace(current, site=(*current.site, site))
-            return SearchChoice(f"Search: only {site}", "Add a site to search", settings)
-        if name == "exclude_site":
-            site = domain(value)
-            settings = replace(current, exclude_site=(*current.exclude_site, site))
-            return SearchChoice(f"Search: never {site}", "Leave a site out", settings)
-        if name == "backends":
-            backends = find("search.backends").kind.parse(value)  # as --backends checks it
-            title = f"Search: backends {','.join(backends)}"
-            return SearchChoice(title, "In fallback order", replace(current, backends=backends))
+        value = setting.kind.parse(words[1])
     except ValueError:
         return None
-    region = value.lower()
-    return SearchChoice(
-        f"Search: region {region}", "e.g. de-de, us-en", replace(current, region=region)
-    )
+    if isinstance(value, tuple) and setting.kind.repeatable:
+        value = tuple(dict.fromkeys(getattr(current, setting.name) + value))
+    return _choice(current, setting, value)
 
 
 def switch_search(app: ChatApp, settings: SearchSettings) -> None:
-    """Search with ``settings`` from the next question on; the loaded agent keeps its
-    models and gets a new searcher (one still loading gets it when it is ready)."""
+    """Search with ``settings`` from the next question on: the app's options hold them,
+    and the agent is handed them when it is asked (``ChatApp.answer``)."""
     app.options = replace(app.options, search=settings)
-
-    def update(agent: Agent) -> None:
-        agent.web.searcher = WebSearcher(settings, app.post_event)
-
-    future = app._agent
-    if future is not None and future.done() and not future.exception():
-        update(future.result())
-    elif future is not None and not future.done():
-        future.add_done_callback(lambda done: None if done.exception() else update(done.result()))
     app.notify(describe(settings), title="Search")
 
 
 def describe(settings: SearchSettings) -> str:
-    """The search settings in one line, for the notification."""
-    parts = [",".join(settings.backends)]
-    parts += [f"only {site}" for site in settings.site]
-    parts += [f"never {site}" for site in settings.exclude_site]
-    if settings.time:
-        parts.append(f"last {settings.time}")
-    if settings.region != NO_REGION:
-        parts.append(f"region {settings.region}")
+    """The search settings in one line, for the notification: the backends, then every
+    setting that is not at its default."""
+    parts = [shown(settings.backends)]
+    for setting in PALETTE:
+        value = getattr(settings, setting.name)
+        if setting.name != "backends" and value != setting.default:
+            parts.append(f"{word(setting)} {shown(value)}")
     return " · ".join(parts)
 
 

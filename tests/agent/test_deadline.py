@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.events import Event, Skipped, StageFinished
 from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.reader.extractive import ExtractiveReader
@@ -48,5 +49,6 @@ def test_a_page_that_never_answers_is_left_out_and_the_answer_still_comes(tmp_pa
     assert elapsed < 5  # the page's own timeout is 20 s
     (skipped,) = [event for event in events if isinstance(event, Skipped)]
     assert skipped.what == f"{base}/never" and "left out" in skipped.reason
+    assert answer.left_out == [Dropped(f"{base}/never", skipped.reason)]
     fetch = next(e for e in events if isinstance(e, StageFinished) and e.stage == "fetch")
     assert fetch.counts == {"pages": 1, "failed": 0, "left_out": 1}

@@ -21,6 +21,7 @@ import pytest
 
 from htmlrag_chat.agent.answer import Answer, Turn
 from htmlrag_chat.agent.loop import UNCITED, Agent
+from htmlrag_chat.agent.research import NOTHING_LEFT, Dropped
 from htmlrag_chat.events import (
     AnswerDelta,
     Event,
@@ -41,6 +42,7 @@ from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from htmlrag_chat.web.settings import SearchSettings
 from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.stopping import CountedCalls
@@ -169,10 +171,10 @@ class Run:
 
 def make_agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
     """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only."""
+    options = {"stages": [Stage(BM25Scorer(), 2048)], **options}
     return Agent(
         web=WebRecorder(store, replay=True),
         reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
-        stages=[Stage(BM25Scorer(), 2048)],
         counter=ApproxTokenCounter(),
         emit=events.append,
         **options,
@@ -321,6 +323,7 @@ def test_an_unreadable_rewrite_of_a_follow_up_searches_the_message(store: Store)
 
     [notice] = run.of(Notice)
     assert "rewrite could not be read" in notice.message
+    assert run.answer.notes == [notice.message]
     assert run.of(Searching) == [Searching(1, (follow_up,), "as typed")]
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
 
@@ -383,6 +386,11 @@ def test_a_query_missing_from_the_replay_is_skipped(store: Store) -> None:
     skipped = run.of(Skipped)
     assert [(s.what, s.kind) for s in skipped] == [("Porto nightlife", "query")]
     assert NOT_RECORDED in skipped[0].reason
+    # The answer says so itself: the faces read it there, not from the events.
+    assert run.answer.skipped == [Dropped("Porto nightlife", skipped[0].reason)]
+    assert run.answer.to_json()["skipped_queries"] == [
+        {"query": "Porto nightlife", "reason": skipped[0].reason}
+    ]
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]  # from the recorded queries
     assert "Festival of Lights" in run.answer.text
     assert all(citation.supported for citation in run.answer.citations)
@@ -687,3 +695,72 @@ def test_the_json_record_holds_the_answer_and_what_it_came_from(store: Store) ->
     assert source["title"] == "Lyon travel guide"
     assert "Festival of Lights" in source["content"]
     assert "tracking" not in source["content"]  # cleaned and pruned, not the raw page
+
+
+# -- context without an answer, and the record of what a question did
+
+
+def test_context_is_one_round_with_no_llm_call_whatever_the_rounds(store: Store) -> None:
+    """The MCP tools' path: the caller is the reader, so no plan, no sufficiency check,
+    whatever ``rounds`` says (a check here would ask for a second round)."""
+    llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
+    events: list[Event] = []
+
+    async def main() -> tuple[Any, Any]:
+        async with serve_llm(llm) as url:
+            agent = make_agent(url, store, events, rounds=3)
+            found = await agent.search_context(BOTH_QUESTION)
+            page = await agent.page_context(CENSUS_URL, "population")
+            return found, page
+
+    found, page = asyncio.run(main())
+    assert llm.requests == []
+    assert [e for e in events if isinstance(e, Searching)] == [
+        Searching(1, (BOTH_QUESTION,), "as typed")
+    ]
+    assert (found.rounds, found.queries) == (1, [BOTH_QUESTION])
+    assert sorted(source.url for source in found.sources) == [LYON_URL, PORTO_URL]
+    assert [source.url for source in page.sources] == [CENSUS_URL] and page.left_out == []
+    assert set(found.timings) >= {"search", "fetch", "clean", "bm25/prune"}
+
+
+def test_the_record_says_which_pages_were_left_out_and_why(store: Store) -> None:
+    """A page the recording lacks, a page pruning kept nothing of: each left out with its
+    reason, in the order tried."""
+    store.put_search(
+        "Lyon and more",
+        [SearchResult(u, u) for u in (LYON_URL, "https://gone.example/x", PORTO_URL)],
+    )
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: x"))
+    run = ask(llm, store, "Lyon and more", rounds=1, stages=[Stage(BM25Scorer(), 200)])
+    answer = run.answer
+    assert [source.url for source in answer.sources] == [LYON_URL]
+    assert answer.left_out == [
+        Dropped("https://gone.example/x", "not in the recording"),
+        Dropped(PORTO_URL, NOTHING_LEFT),
+    ]
+    assert answer.to_json()["left_out"][0] == {
+        "url": "https://gone.example/x",
+        "reason": "not in the recording",
+    }
+
+
+def test_search_settings_change_through_the_agent(store: Store) -> None:
+    """The chat app's palette: ``search_with`` keeps the reader and the models, and the
+    next question searches with the new settings (in a replay too, results and pages off
+    the allowed sites are left out)."""
+    llm = ScriptedLLM(reply=Script())
+    events: list[Event] = []
+
+    async def main() -> tuple[Answer, Answer]:
+        async with serve_llm(llm) as url:
+            agent = make_agent(url, store, events, rounds=1)
+            reader = agent.reader
+            agent.search_with(SearchSettings(site=("stats.example",)))
+            elsewhere = await agent.ask(LYON_QUESTION)
+            agent.search_with(SearchSettings())
+            assert agent.reader is reader
+            return elsewhere, await agent.ask(LYON_QUESTION)
+
+    elsewhere, back = asyncio.run(main())
+    assert elsewhere.sources == [] and urls(back) == [LYON_URL]

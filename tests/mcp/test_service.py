@@ -12,9 +12,12 @@ import pytest
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import Event
-from htmlrag_chat.mcp.service import ContextService, shared
+from htmlrag_chat.events import Event, StageStarted
+from htmlrag_chat.mcp.server import build_server
+from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
 from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.settings.kinds import Integer
+from htmlrag_chat.settings.tree import find
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.wiring import AgentOptions, build_parts
 from tests.conftest import import_demo
@@ -36,29 +39,48 @@ def service(
         yield ContextService(parts, cache, history)
 
 
-def web_context(service: ContextService, **arguments: Any) -> Any:
-    events: list[Event] = []
-    return asyncio.run(service.web_context(QUESTION["question"], events.append, **arguments))
+def web_context(
+    service: ContextService, events: list[Event] | None = None, **arguments: Any
+) -> Any:
+    sink = (events if events is not None else []).append
+    return asyncio.run(service.web_context(QUESTION["question"], sink, **arguments))
 
 
 @pytest.mark.parametrize("format", ["html", "markdown"])
 @pytest.mark.parametrize("budget", [256, 300, 512, 700, 1024, 4096])
-def test_the_total_is_never_over_the_budget(
+def test_the_total_is_never_over_the_budget_and_the_pages_are_pruned_once(
     service: ContextService, tiny_counter: Any, budget: int, format: str
 ) -> None:
-    result = web_context(service, budget_tokens=budget, pages=5, format=format)
+    events: list[Event] = []
+    result = web_context(service, events, budget_tokens=budget, pages=5, format=format)
     counts = tiny_counter.count_many([source.content for source in result.sources])
     assert counts == [source.tokens for source in result.sources]
     assert result.total_tokens == sum(counts) <= budget
     assert result.sources  # even the smallest budget holds something
     assert {page.url for page in result.left_out}.isdisjoint(s.url for s in result.sources)
+    # Gathered, cleaned and pruned once, to a budget that leaves room for the delimiters.
+    started = [event.stage for event in events if isinstance(event, StageStarted)]
+    assert started == ["search", "fetch", "clean", "bm25/blocks", "bm25/score", "bm25/prune"]
+    # Every page found is a source or left out, with a reason.
+    assert len(result.sources) + len(result.left_out) == 5
+    assert all(page.reason for page in result.left_out)
+
+
+def test_a_budget_too_small_for_any_source_leaves_every_page_out_with_why(
+    service: ContextService,
+) -> None:
+    result = web_context(service, budget_tokens=1, pages=5)
+    assert result.sources == [] and result.total_tokens == 0
+    assert len(result.left_out) == 5 and all(page.reason for page in result.left_out)
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"budget_tokens": 100}, "budget_tokens must be between 256 and 32768"),
-        ({"pages": 0}, "pages must be between 1 and 10"),
+        ({"budget_tokens": 0}, "budget_tokens must be 1 or more, not 0"),
+        ({"budget_tokens": 40000}, "budget_tokens must be 32768 or less, not 40000"),
+        ({"pages": 0}, "pages must be 1 or more, not 0"),
+        ({"pages": 21}, "pages must be 20 or less, not 21"),
         ({"format": "pdf"}, "format must be one of html, markdown"),
         ({"site": "a b"}, "site must be a domain"),
     ],
@@ -74,3 +96,25 @@ def test_a_query_the_recording_lacks_is_said(service: ContextService) -> None:
     result = asyncio.run(service.web_context("not recorded at all", lambda event: None))
     assert result.sources == [] and result.left_out == []
     assert result.notices == ["skipped: query not in the recording: 'not recorded at all'"]
+
+
+def test_the_tools_take_the_settings_bounds_and_help(service: ContextService) -> None:
+    """One declaration for every face: ``budget_tokens`` is ``--budget``, ``pages`` is
+    ``--pages``, ``site`` is ``--site``, with the bounds and help of the settings tree."""
+    tools = {tool.name: tool for tool in asyncio.run(build_server(service).list_tools())}
+    for tool, parameter, key in [
+        ("web_context", "budget_tokens", "prune.budget"),
+        ("page_context", "budget_tokens", "prune.budget"),
+        ("web_context", "pages", "research.pages"),
+        ("web_context", "site", "search.site"),
+    ]:
+        schema = tools[tool].input_schema["properties"][parameter]
+        setting = find(key)
+        assert schema["description"] == setting.help, (tool, parameter)
+        if isinstance(setting.kind, Integer):
+            assert (schema["minimum"], schema["maximum"]) == (
+                setting.kind.least,
+                setting.kind.most,
+            )
+    budget = tools["web_context"].input_schema["properties"]["budget_tokens"]
+    assert (budget["default"], budget["maximum"]) == (CONTEXT_BUDGET, 32768)

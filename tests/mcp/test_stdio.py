@@ -23,6 +23,7 @@ from tests.mcp.servers import (
     wait_for_line,
 )
 from tests.openai_server import ScriptedLLM, ThreadedLLM
+from tests.smollm2 import ALIAS, llama_server
 
 GOLD_URL = QUESTION["gold_url"]
 CITATION = re.compile(r"\[(\d+)\]")
@@ -51,7 +52,7 @@ def test_tools_context_answers_and_resources_over_stdio(
                 assert tool.description and tool.output_schema
                 assert tool.input_schema["type"] == "object"
             budget = tools["web_context"].input_schema["properties"]["budget_tokens"]
-            assert (budget["default"], budget["minimum"]) == (2048, 256)
+            assert (budget["default"], budget["minimum"], budget["maximum"]) == (2048, 1, 32768)
 
             progress = ProgressLog()
             context = structured(
@@ -103,6 +104,13 @@ def test_tools_context_answers_and_resources_over_stdio(
             )
             gold_number = next(s["number"] for s in first["sources"] if s["url"] == GOLD_URL)
             assert gold_number in cited and "ARKit" in first["answer"]
+            # What the question did, from the agent's record: its one search, each page
+            # fetched either a source or left out with why.
+            assert first["queries"] == [QUESTION["question"]] and first["skipped_queries"] == []
+            assert {s["url"] for s in first["sources"]}.isdisjoint(
+                page["url"] for page in first["left_out"]
+            )
+            assert all(page["reason"] for page in first["left_out"])
             conversation = first["conversation_id"]
             follow = structured(
                 await session.call_tool(
@@ -177,3 +185,38 @@ def test_a_cancelled_call_stops_the_pruning_in_its_worker_thread(
 
     stopped = run(scenario())
     print(f"pruning stopped {stopped * 1000:.0f} ms after the cancel")
+
+
+def test_the_context_tools_run_one_round_and_never_ask_an_llm_reader(
+    recording: Path, tmp_path: Path
+) -> None:
+    """With a real LLM reader (SmolLM2 behind llama-cpp-python's own server) and the
+    default settings (two rounds), ``web_context`` and ``page_context`` search once and
+    send the reader nothing: no plan, no sufficiency check. The server's access log shows
+    every request it got; the budget's token counts show up there, the chat never does."""
+    with llama_server(tmp_path) as server:
+        options = ["--replay-db", str(recording), "--reader", "openai"]
+        options += ["--base-url", server.base_url, "--model", ALIAS, "--pruner", "bm25"]
+
+        async def scenario() -> tuple[ProgressLog, dict[str, Any], dict[str, Any]]:
+            async with stdio_session(options, tmp_path) as session:
+                progress = ProgressLog()
+                arguments = {"query": QUESTION["question"], "budget_tokens": 1024}
+                context = await session.call_tool(
+                    "web_context", arguments, progress_callback=progress
+                )
+                page = await session.call_tool(
+                    "page_context", {"url": GOLD_URL, "query": "ARKit depth map"}
+                )
+                return progress, structured(context), structured(page)
+
+        progress, context, page = run(scenario())
+        requests = [line for line in server.log.read_text().splitlines() if '"POST /' in line]
+    assert any("/extras/tokenize/count" in line for line in requests)  # the log is read
+    assert not [line for line in requests if "/chat/completions" in line]
+    assert [m for m in progress.messages if m.startswith("round ")] == [
+        f"round 1 (as typed): {QUESTION['question']}"
+    ]
+    assert not any(m.startswith(("plan", "check")) for m in progress.messages)
+    assert GOLD_URL in [source["url"] for source in context["sources"]]
+    assert [source["url"] for source in page["sources"]] == [GOLD_URL]

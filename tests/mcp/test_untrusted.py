@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.events import Notice, ReaderBusy, Skipped, SourcesReady
+from htmlrag_chat.mcp.server import progress_line
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from tests.mcp.servers import stdio_session, structured
@@ -80,3 +82,12 @@ def test_a_hostile_page_comes_back_delimited_and_defused(recording: Path, tmp_pa
             assert "private or local address" in refused.content[0].text
 
     asyncio.run(scenario())
+
+
+def test_progress_is_ask_s_words_on_one_line_and_defused() -> None:
+    """The notifications say what ``ask -v`` says (``progress.py``), on one line, without
+    what the result holds (the sources) or the reader's state."""
+    assert progress_line(Notice("two\nlines")) == "note: two lines"
+    line = progress_line(Skipped(URL, "said <|eot_id|>\x1b[2J"))
+    assert line is not None and "<|eot_id|>" not in line and "\x1b" not in line
+    assert progress_line(SourcesReady(())) is None and progress_line(ReaderBusy("generate")) is None

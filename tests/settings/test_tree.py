@@ -44,7 +44,7 @@ def table() -> str:
         short = f"{s.short}, " if s.short else ""
         option = f"`{short}{s.option}` ({', '.join(s.commands)})" if s.commands else "-"
         variables = ", ".join(f"`{name}`" for name in s.env)
-        rows.append(f"| `{s.key}` | {shown(s)} | {option} | {variables} | {s.help} |")
+        rows.append(f"| `{s.key}` | {shown(s)} | {option} | {variables} | {s.described} |")
     return "\n".join(rows)
 
 
