@@ -13,7 +13,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
+
+import idna
 
 MAX_TEXT = 2048  # characters: longer is a pasted file, not a name, URL or key
 
@@ -236,12 +239,32 @@ class Domains(Kind):
 
 
 def domain(text: str) -> str:
-    """A site as users write it reduced to its host name (``www.`` dropped)."""
+    """A site as users write it reduced to its host name (``www.`` dropped), in the form
+    ``host_name`` gives, so it compares with the hosts of URLs."""
     host = text.strip().lower().removeprefix("http://").removeprefix("https://")
-    host = host.split("/", 1)[0].removeprefix("www.").rstrip(".")
+    host = host.split("/", 1)[0].rstrip(".")
     if not host or any(c.isspace() for c in host) or ":" in host:
         raise ValueError(f"is not a domain: {_shown(text)}")
-    return host
+    try:
+        return host_name(host).removeprefix("www.")
+    except UnicodeError:
+        raise ValueError(f"is not a domain: {_shown(text)}") from None
+
+
+@lru_cache(maxsize=4096)
+def host_name(host: str) -> str:
+    """A host as DNS compares it: lower case, no trailing dot, an internationalised name in
+    its ASCII form (``bücher.de`` is ``xn--bcher-kva.de``), encoded as aiohttp's yarl
+    encodes the host it connects to (IDNA 2008 with the UTS 46 mapping, else IDNA 2003), so
+    that a site matches the host a download goes to however either is spelled.
+    ``UnicodeError`` for a name with no ASCII form, which no download can reach either."""
+    host = host.rstrip(".").lower()
+    if host.isascii():
+        return host
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except UnicodeError:
+        return host.encode("idna").decode("ascii")
 
 
 def _shown(value: object) -> str:
