@@ -61,6 +61,8 @@ def test_the_total_is_never_over_the_budget(
         ({"pages": 0}, "pages must be between 1 and 10"),
         ({"format": "pdf"}, "format must be one of html, markdown"),
         ({"site": "a b"}, "site must be a domain"),
+        ({"site": "theverge.com\u202e"}, "site must be a domain"),
+        ({"site": "\u202emoc.egrevht"}, "site must be a domain"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
@@ -74,3 +76,21 @@ def test_a_query_the_recording_lacks_is_said(service: ContextService) -> None:
     result = asyncio.run(service.web_context("not recorded at all", lambda event: None))
     assert result.sources == [] and result.left_out == []
     assert result.notices == ["skipped: query not in the recording: 'not recorded at all'"]
+
+
+@pytest.mark.parametrize("site", ["theverge.com", "https://www.TheVerge.com./", "THEVERGE.COM"])
+def test_a_site_means_what_the_site_option_means(service: ContextService, site: str) -> None:
+    """The recorded search answers (a site is a filter, as ``--site``, not words added to
+    the query), and only pages of that site are used or listed as left out."""
+    result = web_context(service, site=site, pages=5)
+    assert result.sources
+    urls = [s.url for s in result.sources] + [page.url for page in result.left_out]
+    assert all(url.startswith("https://www.theverge.com/") for url in urls), urls
+
+
+def test_an_excluded_site_of_the_options_still_holds_under_a_site(
+    service: ContextService,
+) -> None:
+    result = web_context(service, site="pcmag.com, theverge.com", pages=5)
+    hosts = {s.url.split("/")[2] for s in result.sources}
+    assert hosts == {"www.theverge.com", "www.pcmag.com"}
