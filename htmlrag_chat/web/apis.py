@@ -8,10 +8,16 @@ a URL, and no failure text carries them.
 
 The SearXNG instance is the user's own, so it may be on loopback or the LAN: these
 requests do not go through the page fetcher's guard (which still checks every page).
+
+An answer is data from the other side of a connection, read as pages are: at most
+``MAX_ANSWER_BYTES`` of it, decompressed bytes counted while they stream (a gzip bomb stops
+there), and JSON nested deeper than the parser's recursion allows is a failure of that
+backend, not a ``RecursionError``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -30,6 +36,10 @@ ENDPOINTS: Mapping[str, str] = {
 _BRAVE_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _BRAVE_SAFESEARCH = {"on": "strict", "moderate": "moderate", "off": "off"}
 _SEARXNG_SAFESEARCH = {"on": "2", "moderate": "1", "off": "0"}
+# A search answer is tens of kilobytes (SearXNG's 30-odd results, Brave's 20): four
+# megabytes is far past any real one, and what is over it is not read.
+MAX_ANSWER_BYTES = 4 * 2**20
+_CHUNK_BYTES = 64 * 1024
 
 
 class BackendFailure(Exception):
@@ -139,7 +149,7 @@ async def _json(request: Any, name: str) -> object:
                 )  # fmt: skip
             if response.status >= 400:
                 raise BackendFailure("failed", f"{name} answered HTTP {response.status}")
-            return await response.json(content_type=None)
+            return _decoded(await _capped(response, name), name)
     except TimeoutError:
         raise BackendFailure("timeout", f"{name} timed out") from None
     except aiohttp.ClientConnectorError as error:
@@ -147,6 +157,31 @@ async def _json(request: Any, name: str) -> object:
     except (aiohttp.ClientError, ValueError) as error:  # ValueError: not JSON, a bad URL
         detail = one_line(str(error))[:120] or type(error).__name__
         raise BackendFailure("failed", f"{name}: {detail}") from None
+
+
+async def _capped(response: aiohttp.ClientResponse, name: str) -> bytes:
+    """The (decompressed) body, read until it passes ``MAX_ANSWER_BYTES``."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise BackendFailure(
+                "failed", f"{name} answered more than {MAX_ANSWER_BYTES // 2**20} MiB, the "
+                "limit for a search answer",
+            )  # fmt: skip
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _decoded(body: bytes, name: str) -> object:
+    """The answer as JSON (UTF-8, -16 or -32, as ``json`` detects it)."""
+    try:
+        return json.loads(body)
+    except RecursionError:  # json nests by recursion: 100,000 "[" exhaust the stack
+        raise BackendFailure("failed", f"{name} answered JSON nested too deeply") from None
+    except ValueError as error:  # UnicodeDecodeError included
+        raise BackendFailure("failed", f"{name}: not JSON ({one_line(str(error))[:120]})") from None
 
 
 def _key(value: str | None, variable: str) -> str:
@@ -163,12 +198,18 @@ def _listed(data: object, path: tuple[str, ...], snippet: str) -> list[SearchRes
     items = [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
     return [
         SearchResult(
-            safe_url(str(item.get("url") or "")),
-            one_line(str(item.get("title") or "")),
-            one_line(str(item.get(snippet) or "")),
+            safe_url(_string(item.get("url"))),
+            one_line(_string(item.get("title"))),
+            one_line(_string(item.get(snippet))),
         )
         for item in items
     ]
+
+
+def _string(value: object) -> str:
+    """A field that should be a string; anything else (a number, a list, deep nesting) is
+    no text."""
+    return value if isinstance(value, str) else ""
 
 
 def _language(region: str) -> str | None:
