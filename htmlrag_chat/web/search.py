@@ -43,6 +43,8 @@ _ADVICE = {
     "timeout": f"the search timed out: retry, raise the timeout, {_REPLAY}",
     "failed": f"the search failed: retry later, try other --backends, {_REPLAY}",
     "empty": "no results: rephrase, or widen --site, --exclude-site or --time",
+    "proxy": "the proxy cannot be used: check --proxy (or [search] proxy, "
+    "HTMLRAG_CHAT_PROXY), or search without it",
 }
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 _HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")

@@ -357,3 +357,13 @@ def test_max_results_holds_for_live_searxng_results_and_what_is_stored(
     with Store.open(cache, readonly=True) as store:
         (row,) = store._rows("SELECT results FROM searches")
     assert len(json.loads(row["results"])) == 3
+
+
+def test_a_dead_socks_proxy_is_one_line_naming_it(capsys, tmp_path, monkeypatch):
+    from tests.loopback import unused_port
+
+    dead = f"socks5://127.0.0.1:{unused_port()}"
+    with searxng_config(monkeypatch, tmp_path, SearchApis([("https://example.org/a", "", "")])):
+        argv = ["--cache", str(tmp_path / "c"), "search", "q", "--proxy", dead]
+        code, _, err = run(capsys, *argv)
+    assert code == 5 and err.count("\n") == 1 and f"the proxy {dead} cannot be reached" in err

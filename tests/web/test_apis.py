@@ -280,3 +280,55 @@ def test_a_backend_result_that_is_no_web_address_is_never_listed():
         assert [r.url for r in results] == [url for url, _, _ in good], backend
     error, _ = search(SearchApis(junk), keyed(backends=("searxng",)))
     assert isinstance(error, SearchError) and "searxng found no results" in str(error)
+
+
+def through_proxy(settings: SearchSettings, proxy: str, host: str = "searx.invalid:8888"):
+    """``settings`` searched through ``proxy`` (``{socks}`` in it: the port of a loopback
+    SOCKS5 proxy that connects every destination to the APIs' loopback server), the backends
+    named by a host no lookup here could find; the results or the SearchError, and what the
+    proxy was asked for."""
+    from tests.socks import socks5_proxy
+
+    apis = SearchApis(RESULTS)
+
+    async def scenario():
+        async with serve_app(apis.app()) as port, socks5_proxy(port) as (socks, seen):
+            base = f"http://{host.format(port=port)}"
+            searcher = WebSearcher(
+                replace(settings, searxng_url=base, proxy=proxy.format(socks=socks, port=port)),
+                endpoints={"brave-api": base + BRAVE_PATH, "tavily": base + "/search"},
+            )
+            try:
+                return await searcher.search("q"), seen.asked
+            except SearchError as error:
+                return error, seen.asked
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("backend", ["searxng", "brave-api", "tavily"])
+def test_a_socks5h_proxy_carries_each_api_and_looks_the_name_up_itself(backend):
+    results, asked = through_proxy(keyed(backends=(backend,)), "socks5h://127.0.0.1:{socks}")
+    assert [r.url for r in results] == [url for url, _, _ in RESULTS]
+    assert asked == [("searx.invalid", 8888)]
+
+
+def test_a_socks5_proxy_is_handed_the_address_looked_up_here():
+    results, asked = through_proxy(
+        keyed(backends=("searxng",)), "socks5://127.0.0.1:{socks}", host="localhost:{port}"
+    )
+    assert [r.url for r in results] == [url for url, _, _ in RESULTS]
+    assert len(asked) == 1 and asked[0][0] in ("127.0.0.1", "::1")
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h", "http"])
+def test_a_dead_proxy_is_named_as_the_cause(scheme):
+    from tests.loopback import unused_port
+
+    dead = f"{scheme}://user:secret@127.0.0.1:{unused_port()}"
+    error, asked = through_proxy(keyed(backends=("searxng", "tavily")), dead)
+    assert isinstance(error, SearchError) and error.exit_code == 5 and asked == []
+    message = str(error)
+    shown = dead.replace("user:secret@", "")
+    assert f"searxng: the proxy {shown} cannot be reached" in message, message
+    assert "secret" not in message and "\n" not in message and "--proxy" in message
