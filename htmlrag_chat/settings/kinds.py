@@ -55,6 +55,8 @@ def _text(value: object, what: str = "a string") -> str:
         raise ValueError("must not be empty")
     if len(value) > MAX_TEXT:
         raise ValueError(f"is over {MAX_TEXT} characters")
+    if any("\ud800" <= char <= "\udfff" for char in value):  # bytes Python could not decode
+        raise ValueError("is not UTF-8 text")
     if any(unicodedata.category(char) in ("Cc", "Cf") for char in value):
         raise ValueError("must not hold control characters (a line break, an escape)")
     return value
