@@ -98,31 +98,36 @@ class Choice(Kind):
 
 @dataclass(frozen=True)
 class Integer(Kind):
-    """A whole number of at least ``least``."""
+    """A whole number from ``least`` to ``most``. Every number has an upper bound, declared
+    with it: a timeout of 10**30 seconds overflows the event loop's clock, a budget or a
+    count past any real one makes the work it sizes unbounded."""
 
+    most: int
     least: int = 1
     metavar: str = "N"
 
     def parse(self, text: str) -> object:
         try:
-            return self.check(int(text.strip()))
-        except ValueError as error:
-            if "invalid literal" in str(error):
-                raise ValueError(f"must be a whole number, not {_shown(text)}") from None
-            raise
+            number = int(text.strip())
+        except ValueError:  # not a number, or more digits than Python converts
+            raise ValueError(f"must be a whole number, not {_shown(text)}") from None
+        return self.check(number)
 
     def check(self, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be a whole number, not {_shown(value)}")
         if value < self.least:
-            raise ValueError(f"must be {self.least} or more, not {value}")
+            raise ValueError(f"must be {self.least} or more, not {_shown(value)}")
+        if value > self.most:
+            raise ValueError(f"must be {self.most} or less, not {_shown(value)}")
         return value
 
 
 @dataclass(frozen=True)
 class Seconds(Kind):
-    """A positive, finite number of seconds."""
+    """A positive number of seconds, at most ``most`` (a wait of 1e308 s never ends)."""
 
+    most: float
     metavar: str = "SECONDS"
 
     def parse(self, text: str) -> object:
@@ -135,8 +140,11 @@ class Seconds(Kind):
     def check(self, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"must be a number of seconds, not {_shown(value)}")
-        if not 0 < value < float("inf"):
-            raise ValueError(f"must be a positive number of seconds, not {value}")
+        if not 0 < value <= self.most:  # NaN too
+            raise ValueError(
+                f"must be a number of seconds above 0 and at most {self.most:g}, not "
+                f"{_shown(value)}"
+            )
         return float(value)
 
 
