@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -135,10 +137,18 @@ def searxng_failure(status: int, body: str) -> str:
     request with ``status`` and ``body``."""
     from aiohttp import web
 
-    async def scenario():
-        async def answer(request: web.Request) -> web.Response:
-            return web.Response(status=status, text=body, content_type="application/json")
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(status=status, text=body, content_type="application/json")
 
+    return failure_of(answer)
+
+
+def failure_of(answer: Callable[..., Awaitable[Any]]) -> str:
+    """The SearchError of a search whose only backend is a loopback SearXNG answering every
+    request with the handler ``answer``."""
+    from aiohttp import web
+
+    async def scenario():
         app = web.Application()
         app.router.add_get("/search", answer)
         async with serve_app(app) as port:
@@ -226,22 +236,10 @@ def endless_gzip(content_type: str = "application/json"):
 def test_a_search_answer_is_capped_while_it_is_read_decompressed_bytes_included():
     """An answer that decompresses without end stops at the cap with one line saying so,
     after reading little more than the cap's compressed worth."""
-    from aiohttp import web
-
     from htmlrag_chat.web.apis import MAX_ANSWER_BYTES
 
     answer, sent = endless_gzip()
-
-    async def scenario():
-        app = web.Application()
-        app.router.add_get("/search", answer)
-        async with serve_app(app) as port:
-            settings = SearchSettings(backends=("searxng",), searxng_url=f"http://127.0.0.1:{port}")
-            with pytest.raises(SearchError) as failure:
-                await WebSearcher(settings).search("q")
-            return str(failure.value)
-
-    message = asyncio.run(scenario())
+    message = failure_of(answer)
     limit = f"{MAX_ANSWER_BYTES // 2**20} MiB"
     assert f"searxng answered more than {limit}" in message and "\n" not in message
     assert sent["compressed"] < MAX_ANSWER_BYTES // 100  # the bomb was not read on
