@@ -19,6 +19,9 @@ from urllib.parse import urlsplit
 import idna
 
 MAX_TEXT = 2048  # characters: longer is a pasted file, not a name, URL or key
+# A host name as ``host_name`` spells it: ASCII labels between dots (``_`` too, which DNS
+# allows outside host names proper and some sites use).
+HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 
 
 class Kind:
@@ -256,9 +259,12 @@ def domain(text: str) -> str:
     if not host or any(c.isspace() for c in host) or ":" in host:
         raise ValueError(f"is not a domain: {_shown(text)}")
     try:
-        return host_name(host).removeprefix("www.")
+        name = host_name(host)
     except UnicodeError:
-        raise ValueError(f"is not a domain: {_shown(text)}") from None
+        name = ""
+    if not HOST_NAME.fullmatch(name):
+        raise ValueError(f"is not a domain: {_shown(text)}")
+    return name.removeprefix("www.")
 
 
 @lru_cache(maxsize=4096)

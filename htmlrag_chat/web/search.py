@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -22,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.events import EventSink, Notice, ignore
-from htmlrag_chat.settings.kinds import host_name
+from htmlrag_chat.settings.kinds import HOST_NAME, host_name
 from htmlrag_chat.settings.tree import DDGS_ENGINES
 from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session
 from htmlrag_chat.web.ddgs import ddgs_search
@@ -47,7 +46,6 @@ _ADVICE = {
     "HTMLRAG_CHAT_PROXY), or search without it",
 }
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
-_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 
 
 class SearchError(UserError):
@@ -103,7 +101,7 @@ def web_address(url: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        return _HOST.fullmatch(host) is not None
+        return HOST_NAME.fullmatch(host) is not None
     return True
 
 

@@ -75,7 +75,8 @@ def test_any_text_for_any_setting_is_refused_in_one_line_or_written_and_read_bac
         change = set_value(path, setting.key, text)
         assert change.value == value
         written = file_values(path, read_toml(path))
-        assert written[setting.key] == value and written["research.rounds"] == 2
+        assert written[setting.key] == value
+        assert setting.key == "research.rounds" or written["research.rounds"] == 2
         assert path.read_bytes().decode("utf-8").startswith(EXISTING.split("[research]")[0])
 
 
