@@ -7,7 +7,9 @@ file as it was (opening the target with "w" truncates it first, which is how an 
 the cache file itself used to lose the cache). An output that is one of the command's
 inputs (the same file, also by another name: a symbolic or hard link) is refused before
 anything is written, and a symbolic link in the output's place is replaced, never written
-through to whatever it points at.
+through to whatever it points at, unless the caller says the link is the user's way of
+naming the file (``through_links``: the settings file, which dotfiles managers link): then
+the file the link names is replaced the same way, and the link stays.
 """
 
 from __future__ import annotations
@@ -34,12 +36,18 @@ def check_output(path: Path, inputs: Iterable[Path | str] = ()) -> None:
 
 @contextmanager
 def atomic_output(
-    path: Path, inputs: Iterable[Path | str] = (), new_mode: int | None = None
+    path: Path,
+    inputs: Iterable[Path | str] = (),
+    new_mode: int | None = None,
+    mode: int | None = None,
+    through_links: bool = False,
 ) -> Iterator[IO[bytes]]:
     """A binary file that becomes ``path`` when the block ends without an error, and is
     removed when it does not; ``path`` is left as it was until then. A new file gets
-    ``new_mode`` (default: what the umask gives), a replaced one keeps its permissions."""
-    path = Path(path)
+    ``new_mode`` (default: what the umask gives), a replaced one keeps its permissions;
+    ``mode`` sets them either way. With ``through_links``, a symbolic link at ``path`` stays
+    and the file it names (through every link) is the one replaced."""
+    path = Path(os.path.realpath(path)) if through_links else Path(path)
     check_output(path, inputs)
     folder = path.parent
     try:
@@ -51,7 +59,7 @@ def atomic_output(
             yield file
             file.flush()
             os.fsync(file.fileno())
-        os.chmod(temporary, _mode_for(path, new_mode))
+        os.chmod(temporary, _mode_for(path, new_mode) if mode is None else mode)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -61,11 +69,17 @@ def atomic_output(
 
 
 def write_text(
-    path: Path, text: str, inputs: Iterable[Path | str] = (), new_mode: int | None = None
+    path: Path,
+    text: str,
+    inputs: Iterable[Path | str] = (),
+    new_mode: int | None = None,
+    mode: int | None = None,
+    through_links: bool = False,
 ) -> None:
-    """Write ``text`` as UTF-8 to ``path`` atomically; an OS failure is one UserError."""
+    """Write ``text`` as UTF-8 to ``path`` atomically (``atomic_output``'s options); an OS
+    failure is one UserError."""
     try:
-        with atomic_output(path, inputs, new_mode) as file:
+        with atomic_output(path, inputs, new_mode, mode, through_links) as file:
             file.write(text.encode("utf-8"))
     except OSError as error:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None

@@ -41,6 +41,7 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.commands.options import add_setting_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
+from htmlrag_chat.safety import terminal_safe
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,9 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)
-    hint = replay_hint(sys.argv[1:] if argv is None else argv)
-    if hint is not None:  # argparse would take the file for a command or a question
-        error(hint)
+    words = sys.argv[1:] if argv is None else argv
+    refusal = not_utf8(words) or replay_hint(words)
+    if refusal is not None:  # argparse would take the file for a command or a question
+        error(refusal)
         return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
@@ -75,6 +77,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error: {type(failure).__name__}: {failure} (HTMLRAG_CHAT_DEBUG=1 shows more)"
         )
         return EXIT_INTERNAL
+
+
+def not_utf8(words: Sequence[str]) -> str | None:
+    """Why an argument cannot be used when one is not UTF-8 text. Python hands bytes that
+    are not UTF-8 over as lone surrogates (``caf\\xe9`` as ``caf\\udce9``), which nothing
+    can print, store or send: refused before any work, showing the bytes as escapes."""
+    for word in words:
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = word.encode("utf-8", "surrogateescape" if _escaped(word) else "replace")
+            shown = terminal_safe(raw.decode("utf-8", "backslashreplace"))
+            return (
+                f"argument '{shown}' is not UTF-8 text (the terminal or the locale sends "
+                "another encoding)"
+            )
+    return None
+
+
+def _escaped(word: str) -> bool:
+    """Whether every surrogate in ``word`` is one Python's decoding made of a byte."""
+    return all("\udc80" <= c <= "\udcff" for c in word if "\ud800" <= c <= "\udfff")
 
 
 EXAMPLES = (

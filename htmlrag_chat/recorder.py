@@ -36,7 +36,7 @@ from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import Fetcher
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
-from htmlrag_chat.web.search import WebSearcher
+from htmlrag_chat.web.search import WebSearcher, kept
 from htmlrag_chat.web.sites import allowed, refusal
 
 NOT_RECORDED = "not in the recording"
@@ -76,9 +76,7 @@ class WebRecorder:
             max_age=None if self.replay else self.max_age,
         )
         if cached is not None:  # recorded with more results than asked for now: the first ones
-            return [result for result in cached if allowed(result.url, settings)][
-                : settings.max_results
-            ]
+            return kept(cached, settings)
         if self.replay:
             raise MissingFromRecording(f"query {NOT_RECORDED}: {query!r}")
         results = await self.searcher.search(query)

@@ -16,7 +16,9 @@ Gemma's ``<start_of_turn>`` and Mistral's ``[INST]``, and their HTML-escaped for
 broken up so that no later model reads them as tokens. ``SafeStream`` does the same for text
 that arrives in pieces (a token may be cut between two). ``markdown_safe`` also drops the
 links of stored Markdown that a renderer could follow somewhere other than a web page
-(``[1](javascript:...)``). ``safe_url`` percent-encodes what has no place in a URL, which
+(``[1](javascript:...)``), and ``no_raw_html`` makes the raw HTML a Markdown renderer would
+pass through (``<img onerror=...>``, ``<iframe>``, comments) text: ``&lt;img ...``.
+``safe_url`` percent-encodes what has no place in a URL, which
 keeps the URL pointing at the same page. Letters of every script, accents and emoji are
 untouched.
 """
@@ -118,6 +120,80 @@ def markdown_safe(text: str) -> str:
     text = _LINK.sub(lambda m: m[1] if _unsafe_target(m[2]) else m[0], text_safe(text))
     text = _AUTOLINK.sub(lambda m: m[1] if _unsafe_target(m[1]) else m[0], text)
     return _DEFINITION.sub(lambda m: "" if _unsafe_target(m[1]) else m[0], text)
+
+
+# Where raw HTML starts in CommonMark: a tag, a closing tag, a comment, a declaration, CDATA
+# or a processing instruction; an HTML block starts the same way.
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
+_ESCAPE_OR_CODE = re.compile(r"\\[!-/:-@\[-`{-~]|`+")
+
+
+def no_raw_html(text: str) -> str:
+    """Markdown with every ``<`` that could start raw HTML written ``&lt;``, outside code:
+    fenced code blocks opened at the margin and code spans, which a renderer never reads as
+    HTML, keep theirs. Where code spans are is the renderer's call (a backtick pairs with one
+    lines away, a link's destination holds one), so the result is read back with a
+    CommonMark parser: if any raw HTML is still there, every such ``<`` is escaped, code or
+    not (code then shows ``&lt;``: never live markup)."""
+    escaped = _outside_code(text)
+    return escaped if not _has_raw_html(escaped) else _HTML_START.sub("&lt;", text)
+
+
+def _has_raw_html(markdown: str) -> bool:
+    """Whether a CommonMark renderer (markdown-it, Textual's and Rich's parser) finds raw
+    HTML in ``markdown``."""
+    if "<" not in markdown:
+        return False
+    from markdown_it import MarkdownIt
+
+    for token in MarkdownIt("commonmark").parse(markdown):
+        if token.type == "html_block" or any(
+            child.type == "html_inline" for child in token.children or []
+        ):
+            return True
+    return False
+
+
+def _outside_code(text: str) -> str:
+    """``<`` escaped outside fenced code and code spans, as far as one line shows them."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        if fence is not None:
+            if re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
+                fence = None
+            out.append(line)
+            continue
+        opened = _FENCE.fullmatch(line)
+        if opened and not (opened[1][0] == "`" and "`" in opened[2]):
+            fence = opened[1]
+            out.append(line)
+            continue
+        out.append(_escaped_line(line))
+    return "\n".join(out)
+
+
+def _escaped_line(line: str) -> str:
+    """One line outside fenced code: ``<`` escaped but in its code spans and where a
+    backslash already escapes it."""
+    pieces: list[str] = []
+    done = 0
+    for match in _ESCAPE_OR_CODE.finditer(line):
+        if match.start() < done:
+            continue
+        pieces.append(_HTML_START.sub("&lt;", line[done : match.start()]))
+        run = match[0]
+        if run.startswith("\\"):
+            pieces.append(run)
+            done = match.end()
+            continue
+        closing = re.compile(rf"(?<!`){run}(?!`)").search(line, match.end())
+        end = closing.end() if closing else match.end()
+        pieces.append(line[match.start() : end])
+        done = end
+    pieces.append(_HTML_START.sub("&lt;", line[done:]))
+    return "".join(pieces)
 
 
 def _unsafe_target(target: str) -> bool:

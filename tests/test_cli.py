@@ -176,3 +176,47 @@ def test_no_colour_under_no_color_on_a_terminal(command: Path, recorded: Path) -
     for argv in runs:
         output = on_a_terminal(command, *argv)
         assert output.strip() and b"\x1b" not in output, (argv, output[:400])
+
+
+# -- arguments that are not UTF-8 (issue 31)
+
+NOT_UTF8 = [
+    [b"ask", b"caf\xe9"],
+    [b"history", b"--search", b"\xff"],
+    [b"config", b"set", b"model", b"ab\xffcd"],
+    [b"search", b"\xc3\x28"],
+    [b"clean", b"page-\xe9.html"],
+    [b"--cache", b"\xfe.db", b"history"],
+    [b"mcp", b"--http", b"--host", b"\x80"],
+    [b"ask", b"--site", b"\xe9.example", b"q"],
+]
+
+
+@pytest.mark.parametrize("argv", NOT_UTF8, ids=lambda argv: b" ".join(argv).decode("latin-1"))
+def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(
+    argv: list[bytes], tmp_path: Path
+) -> None:
+    """As a shell passes them: bytes, which Python decodes with surrogate escapes."""
+    env = {
+        **os.environ,
+        "HTMLRAG_CHAT_CACHE": str(tmp_path / "c.db"),
+        "XDG_CONFIG_HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"htmlrag_chat", *argv],
+        capture_output=True, env=env, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2 and err.count("\n") == 1, err
+    assert "is not UTF-8 text" in err and "Traceback" not in err and done.stdout == b""
+    assert list(tmp_path.iterdir()) == []  # nothing written: no cache, no settings file
+
+
+def test_the_refusal_shows_the_bytes_that_are_not_utf8_as_escapes(capsys) -> None:
+    from htmlrag_chat.cli import main
+
+    assert main(["ask", "caf\udce9"]) == 2
+    assert capsys.readouterr().err == (
+        "htmlrag-chat: argument 'caf\\xe9' is not UTF-8 text (the terminal or the locale "
+        "sends another encoding)\n"
+    )

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from htmlrag_chat.safety import (
     SafeStream,
     json_safe,
     markdown_safe,
+    no_raw_html,
     one_line,
     safe_url,
     terminal_safe,
@@ -118,3 +121,27 @@ def test_markdown_keeps_web_links_and_drops_unsafe_definitions_and_autolinks() -
         markdown_safe(text) == "See [a](https://x.example/a_(b)) and javascript:alert(1) [r]\n\n\n"
     )
     assert markdown_safe("[m](mailto:a@b.example) [c](cite:3)") == "[m](mailto:a@b.example) [c]"
+
+
+# -- raw HTML in exported Markdown (issue 31)
+
+_PIECES = [
+    "<img src=x onerror=alert(1)>", "<a href='javascript:x'>", "</a>", "<!-- c -->", "<?p ?>",
+    "<!DOCTYPE x>", "<![CDATA[x]]>", "<iframe src=javascript:x>", "<div>", "<b>", "<", ">",
+    "`", "``", "```", "~~~", "\\", "\\\\", "\n", "\n\n", "    ", "  ", "- ", "1. ", "> ", "# ",
+    "[x](", ")", "*", "_", "text", " ", "&lt;", "<http://a.test/>", "<kbd>", "|", "\t",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_no_raw_html_leaves_a_renderer_no_html_to_pass_through(pieces: list[str]) -> None:
+    """Whatever hostile pieces an answer is made of, a CommonMark renderer (markdown-it,
+    HTML on) finds no raw HTML in it once escaped, alone or as the export wraps it."""
+    from markdown_it import MarkdownIt
+
+    text = no_raw_html("".join(pieces))
+    for document in (text, f"# T\n\n## Q\n\n{text}\n\n**Sources**\n\n1. [a](<https://a.test/>)\n"):
+        for token in MarkdownIt("commonmark").parse(document):
+            assert token.type != "html_block", document
+            assert all(child.type != "html_inline" for child in token.children or []), document

@@ -36,15 +36,17 @@ EPILOG = """settings:
 exit codes:
   0  success (an input with no visible text gives an empty result and a notice)
   1  internal error (set HTMLRAG_CHAT_DEBUG=1 for a traceback)
-  2  usage error (a bad option, a device or config file that cannot be used, an output
-     that cannot be written or is one of the inputs), a model that cannot be loaded, or a
-     query missing from a replay (for ask: none of its searches in the recording)
+  2  usage error (a bad option, an argument that is not UTF-8 text, a device or config
+     file that cannot be used, an output that cannot be written or is one of the inputs),
+     a model that cannot be loaded, or a query missing from a replay (for ask: none of its
+     searches in the recording)
   3  an input could not be used (missing, binary, over the 5 MiB page cap, unknown
      encoding, not in the recording, a malformed recording to import); the other inputs
      were still processed (fetch: no URL came back ok)
   4  the cache file cannot be used (corrupted, not SQLite, from a newer version)
-  5  the web could not be searched (offline, rate limited, timed out), or the reader's
-     server could not be reached or answered with an error
+  5  the web could not be searched (offline, rate limited, timed out, a dead proxy, an
+     answer that is not a search API's), or the reader's server could not be reached or
+     answered with an error
   6  fetch: some URLs came back ok (downloaded or cached), others did not
 """
 

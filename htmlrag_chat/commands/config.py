@@ -20,6 +20,7 @@ from htmlrag_chat.commands.common import (
     REPLAY_DB,
     add_command,
     cache_origin,
+    error,
     print_table,
     replaying,
     store_options,
@@ -131,9 +132,11 @@ def run_path(args: argparse.Namespace) -> int:
 
 def run_set(args: argparse.Namespace) -> int:
     path = config_origin(getattr(args, "config", None))[0]
-    setting, value = set_value(path, args.key, args.value)
-    shown = HIDDEN if setting.secret else _shown(value)
-    print(f"{setting.key} = {one_line(shown)} in {path}")
+    change = set_value(path, args.key, args.value)
+    shown = HIDDEN if change.setting.secret else _shown(change.value)
+    print(f"{change.setting.key} = {one_line(shown)} in {path}")
+    if change.note is not None:
+        error(f"note: {change.note}")
     return EXIT_OK
 
 

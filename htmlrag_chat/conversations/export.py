@@ -1,4 +1,9 @@
-"""A stored conversation as a Markdown document, for sharing or keeping outside the cache."""
+"""A stored conversation as a Markdown document, for sharing or keeping outside the cache.
+
+What it holds came from pages and models: a title, a question or an answer is text, never
+markup, so raw HTML in any of them (``<img onerror=...>``, ``<iframe src=javascript:...>``)
+is escaped (``safety.no_raw_html``) and links to anything but web pages lose their target
+(``safety.markdown_safe``)."""
 
 from __future__ import annotations
 
@@ -7,31 +12,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.safety import markdown_safe, one_line, safe_url
+from htmlrag_chat.safety import markdown_safe, no_raw_html, one_line, safe_url
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
     """Each question as a heading, its latest answer, then that answer's numbered sources
     as links (the citations in the answer refer to them)."""
-    lines = [f"# {one_line(title) or 'Conversation'}", ""]
+    lines = [f"# {_line(title) or 'Conversation'}", ""]
     for message in messages:
         if message["role"] != "user":
             continue
-        lines += [f"## {one_line(message['content'])}", ""]
+        lines += [f"## {_line(message['content'])}", ""]
         if not message["answers"]:
             lines += ["_No answer (stopped or failed)._", ""]
             continue
         answer = message["answers"][-1]
-        lines += [answer["text"].strip(), ""]
+        lines += [no_raw_html(answer["text"].strip()), ""]
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
                 url = safe_url(source["url"])  # as stored, or as an older version stored it
-                label = one_line(source.get("title") or "") or url
+                label = _line(source.get("title") or "") or url
                 lines.append(f"{source['number']}. [{_link_text(label)}](<{url}>)")
             lines.append("")
         for flag in answer["flags"]:
-            lines.append(f"> {flag}")
+            lines.append(f"> {_line(flag)}")
         if answer["flags"]:
             lines.append("")
     # Stored text is data (an older version, or another tool, may have stored anything):
@@ -43,6 +48,11 @@ def export_path(folder: Path, conversation_id: int, title: str) -> Path:
     """``conversation-12-what-is-htmlrag.md`` in ``folder``: readable, unique per chat."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-")[:48].strip("-")
     return folder / f"conversation-{conversation_id}{'-' + slug if slug else ''}.md"
+
+
+def _line(text: str) -> str:
+    """Text for one line of the document (a heading, a link, a flag), its HTML escaped."""
+    return no_raw_html(one_line(text))
 
 
 def _link_text(text: str) -> str:

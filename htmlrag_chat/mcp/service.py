@@ -25,7 +25,6 @@ from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebCo
 from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import BlockScorer
-from htmlrag_chat.settings.kinds import domain
 from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.guard import Refused, check_url
 
@@ -96,12 +95,12 @@ class ContextService:
         format: str = "html",
     ) -> WebContext:
         query = _checked_query(query)
-        search = f"{query} site:{_checked_site(site)}" if site else query
+        parts = self.parts if site is None else _on_sites(self.parts, site)
         _check_limits(budget_tokens, pages, format)
         fence = Fence()
         room = self._room(fence, budget_tokens, pages)
-        agent = self.parts.agent(self.cache, emit, budget=room, pages=pages)
-        research = await agent.search_context(search)
+        agent = parts.agent(self.cache, emit, budget=room, pages=pages)
+        research = await agent.search_context(query)
         return self._package(query, budget_tokens, format, research, fence)
 
     async def page_context(
@@ -207,12 +206,16 @@ def _checked_query(text: str, what: str = "query") -> str:
     return text
 
 
-def _checked_site(site: str) -> str:
-    """``site`` as ``--site`` reads it (``settings.kinds.domain``), or a one-line error."""
+def _on_sites(parts: Parts, site: str) -> Parts:
+    """``parts`` searching as ``--site SITE`` does: ``site`` read by the option's own kind
+    (the same parsing and refusals), the sites then kept to by every result and download,
+    as the search settings carry them; ``--exclude-site`` still holds."""
     try:
-        return domain(site)
+        sites = find("search.site").kind.parse(site)
     except ValueError:
         raise UserError(f"site must be a domain such as docs.python.org, not {site!r}") from None
+    search = replace(parts.options.search, site=sites)
+    return replace(parts, options=replace(parts.options, search=search))
 
 
 def _check_limits(budget: int, pages: int, format: str) -> None:

@@ -3,34 +3,54 @@
 ``set`` checks the value with the setting's kind before anything is written, then edits
 the one line that holds it (or adds it under its table), so the user's comments and layout
 survive, and checks that the edited text parses back to what was meant; a file it cannot
-edit that way is left alone with an error. Every write goes to a temporary file beside the
-target that replaces it in one step, so a full disk or a kill mid-write never leaves half a
-settings file, and a refused value never touches the file at all. A new file is readable
-by its owner only: it may hold an API key.
+edit that way is left alone with an error. Lines are TOML's (ended by LF or CR LF), not
+``str.splitlines``'s, for which U+2028 or U+0085 in a comment or a value would end one too.
+
+Every write goes to a temporary file beside the target that replaces it in one step, so a
+full disk or a kill mid-write never leaves half a settings file, and a refused value never
+touches the file at all. A settings file that is a symbolic link (dotfiles managers make
+them) is written through to the file it names, which is replaced in one step while the link
+stays. A new file is readable by its owner only: it may hold an API key; a file that holds
+one after the edit and that others could read is made its owner's only, with a note.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.atomic import write_text
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.settings.sources import (
-    MAX_CONFIG_BYTES,
     checked,
     file_values,
     parse_toml,
+    read_settings_file,
 )
-from htmlrag_chat.settings.tree import SECTIONS, SETTINGS, Setting, find
+from htmlrag_chat.settings.tree import BY_KEY, SECTIONS, SETTINGS, Setting, find
+
+OWNER_ONLY = 0o600
 
 _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
 _ANY_TABLE = re.compile(r"^\s*\[")
 
 
-def set_value(path: Path, key: str, text: str) -> tuple[Setting, Any]:
+@dataclass(frozen=True)
+class Change:
+    """What ``config set`` did: the setting, its new value, and a note for the user when
+    the file's permissions were changed."""
+
+    setting: Setting
+    value: Any
+    note: str | None = None
+
+
+def set_value(path: Path, key: str, text: str) -> Change:
     """Write setting ``key`` = ``text`` (checked by its kind) into the file at ``path``."""
     try:
         setting = find(key)
@@ -51,8 +71,27 @@ def set_value(path: Path, key: str, text: str) -> tuple[Setting, Any]:
             f"{path}: [{setting.section}] is written in a form this command cannot edit "
             f"(an inline table, dotted keys or a value over several lines): change it by hand"
         )
-    _write(path, new)
-    return setting, value
+    secret = any(BY_KEY[key].secret for key in edited)
+    mode, note = _mode(path, secret)
+    _write(path, new, mode)
+    return Change(setting, value, note)
+
+
+def _mode(path: Path, secret: bool) -> tuple[int | None, str | None]:
+    """The permissions the file gets (None: as it has), and why they change: a file that
+    holds a secret and that others may read becomes its owner's only."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:  # not there yet: a new file is its owner's only anyway
+        return None, None
+    if not secret or not mode & 0o077:
+        return None, None
+    closed = mode & 0o700 | OWNER_ONLY
+    note = (
+        f"{path} holds an API key now: made readable by its owner only "
+        f"({closed:04o}, was {mode:04o})"
+    )
+    return closed, note
 
 
 def init(path: Path, force: bool = False) -> None:
@@ -82,15 +121,9 @@ def template() -> str:
 
 def _existing(path: Path) -> str:
     """The file's text, '' when it is not there yet."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+    data = read_settings_file(path)
+    if data is None:
         return ""
-    except OSError as error:
-        raise UserError(f"{path}: cannot read the config file ({error.strerror})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise UserError(f"{path}: over {MAX_CONFIG_BYTES >> 20} MiB, not a settings file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -99,8 +132,10 @@ def _existing(path: Path) -> str:
 
 def _edited(text: str, setting: Setting, value: str) -> str:
     """``text`` with ``name = value`` in place of the old line, else first in its table,
-    else in a new table at the end."""
-    lines = text.splitlines()
+    else in a new table at the end. A line keeps the CR of its CR LF."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
     entry = f"{setting.name} = {value}"
     assignment = re.compile(rf"^\s*{re.escape(setting.name)}\s*=")
     start = next(
@@ -117,18 +152,18 @@ def _edited(text: str, setting: Setting, value: str) -> str:
     end = next((i for i in range(start + 1, len(lines)) if _ANY_TABLE.match(lines[i])), len(lines))
     for i in range(start + 1, end):
         if assignment.match(lines[i]):
-            lines[i] = entry
+            lines[i] = entry + ("\r" if lines[i].endswith("\r") else "")
             break
     else:
         lines.insert(start + 1, entry)
     return "\n".join(lines) + "\n"
 
 
-def _write(path: Path, text: str) -> None:
-    """The settings file replaced in one step (``atomic``); a new one is its owner's only,
-    since it may hold an API key."""
+def _write(path: Path, text: str, mode: int | None = None) -> None:
+    """The settings file replaced in one step (``atomic``), through a symbolic link to the
+    file it names; a new one is its owner's only, since it may hold an API key."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None
-    write_text(path, text, new_mode=0o600)
+    write_text(path, text, new_mode=OWNER_ONLY, mode=mode, through_links=True)

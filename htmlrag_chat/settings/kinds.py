@@ -13,9 +13,15 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
+import idna
+
 MAX_TEXT = 2048  # characters: longer is a pasted file, not a name, URL or key
+# A host name as ``host_name`` spells it: ASCII labels between dots (``_`` too, which DNS
+# allows outside host names proper and some sites use).
+HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 
 
 class Kind:
@@ -52,6 +58,8 @@ def _text(value: object, what: str = "a string") -> str:
         raise ValueError("must not be empty")
     if len(value) > MAX_TEXT:
         raise ValueError(f"is over {MAX_TEXT} characters")
+    if any("\ud800" <= char <= "\udfff" for char in value):  # bytes Python could not decode
+        raise ValueError("is not UTF-8 text")
     if any(unicodedata.category(char) in ("Cc", "Cf") for char in value):
         raise ValueError("must not hold control characters (a line break, an escape)")
     return value
@@ -93,35 +101,37 @@ class Choice(Kind):
 
 @dataclass(frozen=True)
 class Integer(Kind):
-    """A whole number of at least ``least`` and, when ``most`` is given, at most that (the
-    bounds every face checks: the command line, the config file, the MCP tools' schemas)."""
+    """A whole number from ``least`` to ``most``, the bounds every face checks (the command
+    line, the config file, the MCP tools' schemas). Every number has an upper bound, declared
+    with it: a timeout of 10**30 seconds overflows the event loop's clock, a budget or a
+    count past any real one makes the work it sizes unbounded."""
 
+    most: int
     least: int = 1
-    most: int | None = None
     metavar: str = "N"
 
     def parse(self, text: str) -> object:
         try:
-            return self.check(int(text.strip()))
-        except ValueError as error:
-            if "invalid literal" in str(error):
-                raise ValueError(f"must be a whole number, not {_shown(text)}") from None
-            raise
+            number = int(text.strip())
+        except ValueError:  # not a number, or more digits than Python converts
+            raise ValueError(f"must be a whole number, not {_shown(text)}") from None
+        return self.check(number)
 
     def check(self, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"must be a whole number, not {_shown(value)}")
         if value < self.least:
-            raise ValueError(f"must be {self.least} or more, not {value}")
-        if self.most is not None and value > self.most:
-            raise ValueError(f"must be {self.most} or less, not {value}")
+            raise ValueError(f"must be {self.least} or more, not {_shown(value)}")
+        if value > self.most:
+            raise ValueError(f"must be {self.most} or less, not {_shown(value)}")
         return value
 
 
 @dataclass(frozen=True)
 class Seconds(Kind):
-    """A positive, finite number of seconds."""
+    """A positive number of seconds, at most ``most`` (a wait of 1e308 s never ends)."""
 
+    most: float
     metavar: str = "SECONDS"
 
     def parse(self, text: str) -> object:
@@ -134,8 +144,11 @@ class Seconds(Kind):
     def check(self, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"must be a number of seconds, not {_shown(value)}")
-        if not 0 < value < float("inf"):
-            raise ValueError(f"must be a positive number of seconds, not {value}")
+        if not 0 < value <= self.most:  # NaN too
+            raise ValueError(
+                f"must be a number of seconds above 0 and at most {self.most:g}, not "
+                f"{_shown(value)}"
+            )
         return float(value)
 
 
@@ -240,12 +253,35 @@ class Domains(Kind):
 
 
 def domain(text: str) -> str:
-    """A site as users write it reduced to its host name (``www.`` dropped)."""
+    """A site as users write it reduced to its host name (``www.`` dropped), in the form
+    ``host_name`` gives, so it compares with the hosts of URLs."""
     host = text.strip().lower().removeprefix("http://").removeprefix("https://")
-    host = host.split("/", 1)[0].removeprefix("www.").rstrip(".")
+    host = host.split("/", 1)[0].rstrip(".")
     if not host or any(c.isspace() for c in host) or ":" in host:
         raise ValueError(f"is not a domain: {_shown(text)}")
-    return host
+    try:
+        name = host_name(host)
+    except UnicodeError:
+        name = ""
+    if not HOST_NAME.fullmatch(name):
+        raise ValueError(f"is not a domain: {_shown(text)}")
+    return name.removeprefix("www.")
+
+
+@lru_cache(maxsize=4096)
+def host_name(host: str) -> str:
+    """A host as DNS compares it: lower case, no trailing dot, an internationalised name in
+    its ASCII form (``bücher.de`` is ``xn--bcher-kva.de``), encoded as aiohttp's yarl
+    encodes the host it connects to (IDNA 2008 with the UTS 46 mapping, else IDNA 2003), so
+    that a site matches the host a download goes to however either is spelled.
+    ``UnicodeError`` for a name with no ASCII form, which no download can reach either."""
+    host = host.rstrip(".").lower()
+    if host.isascii():
+        return host
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except UnicodeError:
+        return host.encode("idna").decode("ascii")
 
 
 def _shown(value: object) -> str:

@@ -5,13 +5,16 @@ setting's kind whatever its source, and each value's origin kept for ``config``.
 The file is ``--config``, else ``$HTMLRAG_CHAT_CONFIG``, else ``config.toml`` in the user
 config directory. Only the last may be missing: a file named on purpose that is not there
 is an error, not silently the defaults. It is read once per run, and at most
-``MAX_CONFIG_BYTES`` of it (``--config /dev/zero`` must not fill the memory); TOML nested
-deeper than the parser's recursion allows is one line, not a ``RecursionError``.
+``MAX_CONFIG_BYTES`` of it; only a regular file is read (a FIFO would block every command
+until someone writes to it, ``/dev/zero`` never ends), which is checked on the opened file
+itself, opened without waiting; TOML nested deeper than the parser's recursion allows is one
+line, not a ``RecursionError``.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -100,18 +103,63 @@ def resolve(config: Path | None = None, options: Mapping[str, object] = {}) -> R
 def read_toml(path: Path) -> dict[str, Any]:
     """The file as TOML, read once and at most ``MAX_CONFIG_BYTES``; ``{}`` when the default
     file is missing."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+    data = read_settings_file(path)
+    if data is None:
         if path != default_config_path():
-            raise UserError(f"{path}: no such config file") from None
+            raise UserError(f"{path}: no such config file")
         return {}
+    return parse_toml(path, data)
+
+
+def read_settings_file(path: Path) -> bytes | None:
+    """The file's bytes (None when it is not there), if it is a regular file of at most
+    ``MAX_CONFIG_BYTES``: anything else is a one-line ``UserError``. The file is opened
+    without waiting (a FIFO opens at once) and checked as opened, so what is read is what
+    was checked."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        return None
     except OSError as error:
+        kind = _not_regular(path)
+        if kind is not None:
+            raise UserError(f"{path}: not a regular file ({kind})") from None
         raise UserError(f"{path}: cannot read the config file ({error.strerror})") from None
+    kind = _kind(os.fstat(descriptor).st_mode)
+    if kind is not None:
+        os.close(descriptor)
+        raise UserError(f"{path}: not a regular file ({kind})")
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+        except OSError as error:
+            raise UserError(f"{path}: cannot read the config file ({error.strerror})") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise UserError(f"{path}: over {MAX_CONFIG_BYTES >> 20} MiB, not a settings file")
-    return parse_toml(path, data)
+    return data
+
+
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` is when it is there and not a regular file (a socket cannot be opened)."""
+    try:
+        return _kind(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def _kind(mode: int) -> str | None:
+    """What a file of ``mode`` is, for users; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
 
 
 def parse_toml(path: Path, data: bytes) -> dict[str, Any]:

@@ -48,6 +48,13 @@ BACKENDS = (*API_BACKENDS, *DDGS_ENGINES)
 TIMES = ("day", "week", "month", "year")
 NO_REGION = "wt-wt"  # ddgs's "no region"; the API backends then send none
 SEARCHING = (*ANSWERING, "search")
+# Upper bounds of the numbers below, each past any real use: the largest context windows
+# are a few million tokens, and a block is a paragraph, not a book.
+MAX_TOKENS = 1_000_000
+MAX_CONTEXT = 10_000_000
+MAX_WORDS = 100_000
+# The largest window of today's open readers (Llama 3.1: 128K tokens).
+MAX_BUDGET = 131_072
 
 
 @dataclass(frozen=True)
@@ -111,9 +118,12 @@ SETTINGS: tuple[Setting, ...] = (
         "the server's API key (file or environment only, never an option)",
         env_aliases=("OPENAI_API_KEY",), secret=True,
     ),
-    Setting("reader", "max_tokens", Integer(), 512, "the longest answer, in tokens", ANSWERING),
     Setting(
-        "reader", "context_tokens", Integer(), None,
+        "reader", "max_tokens", Integer(most=MAX_TOKENS), 512, "the longest answer, in tokens",
+        ANSWERING,
+    ),
+    Setting(
+        "reader", "context_tokens", Integer(most=MAX_CONTEXT), None,
         "the server's context window in tokens, when it does not say (the budget is lowered "
         "to fit)", ANSWERING,
     ),
@@ -128,10 +138,10 @@ SETTINGS: tuple[Setting, ...] = (
         default_help="those of Ollama, LM Studio, llama.cpp and vLLM",
     ),
     # -- research: how far a question looks
-    Setting("research", "rounds", Integer(), 2, "search rounds at most", ANSWERING),
+    Setting("research", "rounds", Integer(most=10), 2, "search rounds at most", ANSWERING),
     Setting("research", "pages", Integer(most=20), 10, "pages read per round", ANSWERING),
     Setting(
-        "research", "max_queries", Integer(), 3,
+        "research", "max_queries", Integer(most=10), 3,
         "searches per round at most, the sub-queries of a comparison included", ANSWERING,
     ),
     # -- prune: what the reader gets
@@ -142,20 +152,20 @@ SETTINGS: tuple[Setting, ...] = (
         aliases=("--scorer",),
     ),
     Setting(
-        "prune", "budget", Integer(most=32768), None, "tokens of pruned pages the reader gets",
-        (*ANSWERING, "prune"),
+        "prune", "budget", Integer(most=MAX_BUDGET), None,
+        "tokens of pruned pages the reader gets", (*ANSWERING, "prune"),
         default_help="2048 for a reader that prefills on this machine's CPU, else 4096",
     ),
     Setting(
-        "prune", "coarse_budget", Integer(), None, "two-stage: tokens the first stage keeps",
-        ("prune",), default_help="twice --budget",
+        "prune", "coarse_budget", Integer(most=MAX_CONTEXT), None,
+        "two-stage: tokens the first stage keeps", ("prune",), default_help="twice --budget",
     ),
     Setting(
-        "prune", "max_words", Integer(), None, "words per block of the last stage", ("prune",),
-        default_help="an eighth of its budget, 32-256",
+        "prune", "max_words", Integer(most=MAX_WORDS), None, "words per block of the last stage",
+        ("prune",), default_help="an eighth of its budget, 32-256",
     ),
     Setting(
-        "prune", "coarse_max_words", Integer(), None,
+        "prune", "coarse_max_words", Integer(most=MAX_WORDS), None,
         "two-stage: words per block of the first stage", ("prune",),
         default_help="from its budget",
     ),
@@ -209,11 +219,16 @@ SETTINGS: tuple[Setting, ...] = (
         "filter adult results", SEARCHING,
     ),
     Setting(
-        "search", "max_results", Integer(), 8, "results per search, at most", ("search",),
+        "search", "max_results", Integer(most=100), 8, "results per search, at most", ("search",),
     ),
-    Setting("search", "timeout", Integer(), 10, "seconds per search request"),
-    Setting("search", "retries", Integer(least=0), 2, "retries of a ddgs engine after the first"),
-    Setting("search", "backoff", Seconds(), 1.0, "seconds before the first retry, doubled"),
+    Setting("search", "timeout", Integer(most=600), 10, "seconds per search request"),
+    Setting(
+        "search", "retries", Integer(most=5, least=0), 2,
+        "retries of a ddgs engine after the first",
+    ),
+    Setting(
+        "search", "backoff", Seconds(most=10.0), 1.0, "seconds before the first retry, doubled",
+    ),
     Setting(
         "search", "brave_api_key", Secret(), None,
         "Brave Search API key (file or environment only)",
@@ -225,7 +240,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     # -- web: downloads
     Setting(
-        "web", "deadline", Seconds(), 3.0,
+        "web", "deadline", Seconds(most=600.0), 3.0,
         "go on without pages still downloading this long after the first one arrived (they "
         "are cached for the next question)", ANSWERING,
     ),

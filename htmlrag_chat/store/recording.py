@@ -107,8 +107,10 @@ def import_searxng(store: Store, path: Path) -> int:
     try:
         responses = [json.loads(data)]
     except ValueError:
-        responses = [_searxng_line(line, f"{path}, line {n}") for n, line in
+        responses = [_json(line, f"{path}, line {n}") for n, line in
                      enumerate(data.splitlines(), 1) if line.strip()]  # fmt: skip
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
     searches = [_searxng_search(response, str(path)) for response in responses]
     store.check()
     with store.transaction():
@@ -117,11 +119,14 @@ def import_searxng(store: Store, path: Path) -> int:
     return len(searches)
 
 
-def _searxng_line(line: bytes, where: str) -> object:
+def _json(line: bytes, where: str) -> object:
+    """A line of JSON, or an ``InputError`` saying why it is none."""
     try:
         return json.loads(line)
     except ValueError as error:
         raise InputError(f"{where}: not JSON ({error})") from None
+    except RecursionError:  # json nests by recursion: 100,000 "[" exhaust the stack
+        raise InputError(f"{where}: JSON nested too deeply") from None
 
 
 def _searxng_search(response: object, where: str) -> tuple[str, list[SearchResult]]:
@@ -240,12 +245,7 @@ def _html(page: FetchResult | None) -> str | None:
 
 
 def _parse(line: bytes, where: str) -> tuple[str, list[tuple[SearchResult, str | None]]]:
-    try:
-        record = json.loads(line)
-    except ValueError as error:
-        raise InputError(f"{where}: not JSON ({error})") from None
-    except RecursionError:  # json nests by recursion: 100,000 "[" exhaust the stack
-        raise InputError(f"{where}: JSON nested too deeply") from None
+    record = _json(line, where)
     if not (
         isinstance(record, dict)
         and isinstance(record.get("query"), str)

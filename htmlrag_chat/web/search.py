@@ -12,7 +12,8 @@ happened and what to do.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+import ipaddress
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -20,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.events import EventSink, Notice, ignore
+from htmlrag_chat.settings.kinds import HOST_NAME, host_name
 from htmlrag_chat.settings.tree import DDGS_ENGINES
 from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session
 from htmlrag_chat.web.ddgs import ddgs_search
@@ -40,6 +42,8 @@ _ADVICE = {
     "timeout": f"the search timed out: retry, raise the timeout, {_REPLAY}",
     "failed": f"the search failed: retry later, try other --backends, {_REPLAY}",
     "empty": "no results: rephrase, or widen --site, --exclude-site or --time",
+    "proxy": "the proxy cannot be used: check --proxy (or [search] proxy, "
+    "HTMLRAG_CHAT_PROXY), or search without it",
 }
 _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 
@@ -82,6 +86,32 @@ def deduplicate(results: list[SearchResult]) -> list[SearchResult]:
     return unique
 
 
+def web_address(url: str) -> bool:
+    """Whether ``url`` is a web page's address: http(s), a host that is a name or an IP
+    address, a port that is a number. A backend's ``javascript:``, ``file:`` or ``data:``
+    URL, a relative path or junk is no result."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises on a port that is not a number from 0 to 65535
+        host = host_name(parts.hostname or "")
+    except (ValueError, UnicodeError):  # "https://[::1": ValueError
+        return False
+    if parts.scheme not in ("http", "https") or not host:
+        return False
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return HOST_NAME.fullmatch(host) is not None
+    return True
+
+
+def kept(results: Sequence[SearchResult], settings: SearchSettings) -> list[SearchResult]:
+    """What a search lists of the results that came in (live, cached or recorded): web
+    addresses on the allowed sites, each page once, at most ``max_results``."""
+    usable = [r for r in results if web_address(r.url) and allowed(r.url, settings)]
+    return deduplicate(usable)[: settings.max_results]
+
+
 def steps(backends: tuple[str, ...]) -> list[tuple[str, ...]]:
     """The backends as fallback steps: each API backend alone, consecutive ddgs engines
     together."""
@@ -103,8 +133,8 @@ class WebSearcher:
     endpoints: Mapping[str, str] = field(default_factory=lambda: dict(ENDPOINTS))
 
     async def search(self, query: str) -> list[SearchResult]:
-        """Results for ``query`` from the first backend that has some, deduplicated and on
-        the allowed sites; raises SearchError when none has."""
+        """Results for ``query`` from the first backend that has some, as ``kept`` keeps
+        them; raises SearchError when none has."""
         plan = steps(self.settings.backends)
         failures: list[tuple[str, BackendFailure]] = []
         delay = self.settings.backoff
@@ -136,7 +166,7 @@ class WebSearcher:
             name = step[0]
             async with session(settings) as client:
                 found = await APIS[name](client, query, settings, self.endpoints.get(name, ""))
-        results = deduplicate([r for r in found if r.url and allowed(r.url, settings)])
+        results = kept(found, settings)
         if not results:
             raise BackendFailure("empty", f"{','.join(step)} found no results")
         return results

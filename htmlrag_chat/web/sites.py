@@ -9,19 +9,26 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from htmlrag_chat.settings.kinds import host_name
 from htmlrag_chat.web.settings import SearchSettings
 
 
 def on_site(host: str, site: str) -> bool:
-    """``host`` is ``site`` or one of its subdomains."""
+    """``host`` is ``site`` or one of its subdomains (both as ``host_name`` spells them)."""
     return host == site or host.endswith("." + site)
 
 
 def allowed(url: str, settings: SearchSettings) -> bool:
-    """Whether a page at ``url`` may be used under the settings' sites."""
+    """Whether a page at ``url`` may be used under the settings' sites, its host compared
+    as DNS compares it (``EVIL.example.`` is ``evil.example``, ``bücher.de`` is
+    ``xn--bcher-kva.de``). A host with no ASCII form, which no download can reach, is
+    left out."""
     if not settings.site and not settings.exclude_site:
         return True
-    host = (urlsplit(url).hostname or "").lower().removeprefix("www.")
+    try:
+        host = host_name(urlsplit(url).hostname or "").removeprefix("www.")
+    except (UnicodeError, ValueError):
+        return False
     if any(on_site(host, site) for site in settings.exclude_site):
         return False
     return not settings.site or any(on_site(host, site) for site in settings.site)

@@ -207,13 +207,22 @@ def test_a_device_that_is_no_device_name_is_refused_before_any_work(
 
 
 @pytest.mark.parametrize("endless", ["/dev/zero", "/dev/urandom"])
-def test_an_endless_config_file_is_read_to_a_cap(
+def test_an_endless_config_file_is_refused_unread(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, endless: str
 ) -> None:
     message = one_line_error(*run(capsys, "--config", endless, "config"))
-    assert message == f"htmlrag-chat: {endless}: over 1 MiB, not a settings file"
+    assert message == f"htmlrag-chat: {endless}: not a regular file (a device)"
     monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", endless)
     assert one_line_error(*run(capsys, "config")) == message
+
+
+def test_a_huge_config_file_is_read_to_a_cap(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_bytes(b"# " + b"x" * 2**21 + b"\n")
+    message = one_line_error(*run(capsys, "--config", str(config), "config"))
+    assert message == f"htmlrag-chat: {config}: over 1 MiB, not a settings file"
 
 
 @pytest.mark.parametrize("line", ["max_tokens = -5", "context_tokens = -1"])

@@ -302,3 +302,68 @@ def test_a_cache_damaged_in_many_places_is_still_one_line(capsys, tmp_path):
     code, _, err = run(capsys, "--cache", str(cache), "cache", "stats")
     assert code == 4 and err.count("\n") == 1 and "more problems" in err
     assert cache.read_bytes() == data
+
+
+# -- what search APIs send back (issue 31)
+
+
+def test_json_nested_too_deeply_is_one_line_from_searxng_and_from_a_file(
+    capsys, tmp_path, monkeypatch
+):
+    deep = "[" * 100_000 + "]" * 100_000
+    file = tmp_path / "deep.json"
+    file.write_text(deep, encoding="utf-8")
+    cache = str(tmp_path / "c.sqlite3")
+    code, _, err = run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    assert code == 3 and err.count("\n") == 1 and "JSON nested too deeply" in err
+    file.write_text('{"query": "q", "results": []}\n' + deep + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    assert code == 3 and err.count("\n") == 1 and "line 2: JSON nested too deeply" in err
+
+    class Deep(SearchApis):
+        async def _searxng(self, request: web.Request) -> web.Response:
+            return web.Response(text=deep, content_type="application/json")
+
+    with searxng_config(monkeypatch, tmp_path, Deep()):
+        code, _, err = run(capsys, "--cache", cache, "search", "q")
+    assert code == 5 and err.count("\n") == 1 and "searxng answered JSON nested too deeply" in err
+
+
+def test_search_lists_no_address_that_is_not_a_web_page_live_or_imported(
+    capsys, tmp_path, monkeypatch
+):
+    junk = ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "not a url"]
+    listed = [(url, "junk", "") for url in junk] + [("https://example.org/a", "A", "")]
+    cache = str(tmp_path / "c.sqlite3")
+    with searxng_config(monkeypatch, tmp_path, SearchApis(listed)):
+        code, lines, _ = run(capsys, "--cache", cache, "search", "live")
+    assert code == 0 and [line["url"] for line in lines] == ["https://example.org/a"]
+    response = {"query": "imported", "results": [{"url": url} for url, _, _ in listed]}
+    file = tmp_path / "searxng.json"
+    file.write_text(json.dumps(response), encoding="utf-8")
+    run(capsys, "--cache", cache, "cache", "import", "--searxng", str(file))
+    code, lines, _ = run(capsys, "search", "imported", "--replay-db", cache)
+    assert code == 0 and [line["url"] for line in lines] == ["https://example.org/a"]
+
+
+def test_max_results_holds_for_live_searxng_results_and_what_is_stored(
+    capsys, tmp_path, monkeypatch
+):
+    many = [(f"https://example.org/{n}", str(n), "") for n in range(40)]
+    cache = tmp_path / "c.sqlite3"
+    with searxng_config(monkeypatch, tmp_path, SearchApis(many)):
+        code, lines, _ = run(capsys, "--cache", str(cache), "search", "q", "--max-results", "3")
+    assert code == 0 and [line["url"] for line in lines] == [url for url, _, _ in many[:3]]
+    with Store.open(cache, readonly=True) as store:
+        (row,) = store._rows("SELECT results FROM searches")
+    assert len(json.loads(row["results"])) == 3
+
+
+def test_a_dead_socks_proxy_is_one_line_naming_it(capsys, tmp_path, monkeypatch):
+    from tests.loopback import unused_port
+
+    dead = f"socks5://127.0.0.1:{unused_port()}"
+    with searxng_config(monkeypatch, tmp_path, SearchApis([("https://example.org/a", "", "")])):
+        argv = ["--cache", str(tmp_path / "c"), "search", "q", "--proxy", dead]
+        code, _, err = run(capsys, *argv)
+    assert code == 5 and err.count("\n") == 1 and f"the proxy {dead} cannot be reached" in err

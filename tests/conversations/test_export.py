@@ -38,3 +38,63 @@ def test_export_names_are_readable_and_safe(tmp_path: Path) -> None:
         "conversation-7-what-is-htmlrag-etc.md"
     )
     assert export_path(tmp_path, 8, "???").name == "conversation-8.md"
+
+
+# -- raw HTML (issue 31): what a page title or an answer holds is text, never markup
+
+HOSTILE_TITLE = '<img src=x onerror="alert(1)">Title'
+HOSTILE_ANSWER = (
+    'See <a href="javascript:alert(1)">here</a> [1].\n\n<iframe src=javascript:alert(2)>\n\n'
+    "<!-- hidden --> <script>alert(3)</script> <svg onload=alert(4)> <?php x ?> <![CDATA[x]]>\n"
+    "\\\\<b>escaped backslash, live tag</b> and `<kbd>` in code, then ``a ` <b>`` too.\n\n"
+    "```html\n<div>kept as code</div>\n```\n\n    <p>indented</p>\n\n"
+    "- item `one\n<img src=y onerror=alert(5)>` across lines\n"
+    "# heading `a\n<img src=z onerror=alert(6)>`\n"
+)
+
+
+def hostile_messages() -> list[dict]:
+    return [
+        {
+            "role": "user",
+            "content": "What is <img src=q onerror=alert(7)>?",
+            "answers": [
+                {
+                    "text": HOSTILE_ANSWER,
+                    "sources": [{"number": 1, "url": "https://a.test/x", "title": HOSTILE_TITLE}],
+                    "flags": ["unsupported: <b onmouseover=alert(8)>x</b>"],
+                }
+            ],
+        }
+    ]
+
+
+def raw_html(markdown: str) -> list[str]:
+    """The raw HTML a CommonMark renderer finds in ``markdown`` (markdown-it, HTML on)."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    for token in MarkdownIt("commonmark").parse(markdown):
+        if token.type == "html_block":
+            found.append(token.content)
+        for child in token.children or []:
+            if child.type == "html_inline":
+                found.append(child.content)
+    return found
+
+
+def test_raw_html_from_titles_questions_answers_and_flags_is_escaped() -> None:
+    text = conversation_markdown(HOSTILE_TITLE, hostile_messages())
+    assert raw_html(text) == []
+    for live in ("<img", "<a href", "<iframe", "<script", "<svg", "<b onmouseover", "<!--"):
+        assert live not in text.replace("`<kbd>`", ""), live
+    assert '&lt;img src=x onerror="alert(1)">Title' in text  # readable, as text
+    assert "`<kbd>`" in text and "``a ` <b>``" in text  # code stays code
+    assert "```html\n<div>kept as code</div>\n```" in text
+
+
+def test_an_answer_without_markup_is_unchanged() -> None:
+    answer = "1 < 2 and 3 > 2 [1]; a<-b, x <= y, <3, `<tag>` in code.\n"
+    messages = [{**hostile_messages()[0], "content": "Q?"}]
+    messages[0]["answers"][0] = {**messages[0]["answers"][0], "text": answer, "flags": []}
+    assert answer.strip() in conversation_markdown("T", messages)

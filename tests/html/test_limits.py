@@ -9,6 +9,7 @@ import pytest
 
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, read_page_file
+from htmlrag_chat.web.apis import MAX_ANSWER_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -21,9 +22,10 @@ def test_every_mib_figure_in_the_docs_is_the_cap_the_code_enforces() -> None:
         for size in re.findall(r"(\d+) MiB", path.read_text(encoding="utf-8"))
     }
     cap = MAX_PAGE_BYTES >> 20
-    allowed = {cap, 1}  # 1 MiB: the size of a long Wikipedia article, and the config file cap
+    answer = MAX_ANSWER_BYTES >> 20  # a search API's answer
+    allowed = {cap, 1, answer}  # 1 MiB: a long Wikipedia article, and the config file cap
     assert figures and {size for _, size in figures} <= allowed, sorted(figures)
-    assert ("cli.md", cap) in figures
+    assert ("cli.md", cap) in figures and ("search.md", answer) in figures
 
 
 def test_a_file_one_byte_over_the_cap_is_refused(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from htmlrag_chat.mcp.server import build_server
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.settings.kinds import Integer
-from htmlrag_chat.settings.tree import find
+from htmlrag_chat.settings.tree import MAX_BUDGET, find
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.wiring import AgentOptions, build_parts
 from tests.conftest import import_demo
@@ -78,11 +78,13 @@ def test_a_budget_too_small_for_any_source_leaves_every_page_out_with_why(
     ("arguments", "message"),
     [
         ({"budget_tokens": 0}, "budget_tokens must be 1 or more, not 0"),
-        ({"budget_tokens": 40000}, "budget_tokens must be 32768 or less, not 40000"),
+        ({"budget_tokens": 140000}, "budget_tokens must be 131072 or less, not 140000"),
         ({"pages": 0}, "pages must be 1 or more, not 0"),
         ({"pages": 21}, "pages must be 20 or less, not 21"),
         ({"format": "pdf"}, "format must be one of html, markdown"),
         ({"site": "a b"}, "site must be a domain"),
+        ({"site": "theverge.com\u202e"}, "site must be a domain"),
+        ({"site": "\u202emoc.egrevht"}, "site must be a domain"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(
@@ -117,4 +119,22 @@ def test_the_tools_take_the_settings_bounds_and_help(service: ContextService) ->
                 setting.kind.most,
             )
     budget = tools["web_context"].input_schema["properties"]["budget_tokens"]
-    assert (budget["default"], budget["maximum"]) == (CONTEXT_BUDGET, 32768)
+    assert (budget["default"], budget["maximum"]) == (CONTEXT_BUDGET, MAX_BUDGET)
+
+
+@pytest.mark.parametrize("site", ["theverge.com", "https://www.TheVerge.com./", "THEVERGE.COM"])
+def test_a_site_means_what_the_site_option_means(service: ContextService, site: str) -> None:
+    """The recorded search answers (a site is a filter, as ``--site``, not words added to
+    the query), and only pages of that site are used or listed as left out."""
+    result = web_context(service, site=site, pages=5)
+    assert result.sources
+    urls = [s.url for s in result.sources] + [page.url for page in result.left_out]
+    assert all(url.startswith("https://www.theverge.com/") for url in urls), urls
+
+
+def test_a_list_of_sites_keeps_to_each_of_them(service: ContextService) -> None:
+    """A comma-separated list, as ``--site`` reads it: the pages tried (used or left out)
+    come from those sites, from each of them, and from no other."""
+    result = web_context(service, site="pcmag.com, theverge.com", pages=5)
+    urls = [s.url for s in result.sources] + [page.url for page in result.left_out]
+    assert {url.split("/")[2] for url in urls} == {"www.theverge.com", "www.pcmag.com"}

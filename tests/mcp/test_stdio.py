@@ -52,7 +52,7 @@ def test_tools_context_answers_and_resources_over_stdio(
                 assert tool.description and tool.output_schema
                 assert tool.input_schema["type"] == "object"
             budget = tools["web_context"].input_schema["properties"]["budget_tokens"]
-            assert (budget["default"], budget["minimum"], budget["maximum"]) == (2048, 1, 32768)
+            assert (budget["default"], budget["minimum"], budget["maximum"]) == (2048, 1, 131072)
 
             progress = ProgressLog()
             context = structured(

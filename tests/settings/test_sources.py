@@ -304,3 +304,11 @@ def test_the_config_file_says_where_it_was_chosen(
         tmp_path / "opt.toml",
         Origin("option", "--config"),
     )
+
+
+def test_a_variable_that_is_not_utf8_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As Python reads an environment holding bytes that are not UTF-8: surrogate escapes."""
+    monkeypatch.setenv("HTMLRAG_CHAT_MODEL", "ab\udcffcd")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/nonexistent")
+    with pytest.raises(UserError, match=r"^HTMLRAG_CHAT_MODEL is not UTF-8 text$"):
+        resolve()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -135,10 +137,18 @@ def searxng_failure(status: int, body: str) -> str:
     request with ``status`` and ``body``."""
     from aiohttp import web
 
-    async def scenario():
-        async def answer(request: web.Request) -> web.Response:
-            return web.Response(status=status, text=body, content_type="application/json")
+    async def answer(request: web.Request) -> web.Response:
+        return web.Response(status=status, text=body, content_type="application/json")
 
+    return failure_of(answer)
+
+
+def failure_of(answer: Callable[..., Awaitable[Any]]) -> str:
+    """The SearchError of a search whose only backend is a loopback SearXNG answering every
+    request with the handler ``answer``."""
+    from aiohttp import web
+
+    async def scenario():
         app = web.Application()
         app.router.add_get("/search", answer)
         async with serve_app(app) as port:
@@ -190,3 +200,133 @@ def test_the_proxy_carries_the_api_requests():
 )
 def test_an_answer_that_is_not_the_documented_json_is_a_failure_not_a_crash(body, expected):
     assert expected in searxng_failure(200, body)
+
+
+def test_json_nested_deeper_than_the_recursion_limit_is_a_failure_not_a_crash():
+    message = searxng_failure(200, "[" * 100_000 + "]" * 100_000)
+    assert "searxng answered JSON nested too deeply" in message and "\n" not in message
+
+
+def endless_gzip(content_type: str = "application/json"):
+    """A handler streaming a gzip bomb: compressed zeros, about a megabyte of them per
+    kilobyte sent, for as long as the client reads; it counts the bytes it sent."""
+    import zlib
+
+    from aiohttp import web
+
+    sent = {"compressed": 0}
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={"Content-Type": content_type, "Content-Encoding": "gzip"}
+        )
+        await response.prepare(request)
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip format
+        await response.write(packer.compress(b'{"results": ['))
+        zeros = b"0" * 2**20
+        while True:  # stops when the client goes (the handler is cancelled)
+            chunk = packer.compress(zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
+            sent["compressed"] += len(chunk)
+            await response.write(chunk)
+            await asyncio.sleep(0)  # the client shares this loop
+
+    return answer, sent
+
+
+def test_a_search_answer_is_capped_while_it_is_read_decompressed_bytes_included():
+    """An answer that decompresses without end stops at the cap with one line saying so,
+    after reading little more than the cap's compressed worth."""
+    from htmlrag_chat.web.apis import MAX_ANSWER_BYTES
+
+    answer, sent = endless_gzip()
+    message = failure_of(answer)
+    limit = f"{MAX_ANSWER_BYTES // 2**20} MiB"
+    assert f"searxng answered more than {limit}" in message and "\n" not in message
+    assert sent["compressed"] < MAX_ANSWER_BYTES // 100  # the bomb was not read on
+
+
+def test_max_results_is_applied_where_live_results_come_in():
+    many = [(f"https://example.org/{n}", str(n), "") for n in range(30)]
+    for backend in ("searxng", "brave-api", "tavily"):
+        results, _ = search(SearchApis(many), keyed(backends=(backend,), max_results=5))
+        assert [r.url for r in results] == [url for url, _, _ in many[:5]], backend
+
+
+JUNK = [
+    "javascript:alert(1)",
+    "JavaScript://example.org/%0aalert(1)",
+    "file:///etc/passwd",
+    "data:text/html,<script>alert(1)</script>",
+    "ftp://example.org/file",
+    "//example.org/scheme-relative",
+    "/relative/path",
+    "not a url at all",
+    "http://",
+    "https://[::1",
+    "https://example.org:99999/",
+    "https://exa mple.org/",
+    "https://exa<mple.org/",
+    "",
+]
+
+
+def test_a_backend_result_that_is_no_web_address_is_never_listed():
+    good = [("https://example.org/a", "A", ""), ("http://[2001:db8::1]/b", "B", "")]
+    junk = [(url, "junk", "") for url in JUNK]
+    for backend in ("searxng", "brave-api", "tavily"):
+        results, _ = search(SearchApis(junk + good), keyed(backends=(backend,)))
+        assert [r.url for r in results] == [url for url, _, _ in good], backend
+    error, _ = search(SearchApis(junk), keyed(backends=("searxng",)))
+    assert isinstance(error, SearchError) and "searxng found no results" in str(error)
+
+
+def through_proxy(settings: SearchSettings, proxy: str, host: str = "searx.invalid:8888"):
+    """``settings`` searched through ``proxy`` (``{socks}`` in it: the port of a loopback
+    SOCKS5 proxy that connects every destination to the APIs' loopback server), the backends
+    named by a host no lookup here could find; the results or the SearchError, and what the
+    proxy was asked for."""
+    from tests.socks import socks5_proxy
+
+    apis = SearchApis(RESULTS)
+
+    async def scenario():
+        async with serve_app(apis.app()) as port, socks5_proxy(port) as (socks, seen):
+            base = f"http://{host.format(port=port)}"
+            searcher = WebSearcher(
+                replace(settings, searxng_url=base, proxy=proxy.format(socks=socks, port=port)),
+                endpoints={"brave-api": base + BRAVE_PATH, "tavily": base + "/search"},
+            )
+            try:
+                return await searcher.search("q"), seen.asked
+            except SearchError as error:
+                return error, seen.asked
+
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("backend", ["searxng", "brave-api", "tavily"])
+def test_a_socks5h_proxy_carries_each_api_and_looks_the_name_up_itself(backend):
+    results, asked = through_proxy(keyed(backends=(backend,)), "socks5h://127.0.0.1:{socks}")
+    assert [r.url for r in results] == [url for url, _, _ in RESULTS]
+    assert asked == [("searx.invalid", 8888)]
+
+
+def test_a_socks5_proxy_is_handed_the_address_looked_up_here():
+    results, asked = through_proxy(
+        keyed(backends=("searxng",)), "socks5://127.0.0.1:{socks}", host="localhost:{port}"
+    )
+    assert [r.url for r in results] == [url for url, _, _ in RESULTS]
+    assert len(asked) == 1 and asked[0][0] in ("127.0.0.1", "::1")
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h", "http"])
+def test_a_dead_proxy_is_named_as_the_cause(scheme):
+    from tests.loopback import unused_port
+
+    dead = f"{scheme}://user:secret@127.0.0.1:{unused_port()}"
+    error, asked = through_proxy(keyed(backends=("searxng", "tavily")), dead)
+    assert isinstance(error, SearchError) and error.exit_code == 5 and asked == []
+    message = str(error)
+    shown = dead.replace("user:secret@", "")
+    assert f"searxng: the proxy {shown} cannot be reached" in message, message
+    assert "secret" not in message and "\n" not in message and "--proxy" in message
