@@ -117,11 +117,9 @@ def build_server(service: ContextService) -> MCPServer:
         description="One conversation: each question, its answer and the answer's sources.",
     )  # fmt: skip
     async def conversation(conversation_id: str) -> str:
-        found = (
-            service.history.conversation(int(conversation_id))
-            if conversation_id.isdigit()
-            else None
-        )
+        # ASCII digits only: "²" and "١٢" are digits to str.isdigit, not to int().
+        number = conversation_id.isascii() and conversation_id.isdigit()
+        found = service.history.conversation(int(conversation_id)) if number else None
         if found is None:
             raise ResourceNotFoundError(f"no conversation {conversation_id}")
         return conversation_markdown(found["title"], service.history.messages(found["id"]))
