@@ -74,3 +74,18 @@ def test_a_query_the_recording_lacks_is_said(service: ContextService) -> None:
     result = asyncio.run(service.web_context("not recorded at all", lambda event: None))
     assert result.sources == [] and result.left_out == []
     assert result.notices == ["skipped: query not in the recording: 'not recorded at all'"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",  # NAT64 to 169.254.169.254
+        "http://[64:ff9b:1::7f00:1]:8080/",  # local-use NAT64 to 127.0.0.1
+        "http://[2002:a9fe:a9fe::]/",  # 6to4 to 169.254.169.254
+    ],
+)
+def test_page_context_refuses_an_address_that_leads_to_a_private_one(
+    service: ContextService, url: str
+) -> None:
+    with pytest.raises(UserError, match="is a private or local address"):
+        asyncio.run(service.page_context(url, "metadata", lambda event: None))
