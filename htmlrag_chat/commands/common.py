@@ -300,4 +300,7 @@ def print_table(
 
 
 def error(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
+    """A one-line error or note on stderr. Terminal-safe whatever it quotes (a file name, a
+    server's words), as the last guard: quoted text from the web is made safe where it is
+    quoted too, for the faces that do not print through here."""
+    print(f"{PROG}: {terminal_safe(message)}", file=sys.stderr)

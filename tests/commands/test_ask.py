@@ -581,6 +581,52 @@ def test_a_failed_question_is_taken_back_from_the_history(
     assert json.loads(capsys.readouterr().out) == []
 
 
+SERVER_ESCAPES = (
+    "\x1b]0;owned\x07\x1b[2J\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\ \x9b31m"
+)
+
+
+@pytest.mark.parametrize(
+    "llm",
+    [
+        ScriptedLLM(reply=scripted, status=500, error_body={"error": SERVER_ESCAPES}),
+        ScriptedLLM(reply=scripted, status=500, error_body=SERVER_ESCAPES),
+        ScriptedLLM(reply=scripted, preamble=[f"data: {SERVER_ESCAPES}", ""]),
+    ],
+    ids=["json-error", "text-error", "not-json"],
+)
+def test_a_servers_escape_sequences_never_reach_the_terminal(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str], llm: ScriptedLLM
+) -> None:
+    with ThreadedLLM(llm) as url:
+        code = main(["--cache", str(cache), *ask("--reader", "openai", "--base-url", url)])
+    out, err = capsys.readouterr()
+    assert code == 5
+    (line,) = [line for line in err.splitlines() if "owned" in line]
+    assert line.startswith("htmlrag-chat: http://127.0.0.1:") and "link" in line
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", out + err), repr(err)
+
+
+def test_a_server_that_ignores_max_tokens_ends_the_answer_with_one_line(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every reply goes on and on (250,000 words at most, or until the client hangs up):
+    ``ask`` ends with the answer cut where ``--max-tokens`` could never reach, and a note."""
+    llm = ScriptedLLM(reply=scripted, forever=250_000)
+    with ThreadedLLM(llm) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+        code = main(["--cache", str(cache), *ask(*server, "--max-tokens", "100")])
+    out, err = capsys.readouterr()
+    assert code == 0
+    answer = out.split("\n\nSources:")[0]
+    assert answer.startswith("FaceTime Attention Correction") and len(answer) <= 100 * 64
+    notes = [line for line in err.splitlines() if "went on past max_tokens (100)" in line]
+    assert notes == [
+        "htmlrag-chat: note: m went on past max_tokens (100): its answer was cut at"
+        " 6,400 characters"
+    ]
+
+
 def hostile_reply(messages: list[dict]) -> str:
     """A model that echoes chat-template tokens, escapes and a script link in its answer."""
     prompt = messages[-1]["content"]
