@@ -627,6 +627,35 @@ def test_a_server_that_ignores_max_tokens_ends_the_answer_with_one_line(
     ]
 
 
+def hiding_reply(messages: list[dict]) -> str:
+    """Citations of sources that do not exist, hidden from a plain reading of the grammar."""
+    prompt = messages[-1]["content"]
+    if "New message:" in prompt:
+        return "SEARCH: FaceTime"
+    if "Do the sources above contain" in prompt:
+        return "ENOUGH"
+    return (
+        "ARKit maps the face [\u200b99]. It moves the eyes [9\u00ad9]. It is automatic"
+        " [42\u2060]. It needs a TrueDepth camera [[99]]. It came with iOS 13 [1-99]."
+    )
+
+
+def test_hidden_doubled_and_open_ended_citations_show_only_what_exists(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with ThreadedLLM(ScriptedLLM(reply=hiding_reply)) as url:
+        server = ["--reader", "openai", "--base-url", url, "--pruner", "bm25"]
+        assert main(["--cache", str(cache), *ask(*server, "--json")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert len(record["sources"]) < 42
+    assert record["answer"] == (
+        "ARKit maps the face. It moves the eyes. It is automatic. It needs a TrueDepth"
+        " camera. It came with iOS 13 [1]."
+    )
+    assert record["removed_citations"] == 5
+    assert [c["sources"] for c in record["citations"]] == [[1]]
+
+
 def hostile_reply(messages: list[dict]) -> str:
     """A model that echoes chat-template tokens, escapes and a script link in its answer."""
     prompt = messages[-1]["content"]
