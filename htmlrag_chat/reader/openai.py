@@ -25,6 +25,7 @@ import aiohttp
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.reader import CallStats, Message, ReaderFailed
 from htmlrag_chat.reader.sse import StreamLimits, TooLong, capped, events, lines, stream_limits
+from htmlrag_chat.reader.think import OPEN, opened_by_template
 from htmlrag_chat.safety import one_line
 
 CONNECT_SECONDS = 10.0
@@ -54,6 +55,9 @@ class OpenAIChat:
     calls: list[CallStats] = field(default_factory=list)  # what the server said it read
     counter: TokenCounter | None = None  # the prompt's tokens as sent, to compare
     warn: Callable[[str], None] | None = None  # told when the server read fewer
+    # Whether the model's chat template opens a think block, so that its replies begin
+    # with reasoning and no opening tag (None: judged by the model's name).
+    reasoning_first: bool | None = None
     _reported: int | None = field(default=None, init=False, repr=False)
 
     @property
@@ -79,6 +83,9 @@ class OpenAIChat:
         timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=self.timeout)
         limits = stream_limits(max_tokens)
         self._reported = None
+        opened = self.reasoning_first
+        if opened if opened is not None else opened_by_template(self.model):
+            yield OPEN  # what the template wrote, for the think filter to read
         try:
             async with (
                 aiohttp.ClientSession(timeout=timeout) as session,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from htmlrag_chat.events import (
     AnswerDelta,
+    AnswerRetracted,
     Event,
     Progress,
     ReaderBusy,
@@ -62,6 +63,8 @@ class PipelineStatus:
             )
         elif isinstance(event, AnswerDelta):
             self.answer_chars += len(event.text)
+        elif isinstance(event, AnswerRetracted):
+            self.answer_chars = 0
         elif isinstance(event, ReaderBusy):
             tokens = f" {event.tokens:,} tokens" if event.tokens is not None else ""
             self.reader = "generating" if event.phase == "generate" else f"prefilling{tokens}"

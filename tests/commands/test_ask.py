@@ -8,7 +8,7 @@ import json
 import re
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -654,6 +654,71 @@ def test_hidden_doubled_and_open_ended_citations_show_only_what_exists(
     )
     assert record["removed_citations"] == 5
     assert [c["sources"] for c in record["citations"]] == [[1]]
+
+
+def reasoning_reply(answer: str) -> Callable[[list[dict]], str]:
+    """A reasoning model whose template opened the think block: every reply is its
+    reasoning, ``</think>``, then ``answer`` (or the plan's and the check's line)."""
+
+    def reply(messages: list[dict]) -> str:
+        prompt = messages[-1]["content"]
+        if "New message:" in prompt:
+            said = "SEARCH: FaceTime ARKit"
+        elif "Do the sources above contain" in prompt:
+            said = "ENOUGH"
+        else:
+            said = answer
+        return f"Okay, the user asks about FaceTime. SEARCH: nonsense [9]\n</think>\n\n{said}"
+
+    return reply
+
+
+HARMONY_ANSWER = (
+    "<|channel|>analysis<|message|>The user asks about FaceTime [9]. SEARCH: x<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>ARKit maps the face [1].<|return|>"
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "reply", "form"),
+    [
+        ("deepseek-r1:8b", reasoning_reply("ARKit maps the face [1]."), []),
+        ("my-reasoner", reasoning_reply("ARKit maps the face [1]."), ["--no-stream"]),
+        ("gpt-oss:20b", lambda messages: HARMONY_ANSWER, []),
+    ],
+    ids=["named", "unnamed", "harmony"],
+)
+def test_a_reasoning_models_reasoning_is_never_the_answer(
+    cache: Path,
+    offline: None,
+    capsys: pytest.CaptureFixture[str],
+    model: str,
+    reply: Callable[[list[dict]], str],
+    form: list[str],
+) -> None:
+    with ThreadedLLM(ScriptedLLM(reply=reply)) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", model, "--pruner", "bm25"]
+        assert main(["--cache", str(cache), *ask(*server, *form)]) == 0
+    out = capsys.readouterr().out
+    assert out.split("\n\nSources:")[0].strip() == "ARKit maps the face [1]."
+    assert "Removed" not in out  # the reasoning's [9] was never read as a citation
+    assert main(["--cache", str(cache), "history", "show", "1", "--json"]) == 0
+    assert "user asks" not in capsys.readouterr().out
+
+
+def test_reasoning_streamed_before_an_unopened_close_is_taken_back_with_a_note(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Streamed to stdout, the reasoning of an unknown model is out before its ``</think>``
+    says what it was: one line says so, and the answer kept is the one after it."""
+    reply = reasoning_reply("ARKit maps the face [1].")
+    with ThreadedLLM(ScriptedLLM(reply=reply)) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+        assert main(["--cache", str(cache), *ask(*server)]) == 0
+        _, err = capsys.readouterr()
+        assert "m: the text so far was its reasoning, not the answer" in err
+        assert main(["--cache", str(cache), *ask(*server, "--json")]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == "ARKit maps the face [1]."
 
 
 def hostile_reply(messages: list[dict]) -> str:

@@ -17,6 +17,7 @@ from aiohttp import ClientSession, web
 from htmlrag_chat.reader import Message, ReaderFailed
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.sse import stream_limits
+from htmlrag_chat.reader.think import OPEN
 from htmlrag_chat.tokens import ApproxTokenCounter
 from tests.loopback import serve_bytes, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
@@ -33,12 +34,14 @@ def said(text: str) -> Callable[[list[dict[str, Any]]], str]:
     return lambda messages: text
 
 
-def stream(llm: ScriptedLLM, max_tokens: int = 64, **options: Any) -> list[str]:
+def stream(
+    llm: ScriptedLLM, max_tokens: int = 64, model_name: str = MODEL, **options: Any
+) -> list[str]:
     """The chunks ``OpenAIChat`` yields from a fresh server running ``llm``."""
 
     async def main() -> list[str]:
         async with serve_llm(llm) as url:
-            chat = OpenAIChat(url, MODEL, **options)
+            chat = OpenAIChat(url, model_name, **options)
             return [chunk async for chunk in chat.stream(MESSAGES, max_tokens)]
 
     return asyncio.run(main())
@@ -410,3 +413,13 @@ def test_one_endless_data_line_fails_with_memory_bounded() -> None:
     message, peak = with_peak_memory(lambda: failure(llm, max_tokens=64))
     assert "sent an event longer than" in message
     assert peak < 16 << 20, f"{peak / 2**20:.0f} MiB"
+
+
+def test_a_model_whose_template_opens_a_think_block_streams_the_tag_first() -> None:
+    """DeepSeek-R1's template wrote ``<think>``, so its reply starts inside the block: the
+    reader says so, by the model's name, unless told otherwise."""
+    reply = "The user asks... </think>Otters live in rivers [1]."
+    assert stream(ScriptedLLM(reply=said(reply)), model_name="deepseek-r1:7b")[0] == OPEN
+    assert stream(ScriptedLLM(reply=said(reply)), model_name="llama3.1:8b")[0] != OPEN
+    told = stream(ScriptedLLM(reply=said(reply)), model_name="deepseek-r1", reasoning_first=False)
+    assert "".join(told) == reply
