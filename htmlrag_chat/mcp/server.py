@@ -38,6 +38,7 @@ from htmlrag_chat.events import (
     StageStarted,
 )
 from htmlrag_chat.html.blocks import serialize
+from htmlrag_chat.mcp.auth import BearerAuth
 from htmlrag_chat.mcp.results import AnswerResult, WebContext
 from htmlrag_chat.mcp.service import MAX_BUDGET, MAX_PAGES, MIN_BUDGET, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
@@ -273,13 +274,18 @@ def bind_loopback(port: int) -> socket.socket:
     return listening
 
 
-def serve_http(server: MCPServer, listening: socket.socket) -> None:
+def serve_http(
+    server: MCPServer, listening: socket.socket, token: str, generated: bool = False
+) -> None:
     """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` on ``listening`` (from
-    ``bind_loopback``), saying where on stderr."""
+    ``bind_loopback``), to requests that carry ``token`` (``auth.BearerAuth``), saying
+    where on stderr, and the token when it was ``generated`` for this run."""
     import anyio
     import uvicorn
 
-    app = server.streamable_http_app(host=HOST)
+    app = BearerAuth(server.streamable_http_app(host=HOST), token)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if generated:
+        log(f"token: {token} (send it as Authorization: Bearer; set mcp_token to keep one)")
     log(f"listening on http://{HOST}:{listening.getsockname()[1]}/mcp")
     anyio.run(partial(web.serve, sockets=[listening]))
