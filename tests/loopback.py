@@ -49,19 +49,22 @@ class ThreadedApp:
 
 
 @asynccontextmanager
-async def serve_bytes(answer: Callable[[], bytes]) -> AsyncIterator[int]:
+async def serve_bytes(answer: Callable[[], bytes | list[bytes]]) -> AsyncIterator[int]:
     """A loopback server that reads each HTTP request (headers, then ``Content-Length``
-    bytes) and answers with exactly the bytes ``answer()`` gives, then closes: for what an
-    HTTP framework refuses to send (control characters in a header, a broken stream).
-    Yields the port."""
+    bytes) and answers with exactly the bytes ``answer()`` gives (a list: written one piece
+    at a time), then closes: for what an HTTP framework refuses to send (control characters
+    in a header, a broken stream). Yields the port."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             length = re.search(rb"(?im)^content-length: *(\d+)", head)
             await reader.readexactly(int(length[1]) if length else 0)
-            writer.write(answer())
-            await writer.drain()
+            pieces = answer()
+            for piece in [pieces] if isinstance(pieces, bytes) else pieces:
+                writer.write(piece)
+                await writer.drain()
+                await asyncio.sleep(0)  # each piece its own write, as far as the loop goes
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client left
         finally:
