@@ -29,14 +29,7 @@ from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import (
-    AnswerDelta,
-    AnswerRetracted,
-    Event,
-    Notice,
-    Skipped,
-    SourcesReady,
-)
+from htmlrag_chat.events import AnswerDelta, AnswerRetracted, Event, Notice, Skipped, SourcesReady
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
@@ -243,9 +236,8 @@ class ChatApp(SelectionActions):
         if isinstance(event, AnswerDelta):
             if self._current is not None:
                 await self._current.write(event.text, event.quoted)
-        elif isinstance(event, AnswerRetracted):
-            if self._current is not None:
-                await self._current.retract()
+        elif isinstance(event, AnswerRetracted) and self._current is not None:
+            await self._current.retract()
         elif isinstance(event, Notice):
             await self._note(f"note: {event.message}")
         elif isinstance(event, Skipped) and event.kind == "query":
