@@ -83,6 +83,13 @@ class AnswerDelta:
 
 
 @dataclass(frozen=True)
+class AnswerRetracted:
+    """The answer streamed so far was the model's reasoning (its template had opened a think
+    block, which the model has just closed): a face that can take it back does; the answer
+    starts again with the next ``AnswerDelta``."""
+
+
+@dataclass(frozen=True)
 class SourcesReady:
     """Pruning is done: the numbered sources the reader will read, shown while it reads
     (on a CPU its prefill takes as long as everything before it)."""
@@ -107,6 +114,7 @@ Event = (
     | Searching
     | Skipped
     | AnswerDelta
+    | AnswerRetracted
     | SourcesReady
     | ReaderBusy
 )

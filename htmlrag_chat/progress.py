@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from htmlrag_chat.events import (
     AnswerDelta,
+    AnswerRetracted,
     Event,
     Notice,
     Progress,
@@ -116,6 +117,8 @@ class PipelineStatus:
             )
         elif isinstance(event, AnswerDelta):
             self.answer_chars += len(event.text)
+        elif isinstance(event, AnswerRetracted):
+            self.answer_chars = 0
         elif isinstance(event, ReaderBusy):
             self.reader = reader_doing(event)
 

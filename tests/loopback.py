@@ -4,9 +4,10 @@ socket (a web site, an LLM server, a hub)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from aiohttp import web
@@ -45,6 +46,36 @@ class ThreadedApp:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
+
+
+@asynccontextmanager
+async def serve_bytes(answer: Callable[[], bytes | list[bytes]]) -> AsyncIterator[int]:
+    """A loopback server that reads each HTTP request (headers, then ``Content-Length``
+    bytes) and answers with exactly the bytes ``answer()`` gives (a list: written one piece
+    at a time), then closes: for what an HTTP framework refuses to send (control characters
+    in a header, a broken stream). Yields the port."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length: *(\d+)", head)
+            await reader.readexactly(int(length[1]) if length else 0)
+            pieces = answer()
+            for piece in [pieces] if isinstance(pieces, bytes) else pieces:
+                writer.write(piece)
+                await writer.drain()
+                await asyncio.sleep(0)  # each piece its own write, as far as the loop goes
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client left
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 def unused_port() -> int:

@@ -42,7 +42,8 @@ class ScriptedLLM:
     chunk_delay: float = 0.0  # seconds before each write
     hang_after: int | None = None  # stall forever after this many content chunks
     status: int = 200  # >= 400: answer with this error instead
-    error_body: dict[str, Any] | str | None = None  # JSON or text; None: an OpenAI-style error
+    # JSON, text or bytes as they are; None: an OpenAI-style error
+    error_body: dict[str, Any] | str | bytes | None = None
     streamed: bool = True  # False: one JSON completion, even when asked to stream
     newline: str = "\n"  # "\r\n" for a server that ends its lines the HTTP way
     preamble: Sequence[str] = ()  # raw lines sent before the first event
@@ -50,6 +51,12 @@ class ScriptedLLM:
     # The prompt tokens a final usage chunk reports when the client asks for it
     # (``stream_options.include_usage``), as Ollama does after cutting a prompt to its window.
     prompt_tokens: int | None = None
+    # A server that ignores max_tokens: the reply again and again, this many words in all
+    # (or until the client hangs up).
+    forever: int | None = None
+    # A server that sends one ``data:`` line of this many bytes, never ending it.
+    endless_line: int | None = None
+    content_type: str = "text/event-stream"  # what the stream's header says it is
     requests: list[dict[str, Any]] = field(default_factory=list)  # every request body
     headers: list[dict[str, str]] = field(default_factory=list)  # their headers, keys lowercase
     # Set when a client goes away before the answer is complete (not when the server stops).
@@ -115,7 +122,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     llm.requests.append(body)
     llm.headers.append({key.lower(): value for key, value in request.headers.items()})
     if llm.status >= 400:
-        return _error(llm)
+        return await _error(request, llm)
     text = llm.reply(body["messages"])
     if not (llm.streamed and body.get("stream")):
         return web.json_response(_completion(body.get("model", llm.model), text))
@@ -127,10 +134,23 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         raise
 
 
-def _error(llm: ScriptedLLM) -> web.Response:
+async def _write_bytes(request: web.Request, status: int, body: bytes) -> web.StreamResponse:
+    """``body`` as plain text in 64 KiB writes, so that the server holds no copy of it."""
+    response = web.StreamResponse(status=status, headers={"Content-Type": "text/plain"})
+    await response.prepare(request)
+    view = memoryview(body)
+    for start in range(0, len(body), 1 << 16):
+        await response.write(view[start : start + (1 << 16)])
+    await response.write_eof()
+    return response
+
+
+async def _error(request: web.Request, llm: ScriptedLLM) -> web.StreamResponse:
     body = llm.error_body
     if isinstance(body, str):
         return web.Response(status=llm.status, text=body)
+    if isinstance(body, bytes):
+        return await _write_bytes(request, llm.status, body)
     if body is None:
         body = {"error": {"message": f"scripted failure {llm.status}", "type": "api_error"}}
     return web.json_response(body, status=llm.status)
@@ -142,7 +162,8 @@ async def _stream(
     """Send ``text`` as server-sent events: role, content word by word, finish, the usage
     when asked for, [DONE]."""
     model = body.get("model", llm.model)
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    response = web.StreamResponse()
+    response.headers["Content-Type"] = llm.content_type  # as sent, not parsed by aiohttp
     await response.prepare(request)
 
     async def send(line: str) -> None:
@@ -159,8 +180,16 @@ async def _stream(
 
     for line in llm.preamble:
         await send(line)
+    if llm.endless_line is not None:
+        piece = b"x" * 65536
+        await response.write(b"data: ")
+        for _ in range(llm.endless_line // len(piece)):
+            await response.write(piece)
     await event({"role": "assistant", "content": ""})
-    for number, word in enumerate(re.findall(r"\s+|\S+\s*", text)):
+    words = re.findall(r"\s+|\S+\s*", text)
+    if llm.forever is not None:
+        words = [words[n % len(words)] for n in range(llm.forever)]
+    for number, word in enumerate(words):
         if number == llm.hang_after:
             await asyncio.Future()  # never done: only a disconnect or shutdown ends this
         await event({"content": word})

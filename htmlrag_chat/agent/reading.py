@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
-from htmlrag_chat.events import AnswerDelta, EventSink, ReaderBusy, stage
+from htmlrag_chat.events import AnswerDelta, AnswerRetracted, EventSink, Notice, ReaderBusy, stage
 from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.citations import CitationFilter
 from htmlrag_chat.reader.layout import answer_messages
@@ -45,10 +45,11 @@ async def read_answer(
     """The answer as text and as Markdown, when its first piece came, and how many
     invented citations were taken out. Text the reader quotes from a source (``Quoted``)
     goes around the citation filter: shown as it is, escaped in the Markdown. A
-    reasoning model's think blocks never get past ``ThinkFilter``."""
-    citations = CitationFilter(len(sources))
-    safe = SafeStream()  # no control token, escape or override reaches the screen
-    thinking = ThinkFilter()  # nor a reasoning model's <think> block
+    reasoning model's reasoning never gets past ``ThinkFilter``; when it turns out that
+    what was shown was reasoning (a think block the template opened, closed with no
+    warning), it is taken back (``AnswerRetracted``) and the answer starts again."""
+    filters = _Filters(len(sources))
+    thinking = ThinkFilter()  # a reasoning model's reasoning
     parts: list[tuple[str, bool]] = []
     first_token: float | None = None
 
@@ -67,15 +68,34 @@ async def read_answer(
                 first_token = (time.perf_counter() - start) * 1000
                 emit(ReaderBusy("generate"))
             if isinstance(chunk, Quoted):
-                show(citations.feed(safe.finish()))
-                show(citations.before_quote())
+                show(filters.citations.feed(filters.safe.finish()))
+                show(filters.citations.before_quote())
                 # Defused before it is escaped in the Markdown: escapes would hide tokens.
                 show(text_safe(chunk), quoted=True)
-            else:
-                show(citations.feed(safe.feed(thinking.feed(chunk))))
-        show(citations.feed(safe.feed(thinking.finish()) + safe.finish()))
-        show(citations.finish())
-        counts.update(chars=sum(len(text) for text, _ in parts), removed=citations.removed)
+                continue
+            text = thinking.feed(chunk)
+            if thinking.restarted:
+                thinking.restarted = False
+                parts.clear()
+                filters = _Filters(len(sources))
+                emit(AnswerRetracted())
+                emit(Notice(f"{reader.name}: the text so far was its reasoning, not the answer"))
+            show(filters.citations.feed(filters.safe.feed(text)))
+        show(filters.citations.feed(filters.safe.feed(thinking.finish()) + filters.safe.finish()))
+        show(filters.citations.finish())
+        if thinking.reasoning and not parts:
+            emit(Notice(f"{reader.name} was still reasoning when its answer ended (--max-tokens)"))
+        counts.update(chars=sum(len(text) for text, _ in parts), removed=filters.citations.removed)
     text = "".join(text for text, _ in parts).strip()
     markdown = "".join(escape_markdown(t) if quoted else t for t, quoted in parts).strip()
-    return text, markdown, first_token, citations.removed
+    return text, markdown, first_token, filters.citations.removed
+
+
+class _Filters:
+    """What every piece of the answer passes, in this order: control tokens, escapes and
+    overrides defused (``SafeStream``), then invented citations removed (``CitationFilter``).
+    Both hold text back, so a retracted answer starts them afresh."""
+
+    def __init__(self, sources: int) -> None:
+        self.safe = SafeStream()
+        self.citations = CitationFilter(sources)

@@ -18,7 +18,7 @@ from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
 from htmlrag_chat.progress import event_line
-from htmlrag_chat.safety import text_safe
+from htmlrag_chat.safety import terminal_safe, text_safe
 from htmlrag_chat.settings.sources import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
@@ -258,4 +258,7 @@ def print_table(
 
 
 def error(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr)
+    """A one-line error or note on stderr. Terminal-safe whatever it quotes (a file name, a
+    server's words), as the last guard: quoted text from the web is made safe where it is
+    quoted too, for the faces that do not print through here."""
+    print(f"{PROG}: {terminal_safe(message)}", file=sys.stderr)

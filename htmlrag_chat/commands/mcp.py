@@ -1,10 +1,11 @@
 """``mcp``: serve web context and answers to agents over the Model Context Protocol.
 
 Stdio is the default (what Claude Code, Cursor and other agents launch); ``--http`` serves
-streamable HTTP on 127.0.0.1. The global options apply as they do to ``ask``: the cache or
-the replayed recording, the reader, the pruner, the budget and the search settings. Models
-load once, before the first request is read; a replay keeps its conversations in a scratch
-file for the life of the server, as the chat app does.
+streamable HTTP on 127.0.0.1, to requests with the bearer token (``mcp/auth.py``). The
+global options apply as they do to ``ask``: the cache or the replayed recording, the reader,
+the pruner, the budget and the search settings. Models load once, before the first request
+is read; a replay keeps its conversations in a scratch file for the life of the server, as
+the chat app does.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 
 from htmlrag_chat.commands.chat import history_store
 from htmlrag_chat.commands.common import add_command, open_store, progress_printer, store_options
-from htmlrag_chat.commands.options import add_setting_options, agent_options
+from htmlrag_chat.commands.options import add_setting_options, agent_options, settings_of
 from htmlrag_chat.errors import EXIT_OK, UserError
 
 DEFAULT_PORT = 8765
@@ -25,12 +26,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         run_mcp, [store_options(argparse.SUPPRESS, refresh=True)],
         [("htmlrag-chat mcp", "stdio, as agents launch it"),
          ("htmlrag-chat --replay-db demo.sqlite3 mcp", "offline, from a recording"),
-         ("htmlrag-chat mcp --http --port 8765", "streamable HTTP on 127.0.0.1:8765/mcp")],
+         ("htmlrag-chat mcp --http --port 8765",
+          "streamable HTTP on 127.0.0.1:8765/mcp, with the bearer token it prints")],
     )  # fmt: skip
     add_setting_options(mcp, "mcp")
     mcp.add_argument(
         "--http", action="store_true",
-        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio",
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio, to "
+        "requests with Authorization: Bearer <token> (mcp_token, else a new one, printed)",
     )  # fmt: skip
     mcp.add_argument(
         "--port", type=port_number, default=None,
@@ -47,7 +50,9 @@ def port_number(text: str) -> int:
 def run_mcp(args: argparse.Namespace) -> int:
     if args.port is not None and not args.http:
         raise UserError("--port needs --http (stdio is the default transport)")
-    options = agent_options(args)
+    settings = settings_of(args)
+    options = agent_options(args, settings)
+    from htmlrag_chat.mcp.auth import McpSettings
     from htmlrag_chat.mcp.server import bind_loopback, build_server, serve_http, serve_stdio
     from htmlrag_chat.mcp.service import ContextService, shared
     from htmlrag_chat.wiring import build_parts
@@ -59,7 +64,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         parts = shared(build_parts(options, cache, progress_printer(False)))
         server = build_server(ContextService(parts, cache, history))
         if listening is not None:
-            serve_http(server, listening)
+            serve_http(server, listening, *McpSettings(**settings.section("mcp")).token())
         else:
             serve_stdio(server)
     return EXIT_OK

@@ -66,13 +66,13 @@ def settings_of(args: argparse.Namespace) -> Resolved:
     return resolve(getattr(args, "config", None), options)
 
 
-def agent_options(args: argparse.Namespace) -> AgentOptions:
-    """The settings in effect as the agent's (``ask``, the chat app, ``models``)."""
+def agent_options(args: argparse.Namespace, settings: Resolved | None = None) -> AgentOptions:
+    """The settings in effect (``settings``, when already resolved) as the agent's (``ask``,
+    the chat app, ``models``, ``mcp``)."""
     from htmlrag_chat.wiring import AgentOptions
 
-    return AgentOptions.of(
-        settings_of(args), replay=replaying(args), refresh=getattr(args, "refresh", None)
-    )
+    refresh = getattr(args, "refresh", None)
+    return AgentOptions.of(settings or settings_of(args), replay=replaying(args), refresh=refresh)
 
 
 def _help(setting: Setting) -> str:

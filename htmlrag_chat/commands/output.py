@@ -31,6 +31,7 @@ from htmlrag_chat.commands.common import PROG, progress_printer
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import (
     AnswerDelta,
+    AnswerRetracted,
     Event,
     Notice,
     ReaderBusy,
@@ -187,6 +188,8 @@ class AskOutput:
     def __call__(self, event: Event) -> None:
         if isinstance(event, AnswerDelta):
             self._answer(event.text)
+        elif isinstance(event, AnswerRetracted):
+            self._text.clear()  # held back: never printed (streamed: the note says so)
         elif isinstance(event, Notice) and event.role and self.form != "trace":
             self._fallbacks.append(event)
         elif self.form == "quiet":

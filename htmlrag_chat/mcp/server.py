@@ -29,6 +29,7 @@ from htmlrag_chat.conversations.export import conversation_markdown
 from htmlrag_chat.errors import InputError, UserError
 from htmlrag_chat.events import Event, EventSink, ReaderBusy, SourcesReady
 from htmlrag_chat.html.blocks import serialize
+from htmlrag_chat.mcp.auth import BearerAuth
 from htmlrag_chat.mcp.results import AnswerResult, WebContext
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, CONTEXT_PAGES, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
@@ -105,11 +106,9 @@ def build_server(service: ContextService) -> MCPServer:
         description="One conversation: each question, its answer and the answer's sources.",
     )  # fmt: skip
     async def conversation(conversation_id: str) -> str:
-        found = (
-            service.history.conversation(int(conversation_id))
-            if conversation_id.isdigit()
-            else None
-        )
+        # ASCII digits only: "²" and "١٢" are digits to str.isdigit, not to int().
+        number = conversation_id.isascii() and conversation_id.isdigit()
+        found = service.history.conversation(int(conversation_id)) if number else None
         if found is None:
             raise ResourceNotFoundError(f"no conversation {conversation_id}")
         return conversation_markdown(found["title"], service.history.messages(found["id"]))
@@ -264,13 +263,18 @@ def bind_loopback(port: int) -> socket.socket:
     return listening
 
 
-def serve_http(server: MCPServer, listening: socket.socket) -> None:
+def serve_http(
+    server: MCPServer, listening: socket.socket, token: str, generated: bool = False
+) -> None:
     """Serve streamable HTTP at ``http://127.0.0.1:PORT/mcp`` on ``listening`` (from
-    ``bind_loopback``), saying where on stderr."""
+    ``bind_loopback``), to requests that carry ``token`` (``auth.BearerAuth``), saying
+    where on stderr, and the token when it was ``generated`` for this run."""
     import anyio
     import uvicorn
 
-    app = server.streamable_http_app(host=HOST)
+    app = BearerAuth(server.streamable_http_app(host=HOST), token)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if generated:
+        log(f"token: {token} (send it as Authorization: Bearer; set mcp_token to keep one)")
     log(f"listening on http://{HOST}:{listening.getsockname()[1]}/mcp")
     anyio.run(partial(web.serve, sockets=[listening]))

@@ -26,9 +26,11 @@ from htmlrag_chat.reader.citation_syntax import (
     CHAIN_RE,
     GROUP,
     GROUP_RE,
+    ITEM_RE,
     CitationStream,
     expand,
-    written_numbers,
+    span,
+    unhide,
 )
 from htmlrag_chat.reader.literal import CodeScanner, unescape_markdown
 
@@ -81,19 +83,28 @@ def parse_citations(text: str) -> list[tuple[int, ...]]:
         expand(match[0])
         for literal, piece in CodeScanner().feed(text, final=True)
         if not literal
-        for match in GROUP_RE.finditer(piece)
+        for match in GROUP_RE.finditer(unhide(piece))
     ]
 
 
 def _filter_group(group: str, sources: int) -> tuple[str, list[int]]:
-    """The group as it may be shown ("" when none of it is real) and the numbers it loses."""
-    numbers = expand(group)
-    dropped = [n for n in numbers if not 1 <= n <= sources]
-    # The written numbers count too: a capped range must not show its invalid end.
-    if not dropped and max(written_numbers(group)) <= sources:
-        return group, []
-    kept = dict.fromkeys(n for n in numbers if 1 <= n <= sources)
-    return (f"[{', '.join(map(str, kept))}]" if kept else ""), dropped
+    """The group as it may be shown ("" when none of it is real; a doubled one as a single
+    one) and the numbers it loses. A range with an end no source has singles out nothing
+    between its ends: ``[1-99]`` of five sources cites source 1, not all five."""
+    kept: list[int] = []
+    dropped: list[int] = []
+    for low, high in ITEM_RE.findall(group):
+        ends = [int(low), int(high)] if high else [int(low)]
+        real = [n for n in ends if 1 <= n <= sources]
+        if len(real) == len(ends):
+            kept.extend(span(ends[0], ends[-1]))
+        else:
+            kept.extend(real)
+            dropped.extend(n for n in ends if n not in real)
+    if not dropped:
+        return group.removeprefix("[").removesuffix("]") if group.startswith("[[") else group, []
+    numbers = dict.fromkeys(kept)
+    return (f"[{', '.join(map(str, numbers))}]" if numbers else ""), dropped
 
 
 class CitationFilter:

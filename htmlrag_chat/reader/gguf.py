@@ -36,6 +36,7 @@ from htmlrag_chat.extras import needed
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.reader import CallStats, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
+from htmlrag_chat.reader.think import OPEN, opens_reasoning
 from htmlrag_chat.safety import defuse_control_tokens
 
 # llama.cpp's extra buffer types (weights repacked for AMX tiles or wider kernels): "0" off,
@@ -110,6 +111,8 @@ class GGUFChat:
         llama = self.load()
         ids = self.prompt_ids(messages)
         max_tokens = fit_answer(self.name, len(ids), max_tokens, llama.n_ctx())
+        if opens_reasoning(llama.detokenize(ids[-16:], special=True).decode(errors="replace")):
+            yield OPEN  # the template opened a think block: the reply starts inside it
 
         def generate(put: Put, stop: threading.Event) -> None:
             try:

@@ -19,6 +19,7 @@ from htmlrag_chat.extras import needed
 from htmlrag_chat.loader import load_causal_lm
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
+from htmlrag_chat.reader.think import OPEN, opens_reasoning
 
 with needed("transformers", "the local reader (--reader local)"):
     import torch
@@ -93,6 +94,8 @@ class LocalChat:
         pad = (
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
+        if opens_reasoning(tokenizer.decode(ids[-16:])):
+            yield OPEN  # the template opened a think block: the reply starts inside it
 
         def generate(put: Put, stop: threading.Event) -> None:
             with torch.inference_mode():

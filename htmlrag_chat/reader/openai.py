@@ -24,9 +24,13 @@ import aiohttp
 
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.reader import CallStats, Message, ReaderFailed
+from htmlrag_chat.reader.sse import StreamLimits, TooLong, capped, events, lines, stream_limits
+from htmlrag_chat.reader.think import OPEN, opened_by_template
+from htmlrag_chat.safety import one_line
 
 CONNECT_SECONDS = 10.0
 _SNIPPET_CHARS = 200  # of an error body or a malformed event, enough to recognise it
+_ERROR_BYTES = 64 << 10  # of an error body read: its JSON message is near the start
 _EVENT_STREAM = "text/event-stream"
 _JSON = "application/json"
 TRUNCATED_SHARE = 0.8  # a server that read less than this share of the prompt cut it
@@ -51,6 +55,9 @@ class OpenAIChat:
     calls: list[CallStats] = field(default_factory=list)  # what the server said it read
     counter: TokenCounter | None = None  # the prompt's tokens as sent, to compare
     warn: Callable[[str], None] | None = None  # told when the server read fewer
+    # Whether the model's chat template opens a think block, so that its replies begin
+    # with reasoning and no opening tag (None: judged by the model's name).
+    reasoning_first: bool | None = None
     _reported: int | None = field(default=None, init=False, repr=False)
 
     @property
@@ -68,10 +75,17 @@ class OpenAIChat:
         """The reply to ``messages`` as the server streams it, in non-empty text chunks.
 
         Every network or server problem becomes a one-line ``ReaderFailed`` naming the
-        server; the ``async with`` blocks close the connection however the caller leaves.
+        server, its own words made safe to print; the ``async with`` blocks close the
+        connection however the caller leaves. What the server sends is bounded
+        (``sse.stream_limits``): past the answer's characters the reply is cut there and
+        ``warn`` says so; an event or a whole reply past its bytes fails.
         """
         timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=self.timeout)
+        limits = stream_limits(max_tokens)
         self._reported = None
+        opened = self.reasoning_first
+        if opened if opened is not None else opened_by_template(self.model):
+            yield OPEN  # what the template wrote, for the think filter to read
         try:
             async with (
                 aiohttp.ClientSession(timeout=timeout) as session,
@@ -80,24 +94,45 @@ class OpenAIChat:
                 ) as response,
             ):
                 await self._check_response(response)
-                if response.content_type == _JSON:
-                    event = self._parse(await response.read())
-                    self._count(event)
-                    content = _content(event, "message")
-                    if content:
-                        yield content
-                else:
-                    async for data in _events(_lines(response.content.iter_any())):
-                        if data == "[DONE]":
-                            break
-                        event = self._parse(data)
-                        self._count(event)
-                        content = _content(event, "delta")
-                        if content:
-                            yield content
+                left = limits.chars
+                async for content in self._contents(response, limits):
+                    shown = content[:left]
+                    left -= len(shown)
+                    if shown:
+                        yield shown
+                    if left <= 0:
+                        if self.warn is not None:
+                            self.warn(
+                                f"{self.model} went on past max_tokens ({max_tokens}): its "
+                                f"answer was cut at {limits.chars:,} characters"
+                            )
+                        return
+        except TooLong as error:
+            raise ReaderFailed(f"{self.endpoint} {error}") from None
         except (TimeoutError, aiohttp.ClientError) as error:
             raise ReaderFailed(self._describe(error)) from error
         self._check_truncation(messages)
+
+    async def _contents(
+        self, response: aiohttp.ClientResponse, limits: StreamLimits
+    ) -> AsyncIterator[str]:
+        """The text of a whole JSON completion, or of each streamed chunk, counting usage."""
+        if response.content_type == _JSON:
+            event = self._parse(await _read(response, limits.event_bytes))
+            self._count(event)
+            content = _content(event, "message")
+            if content:
+                yield content
+            return
+        chunks = capped(response.content.iter_any(), limits.total_bytes)
+        async for data in events(lines(chunks, limits.event_bytes), limits.event_bytes):
+            if data == "[DONE]":
+                return
+            event = self._parse(data)
+            self._count(event)
+            content = _content(event, "delta")
+            if content:
+                yield content
 
     def _check_truncation(self, messages: Sequence[Message]) -> None:
         """Ollama cuts a prompt longer than its window without a word; the usage it
@@ -148,12 +183,12 @@ class OpenAIChat:
         was never pulled says exactly that), and anything that is neither an event stream
         nor JSON, such as a web UI's HTML page answering at a wrong base URL."""
         if response.status >= 400:
-            message = _error_message(await response.read())
-            raise ReaderFailed(f"{self.endpoint}: HTTP {response.status}: {message}")
+            body = await _read(response, _ERROR_BYTES, cut=True)
+            raise ReaderFailed(f"{self.endpoint}: HTTP {response.status}: {_error_message(body)}")
         if response.content_type not in (_EVENT_STREAM, _JSON):
             raise ReaderFailed(
-                f"{self.endpoint}: answered with {response.content_type}, not an event stream"
-                " (is this the /v1 URL of an OpenAI-compatible server?)"
+                f"{self.endpoint}: answered with {one_line(response.content_type)[:80]}, not an"
+                " event stream (is this the /v1 URL of an OpenAI-compatible server?)"
             )
 
     def _parse(self, data: bytes | str) -> Any:
@@ -162,12 +197,12 @@ class OpenAIChat:
         try:
             event = json.loads(data)
         except ValueError:
-            snippet = _one_line(data if isinstance(data, str) else data.decode(errors="replace"))
-            raise ReaderFailed(
-                f"{self.endpoint} sent malformed JSON: {snippet[:_SNIPPET_CHARS]}"
-            ) from None
+            text = data if isinstance(data, str) else data.decode(errors="replace")
+            snippet = one_line(text[: _SNIPPET_CHARS * 4])[:_SNIPPET_CHARS]
+            raise ReaderFailed(f"{self.endpoint} sent malformed JSON: {snippet}") from None
         if isinstance(event, dict) and "error" in event:
-            raise ReaderFailed(f"{self.endpoint}: {_json_error(event) or 'the server failed'}")
+            message = one_line(_json_error(event) or "")[:_SNIPPET_CHARS]
+            raise ReaderFailed(f"{self.endpoint}: {message or 'the server failed'}")
         return event
 
     def _describe(self, error: BaseException) -> str:
@@ -186,41 +221,20 @@ class OpenAIChat:
             return f"{url} is not an http:// or https:// URL"
         if isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)):
             return f"{url} closed the connection mid-answer"
-        return f"{url}: {_one_line(str(error)) or type(error).__name__}"
+        return f"{url}: {one_line(str(error))[:_SNIPPET_CHARS] or type(error).__name__}"
 
 
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Text lines (LF or CRLF) from network chunks that split lines, and UTF-8 characters,
-    anywhere.
-
-    Not aiohttp's own line iteration: its line-length limit varies across versions, and
-    one event may carry a long answer.
-    """
-    pending: list[bytes] = []
-    async for chunk in chunks:
-        first, *rest = chunk.split(b"\n")
-        pending.append(first)
-        for piece in rest:
-            yield b"".join(pending).removesuffix(b"\r").decode(errors="replace")
-            pending = [piece]
-    tail = b"".join(pending)
-    if tail:
-        yield tail.removesuffix(b"\r").decode(errors="replace")
-
-
-async def _events(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The data of each server-sent event, as the SSE spec assembles it: ``data:`` lines
-    add up until a blank line. Comments (``:``) and ``event:``, ``id:`` and ``retry:``
-    lines carry nothing a reader needs."""
-    data: list[str] = []
-    async for line in lines:
-        if line.startswith("data:"):
-            data.append(line.removeprefix("data:").removeprefix(" "))
-        elif not line and data:
-            yield "\n".join(data)
-            data = []
-    if data:  # a last event without its blank line: the spec drops it, a lenient reader not
-        yield "\n".join(data)
+async def _read(response: aiohttp.ClientResponse, limit: int, cut: bool = False) -> bytes:
+    """The body, up to ``limit`` bytes: beyond, cut there (``cut``: an error body, of which
+    only the start is shown) or ``TooLong``."""
+    body = bytearray()
+    async for chunk in response.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            if cut:
+                return bytes(body[:limit])
+            raise TooLong(f"sent a reply longer than {limit:,} bytes")
+    return bytes(body)
 
 
 def _content(event: Any, key: str) -> str | None:
@@ -244,7 +258,7 @@ def _error_message(body: bytes) -> str:
     except ValueError:
         data = None
     message = _json_error(data) if isinstance(data, dict) else None
-    return _one_line(message or text)[:_SNIPPET_CHARS] or "(empty body)"
+    return one_line((message or text)[: _SNIPPET_CHARS * 4])[:_SNIPPET_CHARS] or "(empty body)"
 
 
 def _json_error(data: dict[str, Any]) -> str | None:
@@ -262,8 +276,4 @@ def _connect_reason(error: OSError) -> str:
     ('127.0.0.1', 11434)", while its errno says "connection refused"."""
     if error.errno and not isinstance(error, ssl.SSLError):
         return os.strerror(error.errno).lower()
-    return _one_line(str(error)) or "cannot connect"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return one_line(str(error)) or "cannot connect"

@@ -33,7 +33,7 @@ from htmlrag_chat.settings.kinds import (
 )
 
 ENV_PREFIX = "HTMLRAG_CHAT_"
-SECTIONS = ("reader", "research", "prune", "search", "web")
+SECTIONS = ("reader", "research", "prune", "search", "web", "mcp")
 READERS = ("local", "openai", "extractive", "auto")
 # ``two-stage`` is HtmlRAG's (the fused first stage, then the generative pruner; the first
 # stage alone when the pruner is not installed); the others are one stage with one scorer.
@@ -243,6 +243,12 @@ SETTINGS: tuple[Setting, ...] = (
         "web", "deadline", Seconds(most=600.0), 3.0,
         "go on without pages still downloading this long after the first one arrived (they "
         "are cached for the next question)", ANSWERING,
+    ),
+    # -- mcp: the server for agents
+    Setting(
+        "mcp", "mcp_token", Secret(), None,
+        "the bearer token mcp --http requires (file or environment only; unset: a new one "
+        "each start, printed on stderr)", secret=True,
     ),
 )  # fmt: skip
 

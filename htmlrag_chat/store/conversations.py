@@ -14,6 +14,9 @@ from htmlrag_chat.store.connection import Connection
 from htmlrag_chat.store.files import StoreError
 from htmlrag_chat.store.rows import BadRow, answer_record
 
+# SQLite's INTEGER: an id outside it names no row (sqlite3 would raise OverflowError on it).
+ROW_IDS = range(-(2**63), 2**63)
+
 
 class ConversationTables(Connection):
     """The conversation tables of the store; ``Store`` gives them their connection."""
@@ -140,6 +143,8 @@ class ConversationTables(Connection):
     def conversation(self, conversation_id: int) -> dict | None:
         """One conversation's summary (as ``conversation_summaries`` gives it); None if there
         is no such conversation."""
+        if conversation_id not in ROW_IDS:
+            return None
         rows = self.conversation_summaries(only=conversation_id)
         return rows[0] if rows else None
 
@@ -148,6 +153,8 @@ class ConversationTables(Connection):
 
         One query, so a message and its answers come from the same snapshot.
         """
+        if conversation_id not in ROW_IDS:
+            return []
         rows = self._rows(
             "SELECT m.id, m.role, m.content, m.created_at, a.id AS answer_id, a.reader, a.text,"
             " a.sources, a.citations, a.flags, a.created_at AS answered_at"
@@ -170,6 +177,7 @@ class ConversationTables(Connection):
         return list(messages.values())
 
     def rename_conversation(self, conversation_id: int, title: str) -> None:
+        _require_id(conversation_id)
         with self.transaction():
             cursor = self._db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ?", [title, conversation_id]
@@ -178,6 +186,7 @@ class ConversationTables(Connection):
 
     def delete_conversation(self, conversation_id: int) -> None:
         """Delete a conversation with its messages and their answers (foreign-key cascade)."""
+        _require_id(conversation_id)
         with self.transaction():
             cursor = self._db.execute("DELETE FROM conversations WHERE id = ?", [conversation_id])
             _require(cursor, f"no conversation {conversation_id}")
@@ -188,6 +197,11 @@ class ConversationTables(Connection):
             f"UPDATE conversations SET updated_at = ? WHERE {where}", [now, value]
         )
         _require(cursor, missing)
+
+
+def _require_id(conversation_id: int) -> None:
+    if conversation_id not in ROW_IDS:
+        raise StoreError(f"no conversation {conversation_id}")
 
 
 def _require(cursor: sqlite3.Cursor, missing: str) -> None:

@@ -29,7 +29,7 @@ from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, SourcesReady
+from htmlrag_chat.events import AnswerDelta, AnswerRetracted, Event, Notice, Skipped, SourcesReady
 from htmlrag_chat.progress import PipelineStatus, event_line
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
@@ -237,6 +237,8 @@ class ChatApp(SelectionActions):
         if isinstance(event, AnswerDelta):
             if self._current is not None:
                 await self._current.write(event.text, event.quoted)
+        elif isinstance(event, AnswerRetracted) and self._current is not None:
+            await self._current.retract()
         elif isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
             await self._note(event_line(event) or "")
         elif isinstance(event, SourcesReady) and self._current is not None:

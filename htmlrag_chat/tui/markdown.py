@@ -45,7 +45,8 @@ def _link_all(prose: str) -> str:
 
 
 def _link(match: re.Match[str]) -> str:
-    inner = match[0][1:-1]
+    doubled = match[0].startswith("[[")  # [[3]] links as [3], as the citation filter shows it
+    inner = match[0][2:-2] if doubled else match[0][1:-1]
     return f"[\\[{inner}\\]]({CITE_SCHEME}{''.join(inner.split())})"
 
 

@@ -99,6 +99,16 @@ class AnswerView(Vertical, can_focus=True):
         if linked:
             await self._stream.write(linked)
 
+    async def retract(self) -> None:
+        """Take back what was streamed (it was the model's reasoning): the answer starts
+        again."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        self.text = ""
+        self._linker = CitationLinker()
+        await self.query_one(Markdown).update("")
+
     async def finish(
         self, meta: str, sources: Sequence[Source] = (), text: str | None = None
     ) -> None:

@@ -59,19 +59,52 @@ def is_public_address(ip: str | IPAddress) -> bool:
     """Whether an address is globally routable: not loopback, private, link-local,
     multicast, reserved, unspecified or shared (CGNAT), also when wrapped in IPv6.
 
-    IPv4-mapped (``::ffff:127.0.0.1``) and 6to4 (``2002:7f00:1::``) addresses reach the IPv4
-    address inside them, so that one is judged too. Anything unparsable is not public.
+    An IPv6 address that reaches an IPv4 address inside it (``embedded_ipv4``) is judged by
+    that IPv4 address too: ``[64:ff9b::a9fe:a9fe]`` is the metadata service 169.254.169.254
+    through a NAT64 gateway. Anything unparsable is not public.
     """
     try:
         address = ipaddress.ip_address(ip)
     except ValueError:
         return False
     if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
+        if address.ipv4_mapped is not None:  # the socket connects to the IPv4 address
             return is_public_address(address.ipv4_mapped)
-        if address.sixtofour is not None and not is_public_address(address.sixtofour):
+        if not all(is_public_address(inside) for inside in embedded_ipv4(address)):
             return False
     return address.is_global and not address.is_multicast
+
+
+# NAT64 prefixes (RFC 6052's well-known one, RFC 8215's local-use one) and where an IPv4
+# address can sit in each: after a /96 prefix, or, in the local-use /48, after any prefix
+# length an operator may choose (the bits 64-71, the "u" octet, are skipped).
+_NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+# Byte positions for the prefix lengths /48, /56, /64 and /96.
+_NAT64_POSITIONS = ((6, 7, 9, 10), (7, 9, 10, 11), (9, 10, 11, 12), (12, 13, 14, 15))
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # deprecated, but a socket may take it
+_IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # SIIT (RFC 2765)
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address may lead to: NAT64 (every position the prefix
+    allows), 6to4, Teredo (its server and its client), IPv4-compatible and -translated."""
+    packed = address.packed
+    found: list[ipaddress.IPv4Address] = []
+    if address in _NAT64_WELL_KNOWN:
+        found.append(ipaddress.IPv4Address(packed[12:]))
+    elif address in _NAT64_LOCAL:
+        for positions in _NAT64_POSITIONS:
+            found.append(ipaddress.IPv4Address(bytes(packed[i] for i in positions)))
+    elif address in _IPV4_TRANSLATED or (
+        address in _IPV4_COMPATIBLE and int(address) > 1  # not :: or ::1
+    ):
+        found.append(ipaddress.IPv4Address(packed[12:]))
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)
+    return found
 
 
 class GuardedResolver(AbstractResolver):

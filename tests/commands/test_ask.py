@@ -8,7 +8,7 @@ import json
 import re
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -579,6 +579,146 @@ def test_a_failed_question_is_taken_back_from_the_history(
     capsys.readouterr()
     assert main(["--cache", str(cache), "history", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+SERVER_ESCAPES = (
+    "\x1b]0;owned\x07\x1b[2J\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\ \x9b31m"
+)
+
+
+@pytest.mark.parametrize(
+    "llm",
+    [
+        ScriptedLLM(reply=scripted, status=500, error_body={"error": SERVER_ESCAPES}),
+        ScriptedLLM(reply=scripted, status=500, error_body=SERVER_ESCAPES),
+        ScriptedLLM(reply=scripted, preamble=[f"data: {SERVER_ESCAPES}", ""]),
+    ],
+    ids=["json-error", "text-error", "not-json"],
+)
+def test_a_servers_escape_sequences_never_reach_the_terminal(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str], llm: ScriptedLLM
+) -> None:
+    with ThreadedLLM(llm) as url:
+        code = main(["--cache", str(cache), *ask("--reader", "openai", "--base-url", url)])
+    out, err = capsys.readouterr()
+    assert code == 5
+    (line,) = [line for line in err.splitlines() if "owned" in line]
+    assert line.startswith("htmlrag-chat: http://127.0.0.1:") and "link" in line
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", out + err), repr(err)
+
+
+def test_a_server_that_ignores_max_tokens_ends_the_answer_with_one_line(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every reply goes on and on (250,000 words at most, or until the client hangs up):
+    ``ask`` ends with the answer cut where ``--max-tokens`` could never reach, and a note."""
+    llm = ScriptedLLM(reply=scripted, forever=250_000)
+    with ThreadedLLM(llm) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+        code = main(["--cache", str(cache), *ask(*server, "--max-tokens", "100")])
+    out, err = capsys.readouterr()
+    assert code == 0
+    answer = out.split("\n\nSources:")[0]
+    assert answer.startswith("FaceTime Attention Correction") and len(answer) <= 100 * 64
+    notes = [line for line in err.splitlines() if "went on past max_tokens (100)" in line]
+    assert notes == [
+        "htmlrag-chat: note: m went on past max_tokens (100): its answer was cut at"
+        " 6,400 characters"
+    ]
+
+
+def hiding_reply(messages: list[dict]) -> str:
+    """Citations of sources that do not exist, hidden from a plain reading of the grammar."""
+    prompt = messages[-1]["content"]
+    if "New message:" in prompt:
+        return "SEARCH: FaceTime"
+    if "Do the sources above contain" in prompt:
+        return "ENOUGH"
+    return (
+        "ARKit maps the face [\u200b99]. It moves the eyes [9\u00ad9]. It is automatic"
+        " [42\u2060]. It needs a TrueDepth camera [[99]]. It came with iOS 13 [1-99]."
+    )
+
+
+def test_hidden_doubled_and_open_ended_citations_show_only_what_exists(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with ThreadedLLM(ScriptedLLM(reply=hiding_reply)) as url:
+        server = ["--reader", "openai", "--base-url", url, "--pruner", "bm25"]
+        assert main(["--cache", str(cache), *ask(*server, "--json")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert len(record["sources"]) < 42
+    assert record["answer"] == (
+        "ARKit maps the face. It moves the eyes. It is automatic. It needs a TrueDepth"
+        " camera. It came with iOS 13 [1]."
+    )
+    assert record["removed_citations"] == 5
+    assert [c["sources"] for c in record["citations"]] == [[1]]
+
+
+def reasoning_reply(answer: str) -> Callable[[list[dict]], str]:
+    """A reasoning model whose template opened the think block: every reply is its
+    reasoning, ``</think>``, then ``answer`` (or the plan's and the check's line)."""
+
+    def reply(messages: list[dict]) -> str:
+        prompt = messages[-1]["content"]
+        if "New message:" in prompt:
+            said = "SEARCH: FaceTime ARKit"
+        elif "Do the sources above contain" in prompt:
+            said = "ENOUGH"
+        else:
+            said = answer
+        return f"Okay, the user asks about FaceTime. SEARCH: nonsense [9]\n</think>\n\n{said}"
+
+    return reply
+
+
+HARMONY_ANSWER = (
+    "<|channel|>analysis<|message|>The user asks about FaceTime [9]. SEARCH: x<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>ARKit maps the face [1].<|return|>"
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "reply", "form"),
+    [
+        ("deepseek-r1:8b", reasoning_reply("ARKit maps the face [1]."), []),
+        ("my-reasoner", reasoning_reply("ARKit maps the face [1]."), ["--no-stream"]),
+        ("gpt-oss:20b", lambda messages: HARMONY_ANSWER, []),
+    ],
+    ids=["named", "unnamed", "harmony"],
+)
+def test_a_reasoning_models_reasoning_is_never_the_answer(
+    cache: Path,
+    offline: None,
+    capsys: pytest.CaptureFixture[str],
+    model: str,
+    reply: Callable[[list[dict]], str],
+    form: list[str],
+) -> None:
+    with ThreadedLLM(ScriptedLLM(reply=reply)) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", model, "--pruner", "bm25"]
+        assert main(["--cache", str(cache), *ask(*server, *form)]) == 0
+    out = capsys.readouterr().out
+    assert out.split("\n\nSources:")[0].strip() == "ARKit maps the face [1]."
+    assert "Removed" not in out  # the reasoning's [9] was never read as a citation
+    assert main(["--cache", str(cache), "history", "show", "1", "--json"]) == 0
+    assert "user asks" not in capsys.readouterr().out
+
+
+def test_reasoning_streamed_before_an_unopened_close_is_taken_back_with_a_note(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Streamed to stdout, the reasoning of an unknown model is out before its ``</think>``
+    says what it was: one line says so, and the answer kept is the one after it."""
+    reply = reasoning_reply("ARKit maps the face [1].")
+    with ThreadedLLM(ScriptedLLM(reply=reply)) as url:
+        server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+        assert main(["--cache", str(cache), *ask(*server)]) == 0
+        _, err = capsys.readouterr()
+        assert "m: the text so far was its reasoning, not the answer" in err
+        assert main(["--cache", str(cache), *ask(*server, "--json")]) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == "ARKit maps the face [1]."
 
 
 def hostile_reply(messages: list[dict]) -> str:

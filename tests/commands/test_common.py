@@ -3,6 +3,7 @@ goes after ``=`` or ``--replay-db``. Parsed by the real parser of the CLI."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,17 @@ def test_an_empty_file_name_is_a_usage_error(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit) as usage:
         build_parser().parse_args(["--replay=", "ask", Q])
     assert usage.value.code == 2 and "needs the file to replay" in capsys.readouterr().err
+
+
+def test_an_error_line_never_carries_an_escape_sequence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever a one-line error quotes (here a file name; elsewhere a server's words) is
+    printed without the controls that would retitle the window or clear the screen."""
+    from htmlrag_chat.cli import main
+
+    name = tmp_path / "\x1b]0;owned\x07page\x1b[2J\x9b31m.html"
+    assert main(["clean", str(name)]) == 3
+    err = capsys.readouterr().err
+    assert "owned" in err and "page" in err
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", err), repr(err)

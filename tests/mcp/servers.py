@@ -19,6 +19,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.openai_server import ScriptedLLM
 
@@ -45,15 +46,18 @@ async def stdio_session(options: list[str], tmp: Path) -> AsyncIterator[ClientSe
 
 
 @contextmanager
-def http_server(options: list[str], tmp: Path) -> Iterator[str]:
-    """``htmlrag-chat OPTIONS mcp --http --port 0``; yields the URL it says it listens at."""
+def http_server(
+    options: list[str], tmp: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str | None]]:
+    """``htmlrag-chat OPTIONS mcp --http --port 0``; yields the URL it says it listens at,
+    and the token it says it made (None when it says none: one was configured)."""
     process = subprocess.Popen(
         [*COMMAND, *options, "mcp", "--http", "--port", "0"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=server_env(tmp),
+        env={**server_env(tmp), **(env or {})},
     )
     lines: queue.Queue[str] = queue.Queue()
 
@@ -64,12 +68,14 @@ def http_server(options: list[str], tmp: Path) -> Iterator[str]:
 
     threading.Thread(target=drain, daemon=True).start()
     try:
-        seen = []
+        seen, token = [], None
         while True:
             line = lines.get(timeout=180)
             seen.append(line)
+            if "mcp: token: " in line:
+                token = line.split("mcp: token: ")[1].split()[0]
             if "listening on " in line:
-                yield line.split("listening on ")[1].strip()
+                yield line.split("listening on ")[1].strip(), token
                 break
             assert process.poll() is None, "".join(seen)
     finally:
@@ -78,8 +84,24 @@ def http_server(options: list[str], tmp: Path) -> Iterator[str]:
 
 
 @asynccontextmanager
-async def http_session(url: str) -> AsyncIterator[ClientSession]:
-    async with streamable_http_client(url) as streams, ClientSession(*streams) as session:
+async def http_session(
+    url: str, token: str | None, statuses: list[int] | None = None
+) -> AsyncIterator[ClientSession]:
+    """The SDK's streamable HTTP client, sending ``token`` as its bearer token (if any);
+    the status of each response it gets goes into ``statuses``."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    client = create_mcp_http_client(headers=headers)
+
+    async def record(response: Any) -> None:
+        if statuses is not None:
+            statuses.append(response.status_code)
+
+    client.event_hooks["response"].append(record)
+    async with (
+        client,
+        streamable_http_client(url, http_client=client) as streams,
+        ClientSession(*streams) as session,
+    ):
         await session.initialize()
         yield session
 

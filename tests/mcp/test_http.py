@@ -9,6 +9,7 @@ same file at once, which is where "database is locked" would show."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from urllib.error import HTTPError
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 from urllib.request import Request, urlopen
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
@@ -42,8 +44,8 @@ def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
 ) -> None:
     llm = ScriptedLLM(reply)
 
-    async def scenario(url: str) -> float:
-        async with http_session(url) as session:
+    async def scenario(url: str, token: str | None) -> float:
+        async with http_session(url, token) as session:
             names = {tool.name for tool in (await session.list_tools()).tools}
             assert names == {"web_context", "page_context", "answer"}
             question = QUESTION["question"]
@@ -79,24 +81,68 @@ def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
     with ThreadedLLM(llm) as llm_url:
         options = ["--cache", str(recording), "--reader", "openai", "--base-url", llm_url]
         options += ["--model", llm.model, "--pruner", "fused", "--rounds", "1"]
-        with http_server(options, tmp_path) as url:
+        with http_server(options, tmp_path) as (url, token):
             assert urlsplit(url).hostname == "127.0.0.1" and url.endswith("/mcp")
-            assert rebound_status(url) in (403, 421)  # a page's DNS rebinding gets nowhere
-            stopped = asyncio.run(scenario(url))
+            # A page's DNS rebinding gets nowhere, even with the token.
+            assert rebound_status(url, token) in (403, 421)
+            stopped = asyncio.run(scenario(url, token))
     with Store.open(recording, readonly=True) as cache:
         assert len(cache.conversations()) == 3  # the cancelled question is kept, unanswered
         assert cache.stats()["embeddings"] > 0
     print(f"stopped {stopped * 1000:.0f} ms after the cancel")
 
 
-def rebound_status(url: str) -> int:
+def rebound_status(url: str, token: str | None) -> int:
     """The status of a request that reaches the server under another name, as a web page
     would send it after rebinding its domain to 127.0.0.1."""
+    return refused(url, {"Host": "rebound.example", "Authorization": f"Bearer {token}"}).code
+
+
+def refused(url: str, headers: dict[str, str]) -> HTTPError:
+    """The HTTP error a ping with ``headers`` gets."""
     request = Request(
         url,
         data=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
-        headers={"Host": "rebound.example", "Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", **headers},
     )
-    with pytest.raises(HTTPError) as refused:
+    with pytest.raises(HTTPError) as raised:
         urlopen(request, timeout=10)
-    return refused.value.code
+    return raised.value
+
+
+def test_http_needs_the_bearer_token_printed_at_start_or_configured(
+    recording: Path, tiny_tokenizer_dir: Path, tmp_path: Path
+) -> None:
+    """Loopback is shared by every local user: without the token, no tool, no resource."""
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "bm25"]
+    options += ["--tokenizer", str(tiny_tokenizer_dir)]
+
+    async def allowed(url: str, token: str) -> list[str]:
+        async with http_session(url, token) as session:
+            listed = await session.read_resource("htmlrag-chat://conversations")
+            assert isinstance(json.loads(listed.contents[0].text), list)
+            return [tool.name for tool in (await session.list_tools()).tools]
+
+    async def turned_away(url: str, token: str | None) -> list[int]:
+        """The statuses the SDK's client got before it gave up, with the error it says."""
+        statuses: list[int] = []
+        with pytest.raises(ExceptionGroup) as raised:
+            async with http_session(url, token, statuses) as session:
+                await session.list_tools()
+        assert raised.group_contains(MCPError, match="error response", depth=2)
+        return statuses
+
+    with http_server(options, tmp_path) as (url, token):
+        assert token is not None and len(token) >= 40  # 256 random bits, URL-safe
+        assert "web_context" in asyncio.run(allowed(url, token))
+        for wrong in (None, token[:-1], token.swapcase()):
+            assert asyncio.run(turned_away(url, wrong)) == [401]
+        for headers in ({}, {"Authorization": f"Basic {token}"}, {"Authorization": token}):
+            error = refused(url, headers)
+            assert error.code == 401 and error.headers["WWW-Authenticate"].startswith("Bearer")
+
+    configured = "a token the user chose, kept in the settings"
+    with http_server(options, tmp_path, {"HTMLRAG_CHAT_MCP_TOKEN": configured}) as (url, said):
+        assert said is None  # a configured token is never printed
+        assert "answer" in asyncio.run(allowed(url, configured))
+        assert refused(url, {"Authorization": f"Bearer {token}"}).code == 401

@@ -138,3 +138,18 @@ def test_a_list_of_sites_keeps_to_each_of_them(service: ContextService) -> None:
     result = web_context(service, site="pcmag.com, theverge.com", pages=5)
     urls = [s.url for s in result.sources] + [page.url for page in result.left_out]
     assert {url.split("/")[2] for url in urls} == {"www.theverge.com", "www.pcmag.com"}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",  # NAT64 to 169.254.169.254
+        "http://[64:ff9b:1::7f00:1]:8080/",  # local-use NAT64 to 127.0.0.1
+        "http://[2002:a9fe:a9fe::]/",  # 6to4 to 169.254.169.254
+    ],
+)
+def test_page_context_refuses_an_address_that_leads_to_a_private_one(
+    service: ContextService, url: str
+) -> None:
+    with pytest.raises(UserError, match="is a private or local address"):
+        asyncio.run(service.page_context(url, "metadata", lambda event: None))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import import_demo
 from tests.mcp.servers import (
@@ -220,3 +221,40 @@ def test_the_context_tools_run_one_round_and_never_ask_an_llm_reader(
     assert not any(m.startswith(("plan", "check")) for m in progress.messages)
     assert GOLD_URL in [source["url"] for source in context["sources"]]
     assert [source["url"] for source in page["sources"]] == [GOLD_URL]
+
+
+def test_conversation_ids_beyond_any_row_are_refused_without_a_traceback(
+    recording: Path, tiny_tokenizer_dir: Path, tmp_path: Path
+) -> None:
+    """10**22 is past SQLite's 64-bit integers, and "²" is a digit to ``str.isdigit`` but
+    no number to ``int``: each is a conversation that does not exist, said to the agent in
+    one line, with nothing in the server's log."""
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "bm25"]
+    options += ["--tokenizer", str(tiny_tokenizer_dir)]
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        async with stdio_session(options, tmp_path) as session:
+            tools = []
+            for conversation_id in (10**22, -(10**22), -1):
+                result = await session.call_tool(
+                    "answer", {"question": "x", "conversation_id": conversation_id}
+                )
+                assert result.is_error
+                tools.append(result.content[0].text)
+            resources = []
+            for name in ("10000000000000000000000", "²", "١٢"):
+                with pytest.raises(MCPError) as raised:
+                    await session.read_resource(f"htmlrag-chat://conversations/{name}")
+                resources.append(raised.value.error.message)
+            return tools, resources
+
+    tools, resources = run(scenario())
+    assert [text.removeprefix("Error executing tool answer: ") for text in tools] == [
+        f"no conversation {n}" for n in (10**22, -(10**22), -1)
+    ]
+    assert all(
+        message.endswith(f"no conversation {name}")
+        for message, name in zip(resources, ("10000000000000000000000", "²", "١٢"), strict=True)
+    ), resources
+    log = (tmp_path / "stderr.log").read_text(encoding="utf-8")
+    assert "Traceback" not in log and "Error" not in log, log

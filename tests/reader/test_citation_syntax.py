@@ -78,6 +78,7 @@ def test_the_engine_hands_only_decided_prose_to_its_caller() -> None:
 
 _PIECES = ["[", "]", "(", " ", ",", "-", "\u2013", "1", "2", "12", "x", ".", "\n", "`", "\\"]
 _PIECES += ["[1]", "[2-4]", "[3\u20131]", "[1, 2]", "[1][2]", "`x[1]`", "\\[3]", "[1-99]"]
+_PIECES += ["\u200b", "\u00ad", "[[", "]]", "[[1]]", "[\u20602]"]
 
 
 @settings(max_examples=300, deadline=None)

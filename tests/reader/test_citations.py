@@ -86,13 +86,14 @@ def test_parse_every_syntax(text: str, groups: list[tuple[int, ...]]) -> None:
         ("Paris is the capital [1, 3].", "Paris is the capital [1, 3].", 0),
         ("Paris is the capital [1-3].", "Paris is the capital [1-3].", 0),
         ("Paris is the capital [1, 7].", "Paris is the capital [1].", 1),
-        ("Paris is the capital [2-5].", "Paris is the capital [2, 3].", 2),
+        ("Paris is the capital [2-5].", "Paris is the capital [2].", 1),  # 5: no such source
         ("Paris is the capital [1,1, 9].", "Paris is the capital [1].", 1),
         ("Paris is the capital [9].", "Paris is the capital.", 1),
         ("Paris [0] and Lyon [4-5] are cities.", "Paris and Lyon are cities.", 3),
+        ("Paris [3-1] and Lyon [1 - 3].", "Paris [3-1] and Lyon [1 - 3].", 0),
         ("Paris [9][2] is big.", "Paris [2] is big.", 1),
         ("Paris [1][9] and [8][9].", "Paris [1] and.", 3),
-        ("Paris [1-30] is big.", "Paris [1, 2, 3] is big.", 17),  # capped at 20 numbers
+        ("Paris [1-30] is big.", "Paris [1] is big.", 1),  # not every source: 1 was named
         ("A [text](https://x.org), [a], [1.5], [] and [9](https://x.org) stay.", None, 0),
     ],
 )
@@ -102,10 +103,45 @@ def test_filter_citations_keeps_only_valid_numbers(
     assert filter_citations(text, sources=3) == (expected or text, removed)
 
 
-def test_capped_range_never_shows_its_invalid_end() -> None:
-    assert filter_citations("Paris [1-100].", sources=30) == ("Paris [" + ", ".join(
-        str(n) for n in range(1, 21)
-    ) + "].", 0)  # fmt: skip
+def test_a_range_to_a_source_that_does_not_exist_cites_only_its_real_ends() -> None:
+    """``[1-99]`` of five sources is a slip, not a citation of all five: only the end the
+    model named that exists is kept, and the one that does not is counted as removed."""
+    assert filter_citations("Paris [1-99].", sources=5) == ("Paris [1].", 1)
+    assert filter_citations("Paris [99-3].", sources=5) == ("Paris [3].", 1)
+    assert filter_citations("Paris [7-99].", sources=5) == ("Paris.", 2)
+    assert filter_citations("Paris [2, 4-99].", sources=5) == ("Paris [2, 4].", 1)
+    # A real range is every source in it, capped at 20 numbers and shown as written.
+    assert filter_citations("Paris [2-4].", sources=5) == ("Paris [2-4].", 0)
+    assert filter_citations("Paris [1-100].", sources=100) == ("Paris [1-100].", 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "removed"),
+    [
+        ("Otters [\u200b99].", "Otters.", 1),  # zero-width space
+        ("Otters [9\u00ad9].", "Otters.", 1),  # soft hyphen
+        ("Otters [42\u2060].", "Otters.", 1),  # word joiner
+        ("Otters [\ufeff1\u200e, \u200f99].", "Otters [1].", 1),  # BOM, bidi marks
+        ("Otters [\u200b1].", "Otters [1].", 0),  # read as the citation it spells
+        ("Otters [1\u200b][\u206099].", "Otters [1].", 1),
+        ("A \u200bword\u00ad and \u200c in Persian \u0645\u200c\u0627 stay [1].", None, 0),
+        ("Otters [[99]].", "Otters.", 1),  # no "[]" left behind
+        ("Otters [[1]] and [[1, 99]].", "Otters [1] and [1].", 1),
+        ("Otters [[\u200b99]].", "Otters.", 1),
+    ],
+)
+def test_hidden_and_doubled_citations_are_read_as_they_show(
+    text: str, expected: str | None, removed: int
+) -> None:
+    assert filter_citations(text, sources=1) == (expected or text, removed)
+
+
+def test_invisible_characters_cut_from_their_group_by_the_stream_are_still_dropped() -> None:
+    stream = CitationFilter(sources=1)
+    pieces = ["Otters [", "\u200b" * 500, "9", "\u00ad", "9", "]", " swim [\u2060", "1]."]
+    shown = "".join(stream.feed(piece) for piece in pieces) + stream.finish()
+    assert shown == "Otters swim [1]."
+    assert stream.removed_numbers == [99]
 
 
 def test_filter_counts_removed_numbers_across_chunks() -> None:
@@ -198,6 +234,14 @@ _PIECES += [
     "][",
     "[1][9",
     "[9][",
+    "\u200b",
+    "\u00ad",
+    "\u2060\u2060",
+    "[[",
+    "]]",
+    "[[9]]",
+    "[1-99]",
+    "[\u200b9]",
 ]
 
 

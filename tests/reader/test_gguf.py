@@ -5,14 +5,27 @@ vocabulary. Prompts stay short: the model reads about a hundred tokens a second 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from htmlrag_chat.reader import Message, Source, Turn
-from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter
+from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
 from htmlrag_chat.reader.layout import answer_messages, check_messages
+from htmlrag_chat.reader.think import OPEN, strip_think
 from tests.smollm2 import smollm2_gguf
+
+# SmolLM2-135M-Instruct's chat template, as its GGUF file holds it.
+SMOL_TEMPLATE = (
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging"
+    " Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' +"
+    " message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
 
 EIFFEL = Source(
     1,
@@ -102,3 +115,29 @@ def test_control_tokens_in_page_text_stay_text(smol: GGUFChat) -> None:
     # The template's own end-of-turn markers only: one after the system text, one after
     # the question; the page's spelling of it is broken up.
     assert ids.count(end) == 2
+
+
+def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
+    tmp_path: Path,
+) -> None:
+    """SmolLM2 with DeepSeek-R1's habit: its template (rewritten into a copy of the file with
+    llama.cpp's own ``gguf_new_metadata``) ends the prompt with ``<think>``. The reply is
+    reasoning until a ``</think>`` the model writes, so the stream says so first."""
+    opened = "'<|im_start|>assistant\n<think>\n'"
+    template = SMOL_TEMPLATE.replace("'<|im_start|>assistant\n'", opened)
+    assert template != SMOL_TEMPLATE
+    copy = tmp_path / "smollm2-r1.gguf"
+    subprocess.run(
+        [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", str(smollm2_gguf()), str(copy),
+         "--chat-template", template, "--force"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    messages = [Message("user", QUESTION)]
+    try:
+        chunks = reply(GGUFChat(str(copy), context=512), messages, max_tokens=4)
+        assert chunks[0] == OPEN
+        assert strip_think("".join(chunks)) == ""  # still thinking after four tokens
+    finally:
+        with MODEL_LOCK:
+            load_gguf.cache_clear()  # the next reader of SmolLM2 loads it again
+    assert reply(GGUFChat(str(smollm2_gguf()), context=512), messages, max_tokens=2)[0] != OPEN

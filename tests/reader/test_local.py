@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from htmlrag_chat.errors import UserError
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.streaming import fit_answer
+from htmlrag_chat.reader.think import OPEN
+from tests.tiny_models import CHAT_TEMPLATE
 
 QUESTION = [Message("system", "Answer briefly."), Message("user", "What is Docker Engine?")]
 
@@ -89,3 +92,24 @@ def test_the_answer_is_shortened_to_what_the_context_leaves(tiny_lm_dir: Path) -
     window = chat.context_tokens
     assert fit_answer(chat.name, prompt, 100, window) == 100
     assert fit_answer(chat.name, 8192 - 50, 100, window) == 50
+
+
+def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
+    tiny_lm_dir: Path, tmp_path: Path
+) -> None:
+    """The tiny model with DeepSeek-R1's habit: its template ends the prompt with
+    ``<think>``, so the stream says first that the reply starts inside the block."""
+    from transformers import AutoTokenizer
+
+    folder = tmp_path / "tiny-r1"
+    shutil.copytree(tiny_lm_dir, folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    end = "<|end_header_id|>\n\n{% endif %}"
+    opened = CHAT_TEMPLATE.replace(end, "<|end_header_id|>\n\n<think>\n{% endif %}")
+    assert opened != CHAT_TEMPLATE
+    tokenizer.chat_template = opened
+    tokenizer.save_pretrained(folder)
+    chunks = asyncio.run(collect(LocalChat(str(folder), "cpu"), QUESTION, 4))
+    assert chunks[0] == OPEN and OPEN not in "".join(chunks[1:])
+    plain = asyncio.run(collect(LocalChat(str(tiny_lm_dir), "cpu"), QUESTION, 4))
+    assert plain and OPEN not in "".join(plain)

@@ -4,7 +4,10 @@ server-sent events, and each way a local LLM server goes wrong."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -13,8 +16,10 @@ from aiohttp import ClientSession, web
 
 from htmlrag_chat.reader import Message, ReaderFailed
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.reader.sse import stream_limits
+from htmlrag_chat.reader.think import OPEN
 from htmlrag_chat.tokens import ApproxTokenCounter
-from tests.loopback import unused_port
+from tests.loopback import serve_bytes, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
 
 MODEL = "otter-7b"
@@ -29,12 +34,14 @@ def said(text: str) -> Callable[[list[dict[str, Any]]], str]:
     return lambda messages: text
 
 
-def stream(llm: ScriptedLLM, max_tokens: int = 64, **options: Any) -> list[str]:
+def stream(
+    llm: ScriptedLLM, max_tokens: int = 64, model_name: str = MODEL, **options: Any
+) -> list[str]:
     """The chunks ``OpenAIChat`` yields from a fresh server running ``llm``."""
 
     async def main() -> list[str]:
         async with serve_llm(llm) as url:
-            chat = OpenAIChat(url, MODEL, **options)
+            chat = OpenAIChat(url, model_name, **options)
             return [chunk async for chunk in chat.stream(MESSAGES, max_tokens)]
 
     return asyncio.run(main())
@@ -129,8 +136,8 @@ def test_lines_and_characters_split_across_network_chunks_reassemble() -> None:
 
 
 def test_a_line_longer_than_aiohttps_line_limit_parses() -> None:
-    reply = "otter" * 300_000  # one word, so one 1.5 MB data line
-    assert stream(ScriptedLLM(reply=said(reply))) == [reply]
+    reply = "otter" * 20_000  # one word, so one 100 kB data line (aiohttp's limit: 64 kB)
+    assert stream(ScriptedLLM(reply=said(reply)), max_tokens=2048) == [reply]
 
 
 def test_comments_event_lines_and_contentless_deltas_are_skipped() -> None:
@@ -307,3 +314,112 @@ def test_llama_cpp_is_asked_to_keep_the_prompt_cache() -> None:
     asyncio.run(ask(True))
     asyncio.run(ask(False))  # other servers are not sent what they may not know
     assert [body.get("cache_prompt") for body in llm.requests] == [True, None]
+
+
+# What a hostile or broken server may put in its words: a window title (OSC 0), a clear
+# screen and colours (CSI), a hidden link (OSC 8), and their one-character C1 forms.
+HOSTILE = (
+    "\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m \x1b]8;;https://evil.example/\x1b\\click"
+    "\x1b]8;;\x1b\\ \x9b2J \x9d0;title\x9c done"
+)
+CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def clean(message: str) -> str:
+    """The message, once it is known to carry no control character at all."""
+    assert not CONTROLS.search(message), repr(message)
+    return message
+
+
+@pytest.mark.parametrize(
+    "llm",
+    [
+        ScriptedLLM(reply=said(REPLY), status=500, error_body={"error": {"message": HOSTILE}}),
+        ScriptedLLM(reply=said(REPLY), status=500, error_body={"error": HOSTILE}),
+        ScriptedLLM(reply=said(REPLY), status=502, error_body=HOSTILE),
+        ScriptedLLM(reply=said(REPLY), preamble=[f"data: {json.dumps({'error': HOSTILE})}", ""]),
+        ScriptedLLM(reply=said(REPLY), preamble=[f"data: {HOSTILE}", ""]),
+    ],
+    ids=["error-message", "error-string", "text-body", "error-event", "not-json"],
+)
+def test_escape_sequences_from_the_server_never_reach_a_failure_line(llm: ScriptedLLM) -> None:
+    message = clean(failure(llm))
+    assert message.startswith("http://127.0.0.1:")
+    assert "owned" in message and "done" in message  # the server's words, made inert
+
+
+def raw_failure(answer: bytes) -> str:
+    """The failure line of a reader whose server answers with exactly ``answer``."""
+
+    async def main() -> None:
+        async with serve_bytes(lambda: answer) as port:
+            await first_chunk(OpenAIChat(f"http://127.0.0.1:{port}/v1", MODEL))
+
+    with pytest.raises(ReaderFailed) as raised:
+        asyncio.run(main())
+    message = str(raised.value)
+    assert "\n" not in message
+    return message
+
+
+def test_escape_sequences_in_the_content_type_never_reach_the_failure_line() -> None:
+    # aiohttp refuses to send such a header, but reads one: a raw server sends it.
+    header = "text/" + HOSTILE.replace("\x9b", "").replace("\x9d", "").replace("\x9c", "")
+    answer = b"HTTP/1.1 200 OK\r\nContent-Type: " + header.encode("latin-1")
+    message = clean(raw_failure(answer + b"\r\nContent-Length: 2\r\n\r\nhi"))
+    assert "answered with text/" in message
+
+
+def with_peak_memory(work: Callable[[], str]) -> tuple[str, int]:
+    """What ``work`` returns, and the most memory Python held while it ran."""
+    tracemalloc.start()
+    try:
+        return work(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_huge_error_body_is_read_only_as_far_as_it_is_shown() -> None:
+    body = b"the model is not loaded " + b"x" * (64 << 20)  # made before memory is traced
+    llm = ScriptedLLM(reply=said(REPLY), status=503, error_body=body)
+    message, peak = with_peak_memory(lambda: failure(llm))
+    assert "HTTP 503: the model is not loaded x" in message and len(message) < 400
+    assert peak < 16 << 20, f"{peak / 2**20:.0f} MiB"
+
+
+def test_a_server_that_ignores_max_tokens_is_stopped_with_a_note() -> None:
+    """Words until the client hangs up (or 200,000 of them): the answer stops at what
+    ``max_tokens`` could ever need, and one line says why."""
+    notes: list[str] = []
+    llm = ScriptedLLM(reply=said(REPLY), forever=200_000)
+
+    async def main() -> str:
+        async with serve_llm(llm) as url:
+            chat = OpenAIChat(url, MODEL, warn=notes.append)
+            answer = "".join([chunk async for chunk in chat.stream(MESSAGES, 64)])
+            await asyncio.wait_for(llm.disconnected.wait(), 2)  # it hung up on the server
+            return answer
+
+    answer = asyncio.run(main())
+    assert answer.startswith(REPLY) and len(answer) == stream_limits(64).chars
+    (note,) = notes
+    assert "\n" not in note and "max_tokens" in note and MODEL in note
+
+
+def test_one_endless_data_line_fails_with_memory_bounded() -> None:
+    """A ``data:`` line that never ends (64 MiB here, then the server stops): refused once
+    it is longer than any event can be, before it fills the memory."""
+    llm = ScriptedLLM(reply=said(REPLY), endless_line=64 << 20)
+    message, peak = with_peak_memory(lambda: failure(llm, max_tokens=64))
+    assert "sent an event longer than" in message
+    assert peak < 16 << 20, f"{peak / 2**20:.0f} MiB"
+
+
+def test_a_model_whose_template_opens_a_think_block_streams_the_tag_first() -> None:
+    """DeepSeek-R1's template wrote ``<think>``, so its reply starts inside the block: the
+    reader says so, by the model's name, unless told otherwise."""
+    reply = "The user asks... </think>Otters live in rivers [1]."
+    assert stream(ScriptedLLM(reply=said(reply)), model_name="deepseek-r1:7b")[0] == OPEN
+    assert stream(ScriptedLLM(reply=said(reply)), model_name="llama3.1:8b")[0] != OPEN
+    told = stream(ScriptedLLM(reply=said(reply)), model_name="deepseek-r1", reasoning_first=False)
+    assert "".join(told) == reply

@@ -99,7 +99,7 @@ def test_a_file_without_a_reader_table_gives_the_defaults(tmp_path: Path) -> Non
 def test_an_unknown_table_is_named_with_the_known_ones(tmp_path: Path) -> None:
     path = write(tmp_path, "[raeder]\nx = 1\n")
     assert failure(path) == (
-        f"{path}: unknown table [raeder] (known: reader, research, prune, search, web)"
+        f"{path}: unknown table [raeder] (known: reader, research, prune, search, web, mcp)"
     )
 
 

@@ -72,6 +72,7 @@ def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default
     from dataclasses import fields
 
     from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.mcp.auth import McpSettings
     from htmlrag_chat.web.search import SearchSettings
     from htmlrag_chat.wiring import AgentOptions, PruneSettings
 
@@ -81,6 +82,7 @@ def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default
         "search": SearchSettings,
         "research": AgentOptions,
         "web": AgentOptions,
+        "mcp": McpSettings,
     }
     for setting in SETTINGS:
         defaults = {f.name: f.default for f in fields(holders[setting.section])}

@@ -129,3 +129,15 @@ def test_a_question_that_cannot_be_saved_leaves_no_empty_conversation(store, pat
     sql(path, "DROP TRIGGER refuse")
     conversation, _ = store.save_question(None, "Which license?", title="Licences")
     assert [c["id"] for c in store.conversations()] == [conversation]
+
+
+@pytest.mark.parametrize("number", [10**22, -(10**22), 2**63])
+def test_an_id_past_sqlites_integers_is_no_conversation(store, number):
+    store.new_conversation("kept")
+    assert store.conversation(number) is None
+    assert store.messages(number) == []
+    with pytest.raises(StoreError, match=f"no conversation {number}"):
+        store.rename_conversation(number, "x")
+    with pytest.raises(StoreError, match=f"no conversation {number}"):
+        store.delete_conversation(number)
+    assert [c["title"] for c in store.conversations()] == ["kept"]

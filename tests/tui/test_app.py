@@ -440,3 +440,31 @@ def test_the_sources_show_while_the_reader_is_still_reading(
     [(count, text, status)] = early
     assert count > 0 and text == ""  # listed before a word of the answer
     assert status.startswith("answering · generating")
+
+
+def test_reasoning_closed_by_an_unnamed_model_is_taken_back_from_the_transcript(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """A model whose template opened the think block, under a name that does not say so:
+    its reasoning streams in, then the ``</think>`` it writes takes all of it back."""
+    reasoning = " ".join(f"hmm{i}" for i in range(20))
+    llm = ScriptedLLM(scripted(answer=f"{reasoning}</think>It uses {GOLD} [1]."), chunk_delay=0.02)
+    seen: list[str] = []
+
+    async def scenario() -> None:
+        async with serve_llm(llm) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=SIZE) as pilot:
+                await ask(pilot, QUESTION["question"], wait=False)
+                while app.running:
+                    seen.extend(view.text for view in answers(app))
+                    await pilot.pause(0.02)
+                (view,) = answers(app)
+                assert view.text == f"It uses {GOLD} [1]."
+                assert "hmm" not in view.query_one(Markdown).source
+                (conversation,) = history.conversations()
+                (message,) = history.messages(conversation["id"])
+                assert message["answers"][0]["text"] == view.text
+
+    run(scenario())
+    assert any("hmm3" in text for text in seen)  # it was shown while it streamed

@@ -14,6 +14,12 @@ def test_citation_groups_become_cite_links_that_read_the_same() -> None:
     )
 
 
+def test_doubled_and_hidden_groups_link_as_the_citation_they_show() -> None:
+    assert link_citations("ARKit [[3]] and [\u200b2].") == (
+        "ARKit [\\[3\\]](cite:3) and [\\[2\\]](cite:2)."
+    )
+
+
 def test_links_and_non_numbers_are_left_alone() -> None:
     text = "See [the docs](https://example.org) and [5](https://x.test) or [a] and [1a]."
     assert link_citations(text) == text

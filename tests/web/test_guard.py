@@ -41,6 +41,26 @@ PRIVATE = [
     "2001:db8::1",
     "not an address",
 ]
+# IPv6 addresses that reach an IPv4 address inside them, which is what must be judged.
+EMBEDDED_PRIVATE = [
+    "64:ff9b::a9fe:a9fe",  # NAT64 (RFC 6052) to 169.254.169.254, the metadata service
+    "64:ff9b::7f00:1",  # NAT64 to 127.0.0.1
+    "64:ff9b::a00:1",  # NAT64 to 10.0.0.1
+    "64:ff9b:1::a9fe:a9fe",  # local-use NAT64 (RFC 8215), /96 embedding
+    "64:ff9b:1:a9fe:a9:fe00::",  # local-use NAT64, /48 embedding (u-octet skipped)
+    "64:ff9b:1:7f:0:1::",  # local-use NAT64, /56 embedding of 127.0.0.1
+    "2002:a9fe:a9fe::",  # 6to4 around 169.254.169.254
+    "2002:c0a8:101::1",  # 6to4 around 192.168.1.1
+    "::7f00:1",  # IPv4-compatible 127.0.0.1
+    "::a9fe:a9fe",  # IPv4-compatible 169.254.169.254
+    "::ffff:0:7f00:1",  # IPv4-translated (SIIT) 127.0.0.1
+    "::ffff:a9fe:a9fe",  # IPv4-mapped 169.254.169.254
+    # Teredo (2001::/32): the server 65.54.227.120, the client 192.0.2.45 (obfuscated), and
+    # one whose client is 127.0.0.1; neither is a web site.
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",
+]
+EMBEDDED_PUBLIC = ["64:ff9b::808:808", "64:ff9b::101:101", "2002:808:808::1"]
 
 
 @pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"])
@@ -51,6 +71,18 @@ def test_public_addresses(address: str) -> None:
 @pytest.mark.parametrize("address", PRIVATE)
 def test_private_addresses(address: str) -> None:
     assert not is_public_address(address)
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PRIVATE)
+def test_an_ipv6_address_around_a_private_ipv4_address_is_private(address: str) -> None:
+    assert not is_public_address(address)
+    with pytest.raises(Refused, match="is a private or local address"):
+        check_url(f"http://[{address}]/latest/meta-data/")
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PUBLIC)
+def test_nat64_and_6to4_around_a_public_ipv4_address_stay_public(address: str) -> None:
+    assert is_public_address(address)
 
 
 @pytest.mark.parametrize(
@@ -109,6 +141,9 @@ class StubResolver(AbstractResolver):
         (("10.0.0.7",), True),
         (("93.184.216.34", "127.0.0.1"), True),  # one private answer refuses the name
         (("::ffff:192.168.0.1",), True),
+        (("64:ff9b::a9fe:a9fe",), True),  # an AAAA answer through NAT64 to the metadata
+        (("2606:4700:4700::1111", "64:ff9b:1::7f00:1"), True),
+        (("64:ff9b::5db8:d822",), False),  # NAT64 to 93.184.216.34
     ],
 )
 def test_resolver_judges_every_answer(addresses: tuple[str, ...], refused: bool) -> None:
@@ -146,6 +181,8 @@ def test_local_servers_are_blocked_before_any_request() -> None:
                     f"http://127.0.0.1:{port}/literal",
                     f"http://localhost:{port}/name",
                     f"http://[::ffff:127.0.0.1]:{port}/mapped",
+                    f"http://[64:ff9b::7f00:1]:{port}/nat64",
+                    f"http://[::7f00:1]:{port}/compatible",
                     "file:///etc/passwd",
                     f"ftp://127.0.0.1:{port}/",
                 ]
