@@ -30,7 +30,13 @@ DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
 # extractively, saying so and how to install a model.
 DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"))["question"])'
 
-.PHONY: venv core test lint demo bench clean
+# The tests run on every core (pytest-xdist; JOBS=0 runs them in this process instead).
+# --dist loadgroup keeps the tests of one xdist group on one worker: those running SmolLM2
+# (tests/tiers.py), so that two llama.cpp instances, each using every core, never meet.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadgroup
+
+.PHONY: venv core test test-fast lint demo bench clean
 
 venv: $(STAMP)
 core: $(CORE_STAMP)
@@ -55,8 +61,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# Everything. test-fast: all but the slow tier (real models, child processes, terminals,
+# hypothesis, the chat app under Pilot, evaluation runs; tests/tiers.py), with the slowest
+# five named so a test creeping into it shows.
 test: lint
-	$(PY) -m pytest -q
+	$(PYTEST)
+
+test-fast: lint
+	$(PYTEST) -m "not slow" --durations=5
 
 demo: $(CORE_STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

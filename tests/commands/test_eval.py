@@ -98,6 +98,7 @@ def results(capsys, tmp_path, task: str, dataset: str) -> dict:
     return json.loads(out_file.read_text())["results"]
 
 
+@pytest.mark.eval  # through the CLI, where tests/tiers.py cannot see it
 def test_regression_on_the_committed_slice(capsys, tmp_path):
     """Floors from a measured run of the slice (approximate tokenizer, 4 hard distractors)
     less a margin: a change that loses them has made pruning worse.
