@@ -1,5 +1,9 @@
 """The question loop: plan -> search -> fetch -> clean and prune -> (enough?) -> read -> check.
 
+The user's own documents (``library.DocumentLibrary``) are a source beside the web: each
+round they are asked for the round's queries before the web is, and what they give joins
+the pages in the same pruning; with ``search_web`` off they are the only source.
+
 Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
 (and a TUI on it) stays responsive, and their events are handed back to the loop in order.
 Cancelling the task that runs ``ask`` stops it at the next await; work in a thread is told
@@ -15,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from htmlrag_chat.agent.answer import Answer, numbered_sources
 from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
@@ -50,6 +54,9 @@ from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchError
 
+if TYPE_CHECKING:
+    from htmlrag_chat.library import DocumentLibrary
+
 T = TypeVar("T")
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
@@ -67,6 +74,10 @@ class Agent:
     max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
+    # The user's own documents (``--docs``), a source beside the web; ``search_web`` False
+    # (``--no-web``): they are all there is, and nothing touches the network.
+    documents: DocumentLibrary | None = None
+    search_web: bool = default("research.web")
     _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
@@ -136,7 +147,7 @@ class Agent:
         pages = await self._fetch([url], emit)
         if not pages:
             return []
-        return await self._in_thread(emit, self._prune, query, pages, {})
+        return await self._in_thread(emit, self._prune, query, list(map(_page_input, pages)), {})
 
     # -- planning
 
@@ -176,6 +187,7 @@ class Agent:
         """Search rounds until the sources suffice or the rounds run out; ``topic`` is what
         pages are pruned for and the sufficiency check asks about."""
         pages: dict[str, FetchResult] = {}
+        documents: dict[str, PageInput] = {}
         titles: dict[str, str] = {}
         tried: set[str] = set()
         queries: list[str] = []
@@ -184,13 +196,18 @@ class Agent:
         for number in range(1, self.rounds + 1):
             emit(Searching(number, pending, why))
             queries.extend(pending)
-            results = await self._search(pending, emit)
-            titles.update({r.url: r.title for r in results})
-            urls = [r.url for r in results if r.url not in tried][: self.max_pages]
-            tried.update(urls)
-            for result in await self._fetch(urls, emit):
-                pages[result.url] = result
-            sources = await self._in_thread(emit, self._prune, topic, list(pages.values()), titles)
+            if self.documents is not None:
+                found = await self._in_thread(emit, self.documents.find, pending, self.max_pages)
+                documents.update((document.source, document) for document in found)
+            if self.search_web:
+                results = await self._search(pending, emit)
+                titles.update({r.url: r.title for r in results})
+                urls = [r.url for r in results if r.url not in tried][: self.max_pages]
+                tried.update(urls)
+                for result in await self._fetch(urls, emit):
+                    pages[result.url] = result
+            inputs = [*documents.values(), *map(_page_input, pages.values())]
+            sources = await self._in_thread(emit, self._prune, topic, inputs, titles)
             if sources:
                 emit(SourcesReady(tuple(sources)))
             # A follow-up that found nothing new answers from the sources it already has:
@@ -251,10 +268,10 @@ class Agent:
         return [result for result in results if result.outcome is Outcome.OK]
 
     def _prune(
-        self, question: str, pages: list[FetchResult], titles: dict[str, str], emit: EventSink
+        self, question: str, inputs: list[PageInput], titles: dict[str, str], emit: EventSink
     ) -> list[Source]:
-        """Clean and prune every page found so far into numbered sources (thread side)."""
-        inputs = [PageInput(p.url, p.body or b"", p.charset) for p in pages]
+        """Clean and prune every page and document found so far into numbered sources, the
+        documents first (thread side)."""
         loaded = load_pages(inputs, emit)
         for failure in loaded.failures:
             emit(Notice(f"page not used: {failure}"))
@@ -338,6 +355,10 @@ async def _complete(
     """A whole reply (a plan or a check), saying first how much the reader must prefill."""
     emit(ReaderBusy("prefill", chat.pending_tokens(messages)))
     return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
+
+
+def _page_input(page: FetchResult) -> PageInput:
+    return PageInput(page.url, page.body or b"", page.charset)
 
 
 def _interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:

@@ -269,7 +269,7 @@ def early_sources(event: SourcesReady) -> str:
     for source in event.sources:
         date = f" ({source.date})" if source.date else ""
         title = one_line(source.title) or "Untitled"
-        lines.append(f"  [{source.number}] {title} - {terminal_safe(source.site)}{date}")
+        lines.append(f"  [{source.number}] {title} - {terminal_safe(source.where)}{date}")
     return "\n".join(lines)
 
 

@@ -104,7 +104,7 @@ class ContextService:
             agent = self.parts.agent(self.cache, agent_emit, budget=budget, pages=pages)
             sources = await agent.search_context(search)
             try:  # the search again, from the cache: pages fetched but pruned to nothing
-                found = (await agent.web.search(search))[:pages]
+                found = (await agent.web.search(search))[:pages] if agent.search_web else []
             except MissingFromRecording:  # said in the notices
                 found = []
             for result in found:
@@ -119,6 +119,8 @@ class ContextService:
     ) -> WebContext:
         query = _checked_query(query)
         _check_limits(budget_tokens, 1, "html")
+        if not self.parts.options.web:
+            raise UserError("this server was started with --no-web: it fetches no page")
         try:
             check_url(url)
         except Refused as refused:
@@ -196,6 +198,7 @@ class ContextService:
                     number=source.number,
                     title=one_line(source.title),
                     url=safe_url(source.url),
+                    local=source.local,
                     date=self._date(source.url),
                     tokens=count,
                     content=content,
