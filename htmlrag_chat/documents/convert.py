@@ -4,9 +4,9 @@ Every type becomes HTML and goes through the same decoding and cleaning as a web
 (``pipeline.clean_page``), so blocks, pruning and citations know no difference: an HTML file
 as it is; Markdown rendered by markdown-it-py (CommonMark with tables and strikethrough:
 headings, lists and tables become the same elements a page has; a YAML front matter's
-``title:`` is the title); plain text as paragraphs (blank lines between them, line breaks
-kept); a PDF through ``pdf.py``. The title is the one the file declares (``<title>``, the
-front matter, the PDF's metadata), else its first heading, else the file's name.
+``title:`` is the title); plain text as paragraphs (blank lines between them); a PDF
+through ``pdf.py``. The title is the one the file declares (``<title>``, the front matter,
+the PDF's metadata), else its first heading, else the file's name.
 """
 
 from __future__ import annotations
@@ -92,10 +92,8 @@ def markdown_html(text: str) -> str:
 
 
 def text_html(text: str) -> str:
-    """Plain text as an HTML page: a paragraph per blank-line-separated run, lines kept."""
+    """Plain text as an HTML page: a paragraph per blank-line-separated run (the lines of
+    one run are one paragraph, as a browser would show them)."""
     paragraphs = _PARAGRAPHS.split(text.replace("\r\n", "\n").replace("\r", "\n").strip())
-    body = "".join(
-        "<p>" + "<br>".join(html.escape(line) for line in part.split("\n")) + "</p>"
-        for part in paragraphs
-    )
+    body = "".join(f"<p>{html.escape(part)}</p>" for part in paragraphs)
     return f"<html><body>{body}</body></html>"
