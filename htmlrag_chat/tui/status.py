@@ -21,6 +21,7 @@ _STAGE_LABELS = {
     "open": "opening the cache",
     "load": "loading models",
     "plan": "planning searches",
+    "documents": "reading your documents",
     "search": "searching",
     "fetch": "fetching pages",
     "clean": "cleaning pages",
@@ -32,13 +33,15 @@ _STAGE_LABELS = {
 
 @dataclass
 class PipelineStatus:
-    """Stage, pages fetched and failed, tokens before and after each pruning stage."""
+    """Stage, pages fetched and failed, documents read the first time, tokens before and
+    after each pruning stage."""
 
     stage: str = ""
     round: int = 0
     fetched: int = 0
     failed: int = 0
     pages: int = 0  # pages to fetch in this round
+    files: tuple[int, int, int] = (0, 0, 0)  # documents read, to read, failed (while reading)
     tokens: dict[str, tuple[int, int]] = field(default_factory=dict)  # scorer -> before, after
     answer_chars: int = 0
     reader: str = ""  # what the reader LLM is doing: "prefilling 3,512 tokens", "generating"
@@ -54,6 +57,10 @@ class PipelineStatus:
                 self.pages = event.items or 0
         elif isinstance(event, Progress) and event.stage == "fetch":
             self.fetched, self.failed, self.pages = event.done, event.failed, event.total
+        elif isinstance(event, Progress) and event.stage == "documents":
+            self.files = (event.done, event.total, event.failed)
+        elif isinstance(event, StageFinished) and event.stage == "documents":
+            self.files = (0, 0, 0)
         elif isinstance(event, StageFinished) and event.stage.endswith("/prune"):
             scorer = event.stage.split("/")[0]
             self.tokens[scorer] = (
@@ -74,6 +81,9 @@ class PipelineStatus:
             parts.append(self.reader)
         if self.round:
             parts.append(f"round {self.round}")
+        done, total, failed = self.files
+        if total:
+            parts.append(f"files {done:,}/{total:,}" + (f", {failed} failed" if failed else ""))
         if self.pages:
             failed = f", {self.failed} failed" if self.failed else ""
             parts.append(f"pages {self.fetched}/{self.pages}{failed}")

@@ -38,3 +38,17 @@ def test_a_new_round_counts_its_own_pages() -> None:
     status.apply(Searching(2, ("more",), "missing: x"))
     status.apply(StageStarted("fetch", 3))
     assert "round 2 · pages 0/3 ·" in status.line(0)
+
+
+def test_documents_read_the_first_time_show_their_count_until_read() -> None:
+    status = PipelineStatus()
+    status.apply(Searching(1, ("q",), "as typed"))
+    status.apply(StageStarted("documents"))
+    assert status.line(0.5) == "reading your documents · round 1 · 0.5 s"
+    status.apply(Progress("documents", 120, 1000, 2))
+    assert (
+        status.line(3.0) == "reading your documents · round 1 · files 120/1,000, 2 failed · 3.0 s"
+    )
+    status.apply(StageFinished("documents", 9.0, {"files": 1000, "read": 1000}))
+    status.apply(StageStarted("fetch", 10))
+    assert "files" not in status.line(9.0)
