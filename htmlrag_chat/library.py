@@ -11,7 +11,8 @@ its queries need (``find``, in a worker thread):
   other is read, and converted and cleaned (``documents/convert.py``) only when its
   content's hash differs from the row's, so a folder asked about again reads only what
   changed (the stage's counts say how many were read, found unchanged and taken from the
-  cache). While files are read a ``Progress`` event follows each one;
+  cache). While files are read ``Progress`` events say how far (the first and last file,
+  and one a quarter-second between);
 - a file that cannot be used (broken, encrypted, without text) is said in one line, and its
   row keeps the reason, so it is not parsed again until it changes; one that cannot be
   opened is tried again next time, since that is cheap and may be fixed meanwhile;
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -58,6 +60,7 @@ from htmlrag_chat.store.embeddings import derived_cache_path
 # The conversion that made a cached row: a release that converts differently bumps it, and
 # every document is read again once.
 CONVERSION = 1
+PROGRESS_EVERY = 0.25  # seconds between two progress events while files are read
 
 
 @dataclass
@@ -104,7 +107,7 @@ class DocumentLibrary:
         stale = [file for file in files if not _fresh(stored.get(str(file.path)), file)]
         counts.update(files=len(files), cached=len(files) - len(stale), read=0, unchanged=0)
         missing_extra: list[MissingExtra] = []
-        failed = 0
+        failed, said = 0, 0.0
         for done, file in enumerate(stale, 1):
             cancel.check()  # a stopped question ends between two files
             try:
@@ -116,7 +119,9 @@ class DocumentLibrary:
                 failed += 1
             else:
                 failed += kept.reason is not None
-            emit(Progress("documents", done, len(stale), failed))
+            if done in (1, len(stale)) or time.monotonic() - said >= PROGRESS_EVERY:
+                said = time.monotonic()  # a log (-v) gets a line a quarter-second, not a file
+                emit(Progress("documents", done, len(stale), failed))
         if missing_extra:
             self._say(f"{len(missing_extra)} PDF file(s) left out: {missing_extra[0]}", emit)
         usable = []
