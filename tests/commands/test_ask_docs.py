@@ -143,3 +143,18 @@ def test_documents_that_cannot_be_used_stop_the_question_with_one_line(
     )
     with Store.open(tmp_path / "c.db") as store:
         assert store.conversations() == []  # nothing was saved for a question never asked
+
+
+def test_asking_again_reads_no_file_and_embeds_no_block(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question, _, _ = FACTS[0]
+    argv = ["--cache", str(tmp_path / "c.db"), "ask", question, "--docs", str(folder)]
+    argv += ["--no-web", "--reader", "extractive", "--pruner", "fused", "--progress"]
+    traces = []
+    for _ in range(2):
+        assert main(argv) == 0
+        traces.append(capsys.readouterr().err)
+    assert "files 4, cached 0, read 4" in traces[0] and "files 4, cached 4, read 0" in traces[1]
+    encoded = [int(trace.split("encoded ")[1].split(",")[0]) for trace in traces]
+    assert encoded[0] > 0 and encoded[1] == 0  # the blocks' embeddings came from the cache
