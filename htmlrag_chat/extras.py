@@ -5,7 +5,8 @@ tokenizer in ``tokenizers``), so torch, transformers and sentence-transformers, 
 gigabytes of CUDA wheels on a default Linux resolution, are extras named for what they
 enable (pyproject.toml): ``transformers`` for the local reader and the generative pruner,
 ``gpu`` for embeddings through sentence-transformers (a GPU, or a model numpy cannot run),
-``gguf`` for a GGUF reader in this process (llama.cpp).
+``gguf`` for a GGUF reader in this process (llama.cpp), ``pdf`` for PDF documents (PDFium,
+a compiled library of about 9 MB).
 A module that needs one imports it inside ``needed``, so a missing package is a
 ``MissingExtra``: a ``ModelUnavailable``, which the fallbacks already handle (the
 extractive reader, the first stage alone) and the command line prints as one line.
@@ -24,6 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "transformers": ("torch", "transformers"),
     "gpu": ("torch", "transformers", "sentence_transformers"),
     "gguf": ("llama_cpp",),
+    "pdf": ("pypdfium2",),
 }
 PACKAGE = "htmlrag-chat"
 
@@ -50,6 +52,13 @@ def missing_module(extra: str) -> str | None:
         if importlib.util.find_spec(module) is None:
             return module
     return None
+
+
+def needs_extra(extra: str, purpose: str) -> None:
+    """``MissingExtra`` now when ``extra`` is not installed, before any work needs it."""
+    module = missing_module(extra)
+    if module is not None:
+        raise MissingExtra(purpose, extra, module)
 
 
 @contextmanager

@@ -26,3 +26,13 @@ class Source:
     def site(self) -> str:
         """The site the page is on, as a person names it: ``example.org``."""
         return (urlsplit(self.url).hostname or "").removeprefix("www.")
+
+    @property
+    def local(self) -> bool:
+        """Whether the source is one of the user's own files (``--docs``), not a web page."""
+        return urlsplit(self.url).scheme == "file"
+
+    @property
+    def where(self) -> str:
+        """Where the source is, in a word or two: its site, or "local file"."""
+        return "local file" if self.local else self.site

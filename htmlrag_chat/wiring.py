@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import check_device
+from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
 from htmlrag_chat.prune_factory import (
@@ -202,6 +203,8 @@ class AgentOptions:
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
     deadline: float | None = default("web.deadline")  # seconds after the first page
     search: SearchSettings = field(default_factory=SearchSettings)
+    docs: tuple[str, ...] = default("research.docs")  # the user's documents, beside the web
+    web: bool = default("research.web")  # False: only the documents, and no network
 
     @classmethod
     def of(
@@ -243,6 +246,7 @@ class Parts:
         """An agent on ``store`` pruning to ``budget`` tokens (default: the options') and
         reading ``pages`` pages a round (default: the options')."""
         from htmlrag_chat.agent.loop import Agent
+        from htmlrag_chat.library import DocumentLibrary
         from htmlrag_chat.recorder import WebRecorder
         from htmlrag_chat.web.search import WebSearcher
 
@@ -251,6 +255,8 @@ class Parts:
             store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         )
         return Agent(
+            documents=DocumentLibrary.of(options.docs, store) if options.docs else None,
+            search_web=options.web,
             web=web,
             reader=self.reader,
             stages=self.recipe.stages(budget or self.prune.budget),
@@ -268,6 +274,7 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
     fallback taken."""
     from htmlrag_chat.store.embeddings import embeddings_for
 
+    check_sources(options)
     with stage(emit, "load") as counts:
         counts["warming"] = int(warm_up(options.prune))
         reader = build_reader(options.reader, emit)
@@ -281,3 +288,14 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
             prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
         recipe = build_recipe(prune, emit, embeddings_for(store))
     return Parts(options, reader, counter, recipe, prune)
+
+
+def check_sources(options: AgentOptions) -> None:
+    """The documents named are there and of types read, and something is to be read at
+    all: one line before any model loads."""
+    if not options.web and not options.docs:
+        raise UserError("--no-web leaves nothing to read: give your documents with --docs PATH")
+    if options.docs:
+        from htmlrag_chat.documents.walk import check_roots
+
+        check_roots(options.docs)

@@ -80,6 +80,7 @@ class Answer:
                     {
                         "number": s.number,
                         "url": safe_url(s.url),
+                        "local": s.local,
                         "title": one_line(s.title),
                         "date": s.date,
                         "content": s.html,

@@ -32,6 +32,9 @@ def run_chat(args: argparse.Namespace) -> int:
     options = agent_options(args)  # a bad config file fails here, before the screen opens
     from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.tui.app import ChatApp
+    from htmlrag_chat.wiring import check_sources
+
+    check_sources(options)  # and so do documents that cannot be read
 
     with open_store(args) as cache, history_store(cache) as history:
         session = ChatSession(history, kept=history is cache)

@@ -19,6 +19,9 @@ class ContextSource(BaseModel):
     number: int = Field(description="The source's number; cite it as [number].")
     title: str = Field(description="The page's title (may be empty).")
     url: str = Field(description="The page's address.")
+    local: bool = Field(
+        default=False, description="One of the user's own files (a file:// URL), not a web page."
+    )
     date: str | None = Field(
         default=None, description="When the page was last modified, when the site says so."
     )
@@ -66,6 +69,7 @@ class AnswerSource(BaseModel):
     number: int
     title: str
     url: str
+    local: bool = Field(default=False, description="One of the user's own files, not a page.")
 
 
 class AnswerResult(BaseModel):

@@ -108,6 +108,8 @@ class ContextService:
     ) -> WebContext:
         query = _checked_query(query)
         _check_limits(budget_tokens, 1, "html")
+        if not self.parts.options.web:
+            raise UserError("this server was started with --no-web: it fetches no page")
         try:
             check_url(url)
         except Refused as refused:
@@ -157,6 +159,7 @@ class ContextService:
                     number=source.number,
                     title=one_line(source.title),
                     url=safe_url(source.url),
+                    local=source.local,
                     date=self._date(source.url),
                     tokens=count,
                     content=content,

@@ -25,9 +25,11 @@ from htmlrag_chat.settings.kinds import (
     Integer,
     Kind,
     Names,
+    Paths,
     Ports,
     Seconds,
     Secret,
+    Switch,
     Text,
     Url,
 )
@@ -143,6 +145,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "research", "max_queries", Integer(most=10), 3,
         "searches per round at most, the sub-queries of a comparison included", ANSWERING,
+    ),
+    Setting(
+        "research", "docs", Paths(), (),
+        "your own documents as sources beside the web: a file or a folder (read "
+        "recursively; HTML, Markdown, text, PDF), repeatable", ANSWERING,
+    ),
+    Setting(
+        "research", "web", Switch(), True,
+        "search the web; --no-web reads only --docs and touches no network", ANSWERING,
     ),
     # -- prune: what the reader gets
     Setting(

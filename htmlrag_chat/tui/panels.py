@@ -22,7 +22,9 @@ def openable(url: str) -> bool:
 
 
 class SourcesPanel(OptionList):
-    """The numbered sources of the selected answer: title, domain, URL."""
+    """The numbered sources of the selected answer: title, domain (or "local file" for one
+    of the user's documents), URL. Only web pages open in the browser: a local file's
+    address is copied, never opened (opening a file may run it)."""
 
     BORDER_TITLE = "Sources"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -74,11 +76,12 @@ class SourcesPanel(OptionList):
 def _source_option(source: Source) -> Option:
     title = one_line(source.title) or "Untitled"
     url = terminal_safe(source.url)
+    where = terminal_safe(source.where)
     prompt = Content.assemble(
         (f"[{source.number}] ", "bold"),
         title,
         "\n",
-        (terminal_safe(source.site) + (f" · {source.date}" if source.date else ""), "italic"),
+        (where + (f" · {source.date}" if source.date else ""), "italic"),
         "\n",
         (url, "dim"),
     )

@@ -22,6 +22,8 @@ def mode_line(options: AgentOptions, kept: bool) -> str:
     parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
     budget = options.prune.budget or "by reader"
     parts.append(f"pruner: {options.prune.pruner}, budget {budget}")
+    if options.docs:
+        parts.append(f"documents: {', '.join(options.docs)}" + ("" if options.web else " only"))
     if options.replay:
         parts.append("replay: answers come from the recorded cache only, nothing is fetched")
     if not kept:
