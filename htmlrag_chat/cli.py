@@ -33,6 +33,7 @@ from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the 
 from htmlrag_chat.commands.common import (
     EPILOG,
     PROG,
+    HelpFormatter,
     Parser,
     error,
     examples_text,
@@ -40,6 +41,7 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options
+from htmlrag_chat.commands.words import with_ask
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 
 
@@ -49,11 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)
-    hint = replay_hint(sys.argv[1:] if argv is None else argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    hint = replay_hint(words)
     if hint is not None:  # argparse would take the file for a command or a question
         error(hint)
         return EXIT_USAGE
-    args = parser.parse_args(argv)
+    args = parser.parse_args(with_ask(parser, words))
     try:
         return int(args.handler(args))
     except UserError as failure:
@@ -78,8 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 EXAMPLES = (
-    ("htmlrag-chat", "open the chat app"),
+    ("htmlrag-chat", "open the chat app (also: htmlrag-chat chat)"),
     ('htmlrag-chat ask "Who designed the Eiffel tower?"', "one answer, with cited sources"),
+    ('htmlrag-chat "Who designed the Eiffel tower?"', "the same: a question is asked"),
     ("htmlrag-chat COMMAND --help", "what a command does, its options and examples"),
 )
 
@@ -90,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Local web-search answers from pruned HTML (HtmlRAG). With no command: "
         "the chat app, which takes the options below.",
         epilog=f"{examples_text(EXAMPLES)}\n\n{EPILOG}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=[store_options(refresh=True)],
     )
     add_setting_options(parser, "chat")
@@ -99,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
-    for module in (ask, history, config, models, web, cache, html, evaluation, mcp, completion):
+    for module in (
+        ask, chat, history, config, models, web, cache, html, evaluation, mcp, completion
+    ):  # fmt: skip
         module.add_commands(commands)
     return parser

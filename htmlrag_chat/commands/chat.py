@@ -1,4 +1,4 @@
-"""The bare command: ``htmlrag-chat [options]`` opens the chat app.
+"""The bare command: ``htmlrag-chat [options]`` opens the chat app (so does ``chat``).
 
 It takes the same cache, reader and research options as ``ask``. A replay's cache is
 read-only, so the conversations of a replay session go to a scratch file that is deleted
@@ -16,12 +16,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.commands.common import open_store
-from htmlrag_chat.commands.options import agent_options
+from htmlrag_chat.commands.common import add_command, open_store, store_options
+from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """``chat``: the chat app by name, for those who type a command (the same as none)."""
+    chat = add_command(
+        commands, "chat", "open the chat app (the same as no command)", run_chat,
+        [store_options(argparse.SUPPRESS, refresh=True)],
+        [("htmlrag-chat chat", "the chat app"),
+         ("htmlrag-chat chat --replay-db demo.sqlite3 --reader extractive", "offline")],
+    )  # fmt: skip
+    add_setting_options(chat, "chat")
 
 
 def run_chat(args: argparse.Namespace) -> int:

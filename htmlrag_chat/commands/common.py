@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from htmlrag_chat.commands.words import explain
 from htmlrag_chat.errors import EXIT_USAGE, InputError
 from htmlrag_chat.events import (
     Event,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
 
 PROG = "htmlrag-chat"
+COMMAND_PARSER = "command_parser"  # the parser of the command read last, for its errors
 REPLAY, REPLAY_DB = "--replay", "--replay-db"
 
 EPILOG = """settings:
@@ -80,10 +82,10 @@ def add_command(
         help=summary,
         description=summary[:1].upper() + summary[1:] + ".",
         epilog=examples_text(examples),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=parents or [],
     )
-    command.set_defaults(handler=handler)
+    command.set_defaults(handler=handler, **{COMMAND_PARSER: command})
     return command
 
 
@@ -96,6 +98,17 @@ def examples_text(examples: Sequence[tuple[str, str]]) -> str | None:
     return "\n".join(lines)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, the examples kept as written, and an option's value named once
+    after all its spellings (``--pruner, --scorer {two-stage,...}``), not after each."""
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        value = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return f"{', '.join(action.option_strings)} {value}"
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that also reads ``--replay=DB`` (as ``--replay-db DB``).
 
@@ -103,11 +116,27 @@ class Parser(argparse.ArgumentParser):
     name) as its file; the file, when it is not the ``--cache`` one, goes after ``=`` or
     ``--replay-db``. Words after ``--`` are left alone. Its errors are one line, like every
     other error of the command line (argparse prints the whole usage first, which buries
-    the message).
+    the message), with the closest name when a word was misspelt (``words.explain``), and
+    point to the help of the command being read.
     """
 
     def error(self, message: str) -> NoReturn:
+        self.usage_error(explain(message, self))
+
+    def usage_error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{PROG}: {message} (see {self.prog} --help)\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but words nobody took are refused by the command that was read
+        last (``ask --qiuet`` points to ``ask --help``, with ``--quiet`` suggested)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, COMMAND_PARSER, None) or self
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            command.usage_error(explain(message, command, extras))
+        return parsed
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

@@ -76,7 +76,7 @@ def agent_options(args: argparse.Namespace) -> AgentOptions:
 
 
 def _help(setting: Setting) -> str:
-    if setting.default is None:
+    if setting.default in (None, ()):  # nothing to show: no "(default )"
         return setting.help
     default = setting.default
     shown = (
