@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
@@ -30,7 +31,8 @@ from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import Event, EventSink, Skipped, stage
-from htmlrag_chat.safety import one_line, safe_url, text_safe
+from htmlrag_chat.safety import one_line, safe_url, terminal_safe, text_safe
+from htmlrag_chat.sources import Source, cited_first
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
@@ -188,16 +190,8 @@ async def _answer(
 
 
 def print_after_answer(answer: Answer, quiet: bool = False) -> None:
-    """The numbered sources, then (unless ``quiet``) what the citation check found."""
-    lines = ["", ""]
-    if answer.sources:
-        lines.append("Sources:")
-        for source in answer.sources:
-            title = one_line(source.title) or "Untitled"
-            date = f" ({source.date})" if source.date else ""
-            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}{date}")
-    else:
-        lines.append("No sources.")
+    """The sources (cited first), then (unless ``quiet``) what the citation check found."""
+    lines = ["", "", *source_lines(answer.sources, answer.cited_numbers)]
     if answer.removed_citations and not quiet:
         lines.append(
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
@@ -205,3 +199,25 @@ def print_after_answer(answer: Answer, quiet: bool = False) -> None:
     if not quiet:
         lines += [f"! {text_safe(flag)}" for flag in answer.flags]
     print("\n".join(lines))
+
+
+def source_lines(sources: Sequence[Source], cited: Collection[int]) -> list[str]:
+    """The sources the answer cites, one a line, then the others it read folded into one
+    line by site (their titles are noise when the answer does not rest on them). An answer
+    that cites none lists them all, to judge it by. Numbers stay those of the answer."""
+    if not sources:
+        return ["No sources."]
+    used, read = cited_first(sources, cited)
+    if not used:
+        return ["Sources (read; the answer cites none):", *map(_source_line, read)]
+    lines = ["Sources:", *map(_source_line, used)]
+    if read:
+        sites = ", ".join(f"[{s.number}] {terminal_safe(s.site)}" for s in read)
+        lines.append(f"Also read, not cited ({len(read)}): {sites}")
+    return lines
+
+
+def _source_line(source: Source) -> str:
+    title = one_line(source.title) or "Untitled"
+    date = f" ({source.date})" if source.date else ""
+    return f"[{source.number}] {title} - {safe_url(source.url)}{date}"

@@ -34,6 +34,7 @@ from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
+from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
 from htmlrag_chat.tui.readers import ReaderCommands, reader_label
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
@@ -65,18 +66,26 @@ class ChatApp(SelectionActions):
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {ReaderCommands, SearchCommands}
     AUTO_FOCUS = "#prompt"
+    HORIZONTAL_BREAKPOINTS = BREAKPOINTS  # the side panes fold on narrow terminals
+    # The footer shows these in order as far as the width goes: the keys that bring the
+    # folded panes back come right after Send, so 80 columns still show them.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit"),
-        Binding("escape", "cancel", "Stop", tooltip="Stop the running question"),
-        Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
         Binding(
-            "ctrl+l", "focus_sources", "Sources", tooltip="Go to the selected answer's sources"
+            "ctrl+l", "sources", "Sources",
+            tooltip="Show the selected answer's sources and go to them (again: hide them)",
         ),
-        Binding("ctrl+o", "focus_history", "History", tooltip="Go to the saved conversations"),
+        Binding(
+            "ctrl+o", "history", "History",
+            tooltip="Show the saved conversations and go to them (again: hide them)",
+        ),
+        Binding("f1", "help", "Help", tooltip="This list"),
+        Binding("escape", "cancel", "Stop", tooltip="Stop the running question (else: back "
+                "to the question box, the panes as the width has them)"),
+        Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit"),
         Binding("ctrl+y", "copy_answer", "Copy answer", tooltip="Copy the selected answer"),
         Binding("ctrl+s", "export", "Export", tooltip="Save the conversation as Markdown here"),
-        Binding("f1", "help", "Help", tooltip="This list"),
-    ]
+    ]  # fmt: skip
 
     def __init__(
         self,
@@ -255,7 +264,8 @@ class ChatApp(SelectionActions):
         elapsed = self.clock() - self.started
         if outcome.answer is not None:
             answer = outcome.answer
-            await view.finish(answer_meta(answer, elapsed), answer.sources, answer.markdown)
+            meta = answer_meta(answer, elapsed)
+            await view.finish(meta, answer.sources, answer.markdown, answer.cited_numbers)
             try:
                 self.session.answered(message.message_id, answer)
             except UserError as error:
@@ -345,6 +355,7 @@ class ChatApp(SelectionActions):
         if self.question is not None and self.question.is_running:
             self.question.cancel()
         else:
+            self.panes.by_width()
             self.query_one("#prompt").focus()
 
     async def action_new_chat(self) -> None:
@@ -363,8 +374,17 @@ class ChatApp(SelectionActions):
         self.refresh_history()
         self.query_one("#prompt").focus()
 
-    def action_focus_history(self) -> None:
-        self.query_one(HistoryPanel).focus()
+    @property
+    def panes(self) -> Panes:
+        return Panes(self.query_one("#body"))
+
+    def action_sources(self) -> None:
+        if not self.panes.toggle(self.query_one(SourcesPanel), "sources"):
+            self.query_one("#prompt").focus()
+
+    def action_history(self) -> None:
+        if not self.panes.toggle(self.query_one(HistoryPanel), "history"):
+            self.query_one("#prompt").focus()
 
     def action_export(self) -> None:
         try:
@@ -393,6 +413,6 @@ class ChatApp(SelectionActions):
             "Export conversation", "Save it as Markdown in the folder", self.action_export
         )
         yield SystemCommand("Copy answer", "Copy the selected answer", self.action_copy_answer)
-        yield SystemCommand("Sources", "Focus the sources panel", self.action_focus_sources)
-        yield SystemCommand("History", "Focus the saved conversations", self.action_focus_history)
+        yield SystemCommand("Sources", "Show the sources, or hide them", self.action_sources)
+        yield SystemCommand("History", "Show the conversations, or hide them", self.action_history)
         yield SystemCommand("Help", "List every key", self.action_help)

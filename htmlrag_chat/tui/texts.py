@@ -50,20 +50,26 @@ def answer_meta(answer: Answer, elapsed: float) -> str:
     if answer.removed_citations:
         notes.append(f"{answer.removed_citations} invented citation(s) removed")
     notes.append(f"{elapsed:.1f} s")
-    return meta_line(answer.reader, answer.model, len(answer.sources), answer.flags, notes)
+    sources = sources_read(len(answer.sources), len(answer.cited_numbers))
+    return meta_line(answer.reader, answer.model, sources, answer.flags, notes)
 
 
-def stored_meta(stored: dict) -> str:
+def stored_meta(stored: dict, cited: int) -> str:
     """The same line for an answer reopened from the store (``reader`` is "kind:model")."""
     reader, _, model = stored["reader"].partition(":")
-    return meta_line(reader, model, len(stored["sources"]), stored["flags"])
+    return meta_line(reader, model, sources_read(len(stored["sources"]), cited), stored["flags"])
+
+
+def sources_read(read: int, cited: int) -> str:
+    """How many sources the answer cites of those its reader read."""
+    return f"cites {cited} of {read} sources read" if read else "no sources"
 
 
 def meta_line(
-    reader: str, model: str, sources: int, flags: Sequence[str], notes: Sequence[str] = ()
+    reader: str, model: str, sources: str, flags: Sequence[str], notes: Sequence[str] = ()
 ) -> str:
     parts = [reader] if model in ("", reader) else [reader, model]
-    parts += [f"{sources} sources" if sources else "no sources", *notes]
+    parts += [sources, *notes]
     lines = [" · ".join(parts), *(f"! {flag}" for flag in flags)]
     return terminal_safe("\n".join(lines))
 

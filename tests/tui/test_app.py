@@ -59,11 +59,18 @@ def test_a_question_is_answered_with_citations_and_its_sources_listed(
             assert any(
                 GOLD in line and line.endswith(f"[{number}]") for line in view.text.splitlines()
             )
+            # The cited source first, in full; the others read under a line that says so,
+            # each its number (the answer's) and site.
             panel = app.query_one(SourcesPanel)
-            assert panel.sources == view.sources and panel.option_count == len(view.sources)
-            prompt = str(panel.get_option_at_index(number - 1).prompt)
-            assert prompt.startswith(f"[{number}] ") and "theverge.com" in prompt
-            assert QUESTION["gold_url"] in prompt
+            assert panel.sources == view.sources
+            prompts = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+            assert prompts[0].startswith(f"[{number}] ") and "theverge.com" in prompts[0]
+            assert QUESTION["gold_url"] in prompts[0]
+            others = [source for source in view.sources if source.number != number]
+            assert others and prompts[1] == f"read, not cited ({len(others)}):"
+            assert prompts[2:] == [f"[{source.number}] {source.site}" for source in others]
+            assert panel.border_subtitle == f"1 cited · {len(view.sources)} read"
+            assert panel.highlight(others[0].number) and panel.current == others[0]
             assert "answered in" in str(app.query_one("#status").render())
             (conversation,) = history.conversations()
             (message,) = history.messages(conversation["id"])
@@ -276,10 +283,11 @@ def test_export_copy_and_the_source_actions(
             markdown = view.query_one(Markdown)
             markdown.post_message(Markdown.LinkClicked(markdown, f"cite:{number}"))
             panel = app.query_one(SourcesPanel)
-            await wait_until(pilot, lambda: panel.highlighted == number - 1, 5, "highlight")
+            await wait_until(pilot, lambda: panel.highlighted == 0, 5, "highlight")
+            assert panel.current is not None and panel.current.number == number  # cited: first
             view.focus()
             await pilot.press("1")
-            assert panel.highlighted == 0
+            assert panel.current == view.sources[0]
             await pilot.press("ctrl+l", "c")
             assert app.clipboard == view.sources[0].url
             await pilot.press("o")
@@ -297,7 +305,10 @@ def test_help_screen_and_command_palette(cache: Store, history: Store, tmp_path:
             text = app.screen.query_one(Markdown).source
             for row in (
                 "| Ctrl+Q | Quit (this session's conversations are not kept) |",
-                "| Esc | Stop the running question |",
+                "| Esc | Stop the running question (else: back to the question box, the panes as "
+                "the width has them) |",
+                "| Ctrl+L | Show the selected answer's sources and go to them (again: hide them) |",
+                "| Ctrl+O | Show the saved conversations and go to them (again: hide them) |",
                 "| Ctrl+N | Start a new conversation |",
                 "| Ctrl+S | Save the conversation as Markdown here |",
             ):
