@@ -52,7 +52,7 @@ def test_answer_with_sources(
     assert snap_compare(app, terminal_size=SIZE, run_before=answered)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 50)], ids=["80x24", "100x30", "160x50"])
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 50)], ids=("80", "100", "160"))
 def test_answer_by_terminal_size(
     snap_compare: Any, cache: Store, history: Store, tmp_path: Path, size: tuple[int, int]
 ) -> None:
