@@ -4,9 +4,9 @@ The question is the argument, or stdin when it is ``-`` or missing and stdin is 
 terminal (``echo "..." | htmlrag-chat ask``). Progress (stage, counts, elapsed) goes to
 stderr, the answer streams to stdout followed by the numbered sources and any citation the
 check could not support; ``--json`` prints one object instead. The exchange is kept as a
-conversation in the cache (not in a replay, whose cache is read-only), through the same
-``ChatSession`` as the chat app: ``-c`` and ``--conversation ID`` continue one with the
-history and sources a follow-up gets in the app.
+conversation in the cache file (in a replay too, whose web cache is only read:
+``common.history_store``), through the same ``ChatSession`` as the chat app: ``-c`` and
+``--conversation ID`` continue one with the history and sources a follow-up gets in the app.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.commands.common import (
     add_command,
     error,
+    history_store,
     open_store,
     positive_int,
     replaying,
@@ -30,7 +31,7 @@ from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
 from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import Event, EventSink, Skipped, stage
+from htmlrag_chat.events import Event, EventSink, Notice, Skipped, stage
 from htmlrag_chat.safety import one_line, safe_url, terminal_safe, text_safe
 from htmlrag_chat.sources import Source, cited_first
 
@@ -115,11 +116,13 @@ def run_ask(args: argparse.Namespace) -> int:
             from htmlrag_chat.conversations.session import ChatSession
 
             store = open_store(args)
-        with store:
+        with store, history_store(args, store) as (history, not_kept):
             output.seen = lambda text: first_showing(store, text)
-            session = ChatSession(store)
+            if not_kept:
+                emit(Notice(f"this exchange is not kept: {not_kept}"))
+            session = ChatSession(history)
             if args.follow_up or args.conversation:
-                session.open(find_conversation(store, args.conversation)["id"])
+                session.open(find_conversation(history, args.conversation)["id"])
             answer = asyncio.run(_answer(options, store, session, question, emit))
         output.finish()
     if args.json:
@@ -169,23 +172,22 @@ async def _answer(
     options: AgentOptions, store: Store, session: ChatSession, question: str, emit: EventSink
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
-    question, answer it with the conversation's turns, save the answer (not in a replay:
-    its cache is read-only); a question whose answer fails is taken back."""
+    question, answer it with the conversation's turns, save the answer (in a replay too:
+    ``session`` keeps them in the history file); a question whose answer fails is taken
+    back."""
     from htmlrag_chat.wiring import build_agent
 
     agent = build_agent(options, store, emit)
-    message_id = None if store.readonly else session.question_asked(question)
+    message_id = session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))
     except Exception:  # a stop (Ctrl+C) is no Exception: the stopped question stays
-        if message_id is not None:
-            session.question_failed(message_id)
+        session.question_failed(message_id)
         raise
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         await agent.web.settle(LATE_PAGE_GRACE)
-    if message_id is not None:
-        session.answered(message_id, answer)
+    session.answered(message_id, answer)
     return answer
 
 

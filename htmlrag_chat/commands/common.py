@@ -7,13 +7,15 @@ import itertools
 import os
 import re
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from htmlrag_chat.commands.words import explain
-from htmlrag_chat.errors import EXIT_USAGE, InputError
+from htmlrag_chat.errors import EXIT_USAGE, InputError, UserError
 from htmlrag_chat.events import (
     Event,
     EventSink,
@@ -210,6 +212,45 @@ def cache_origin(args: argparse.Namespace) -> tuple[Path, Origin]:
     if os.environ.get("HTMLRAG_CHAT_CACHE"):
         return path, Origin("environment", "HTMLRAG_CHAT_CACHE")
     return path, DEFAULT
+
+
+def history_origin(args: argparse.Namespace) -> Path:
+    """The file conversations are kept in: the cache file (``--cache``,
+    ``$HTMLRAG_CHAT_CACHE`` or the default), also in a replay. Under ``--replay`` that is
+    the replayed file; ``--replay-db DB`` never writes into DB, the recording."""
+    return cache_origin(argparse.Namespace(cache=getattr(args, "cache", None)))[0]
+
+
+@contextmanager
+def history_store(args: argparse.Namespace, cache: Store) -> Iterator[tuple[Store, str]]:
+    """Where this run keeps its conversations, and ``""`` or why they are not kept.
+
+    Every ``ask`` and chat is kept, a replayed one too: a replay reads its web cache only
+    (``cache`` is read-only), and its conversations go to ``history_origin``, opened for
+    writing. One that cannot be (read-only, damaged, from a newer version) gives a scratch file,
+    deleted at exit, that starts with a copy of the cache's conversations, so they can
+    still be read and followed up."""
+    from htmlrag_chat.store.db import Store
+
+    if not cache.readonly:
+        yield cache, ""
+        return
+    path = history_origin(args)
+    try:
+        kept = Store.open(path)
+    except UserError as failure:
+        reason = f"{path} cannot be used ({failure})"
+    else:
+        kept.notice = cache.notice
+        with kept:
+            yield kept, ""
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="htmlrag-chat-") as folder,
+        Store.open(Path(folder) / "conversations.sqlite3") as scratch,
+    ):
+        scratch.copy_conversations(cache)
+        yield scratch, reason
 
 
 def open_store(args: argparse.Namespace) -> Store:

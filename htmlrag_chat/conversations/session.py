@@ -29,7 +29,8 @@ class ChatSession:
     turns: list[Turn] = field(default_factory=list)
 
     def conversations(self) -> list[dict[str, Any]]:
-        return self.store.conversations()
+        """Every conversation, the most recently active first, with its ``turns``."""
+        return self.store.conversation_summaries()
 
     def new(self) -> None:
         self.conversation, self.title, self.turns = None, "", []

@@ -32,11 +32,12 @@ from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import AnswerDelta, Event, Notice, Skipped, SourcesReady
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.keys import KEYS, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
 from htmlrag_chat.tui.readers import ReaderCommands, reader_label
-from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
+from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import SelectionActions
 from htmlrag_chat.tui.status import PipelineStatus
@@ -53,6 +54,7 @@ from htmlrag_chat.tui.transcript import (
 from htmlrag_chat.wiring import AgentOptions, build_agent
 
 READY = "ready: ask a question"
+REOPENED = "reopened: a question now follows up this conversation"
 
 
 class PromptInput(Input):
@@ -67,25 +69,7 @@ class ChatApp(SelectionActions):
     COMMANDS = App.COMMANDS | {ReaderCommands, SearchCommands}
     AUTO_FOCUS = "#prompt"
     HORIZONTAL_BREAKPOINTS = BREAKPOINTS  # the side panes fold on narrow terminals
-    # The footer shows these in order as far as the width goes: the keys that bring the
-    # folded panes back come right after Send, so 80 columns still show them.
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+l", "sources", "Sources",
-            tooltip="Show the selected answer's sources and go to them (again: hide them)",
-        ),
-        Binding(
-            "ctrl+o", "history", "History",
-            tooltip="Show the saved conversations and go to them (again: hide them)",
-        ),
-        Binding("f1", "help", "Help", tooltip="This list"),
-        Binding("escape", "cancel", "Stop", tooltip="Stop the running question (else: back "
-                "to the question box, the panes as the width has them)"),
-        Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
-        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit"),
-        Binding("ctrl+y", "copy_answer", "Copy answer", tooltip="Copy the selected answer"),
-        Binding("ctrl+s", "export", "Export", tooltip="Save the conversation as Markdown here"),
-    ]  # fmt: skip
+    BINDINGS: ClassVar[list[BindingType]] = list(KEYS)
 
     def __init__(
         self,
@@ -271,10 +255,10 @@ class ChatApp(SelectionActions):
             except UserError as error:
                 await self.transcript.mount(ErrorView(f"The answer was not saved: {error}"))
             self.set_status(f"answered in {elapsed:.1f} s")
-        elif outcome.error is not None:
-            self.session.question_failed(message.message_id)  # as ask: none left unanswered
-            self.sub_title = self.header_line()
-            await view.finish(f"failed after {elapsed:.1f} s")
+        elif outcome.error is not None:  # the question stays in the history, unanswered
+            await view.finish(
+                f"failed after {elapsed:.1f} s: it stays in the history, with no answer"
+            )
             error = ErrorView(describe(outcome.error, self.options.reader.model))
             await self.transcript.mount(error, after=view)
             self.set_status("failed: see the message above")
@@ -299,7 +283,8 @@ class ChatApp(SelectionActions):
     # -- conversations
 
     def refresh_history(self) -> None:
-        self.query_one(HistoryPanel).show(self.session.conversations(), self.session.conversation)
+        panel = self.query_one(HistoryPanel)
+        panel.show(self.session.conversations(), self.session.conversation, time.time())
 
     @on(HistoryPanel.OptionSelected)
     async def reopen(self, event: HistoryPanel.OptionSelected) -> None:
@@ -317,6 +302,8 @@ class ChatApp(SelectionActions):
         else:
             self.query_one(SourcesPanel).show(())
         self.sub_title = self.header_line()
+        self.set_status(REOPENED)  # not the time of the chat shown before
+        self.refresh_history()
         self.transcript.scroll_end(animate=False)
         self.query_one("#prompt").focus()
 
@@ -395,15 +382,7 @@ class ChatApp(SelectionActions):
         self.notify(f"Exported to {path}")
 
     def action_help(self) -> None:
-        keys = [
-            (
-                key_name(binding.key),
-                quit_help(self.session.kept) if binding.action == "quit" else binding.tooltip,
-            )
-            for binding in self.BINDINGS
-            if isinstance(binding, Binding) and binding.show
-        ]
-        self.push_screen(HelpScreen([("Enter", "Send the question"), *keys]))
+        self.push_screen(HelpScreen(help_rows(quit_help(self.session.kept))))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

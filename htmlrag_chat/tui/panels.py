@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from htmlrag_chat.reader import Source
 from htmlrag_chat.safety import one_line, terminal_safe
 from htmlrag_chat.sources import cited_first
+from htmlrag_chat.tui.texts import last_active
 
 
 def openable(url: str) -> bool:
@@ -107,7 +108,9 @@ def _read_option(source: Source) -> Option:
 
 
 class HistoryPanel(OptionList):
-    """Saved conversations, most recently active first."""
+    """Saved conversations, most recently active first: each title over when it was last
+    active and how many questions it holds (titles repeat: the same question asked twice),
+    the open one marked."""
 
     BORDER_TITLE = "History"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -129,11 +132,10 @@ class HistoryPanel(OptionList):
     def __init__(self) -> None:
         super().__init__(markup=False)
 
-    def show(self, conversations: Sequence[dict[str, Any]], current: int | None) -> None:
-        self.set_options(
-            Option(Content(one_line(c["title"]) or "Untitled"), id=str(c["id"]))
-            for c in conversations
-        )
+    def show(
+        self, conversations: Sequence[dict[str, Any]], current: int | None, now: float
+    ) -> None:
+        self.set_options(_conversation_option(c, c["id"] == current, now) for c in conversations)
         ids = [c["id"] for c in conversations]
         if current in ids:
             self.highlighted = ids.index(current)
@@ -150,3 +152,16 @@ class HistoryPanel(OptionList):
     def action_delete(self) -> None:
         if self.current is not None:
             self.post_message(self.Delete(self.current))
+
+
+def _conversation_option(conversation: dict[str, Any], open_now: bool, now: float) -> Option:
+    turns = conversation.get("turns", 0)
+    questions = f"{turns} question{'' if turns == 1 else 's'}"
+    meta = f"{last_active(conversation['updated_at'], now)} · {questions}"
+    prompt = Content.assemble(
+        ("● " if open_now else "", "bold"),
+        one_line(conversation["title"]) or "Untitled",
+        "\n",
+        (meta + (" · open" if open_now else ""), "dim"),
+    )
+    return Option(prompt, id=str(conversation["id"]))

@@ -4,6 +4,7 @@ answer (how it was made) and an error as the chat shows it (what happened, what 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer
@@ -33,6 +34,22 @@ def header_line(title: str, replayed: str) -> str:
     """The conversation's title, after ``REPLAY <file>`` when the cache ``replayed`` is."""
     title = terminal_safe(title) or "New chat"
     return f"REPLAY {replayed} (read-only) · {title}" if replayed else title
+
+
+def last_active(timestamp: float, now: float) -> str:
+    """When a conversation was last active, as a person says it: "just now", "5 min ago",
+    "today 14:02", "yesterday 09:15", else the day."""
+    age = now - timestamp
+    if age < 60:
+        return "just now"
+    if age < 3600:
+        return f"{int(age // 60)} min ago"
+    then, today = datetime.fromtimestamp(timestamp), datetime.fromtimestamp(now).date()
+    if then.date() == today:
+        return f"today {then:%H:%M}"
+    if then.date() == today - timedelta(days=1):
+        return f"yesterday {then:%H:%M}"
+    return f"{then:%Y-%m-%d}"
 
 
 def quit_help(kept: bool) -> str:

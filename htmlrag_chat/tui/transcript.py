@@ -150,7 +150,9 @@ def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
             stored = message["answers"][-1]
             sources = [stored_source(s) for s in stored["sources"]]
             cited = _cited(stored)
-            views.append(AnswerView(stored["text"], sources, stored_meta(stored, len(cited)), cited))
+            views.append(
+                AnswerView(stored["text"], sources, stored_meta(stored, len(cited)), cited)
+            )
         else:
             views.append(NoteView("no answer (stopped or failed)"))
     return views

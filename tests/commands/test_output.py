@@ -134,7 +134,9 @@ def test_quiet_prints_only_the_answer_and_its_sources(recording: Path, tmp_path:
     assert terminal == ""  # no status line, no notes
     answer, sources = out.split("\n\nSources:\n")
     assert answer.startswith(HEADER) and "[" in answer
-    assert all(re.match(r"\[\d+\] .+ - https?://", line) for line in sources.splitlines())
+    *cited, read = sources.splitlines()  # the cited ones, then the others folded
+    assert cited and all(re.match(r"\[\d+\] .+ - https?://", line) for line in cited)
+    assert re.fullmatch(r"Also read, not cited \(\d\): \[\d\] [\w.-]+(, \[\d\] [\w.-]+)*", read)
 
 
 def test_an_answer_piped_elsewhere_leaves_the_terminal_clean(

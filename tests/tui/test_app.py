@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import webbrowser
+from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +12,13 @@ from textual.widgets import Markdown
 
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.cli import main
-from htmlrag_chat.commands.chat import history_store
+from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.events import AnswerDelta
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.app import ChatApp
+from htmlrag_chat.tui.app import REOPENED, ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
@@ -227,21 +228,31 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
     assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}")
 
 
-def test_a_replay_shows_the_conversations_of_its_cache_and_writes_none_into_it(
-    tmp_path: Path,
+def test_a_replay_whose_history_cannot_be_kept_shows_the_cache_conversations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bare command's replay: the cache read-only, the history a scratch copy of the
-    cache's conversations (``commands/chat.history_store``), so the History panel shows what
-    ``htmlrag-chat history`` shows, and a reopened one can be followed up."""
+    """The bare command's replay keeps its conversations in the cache file
+    (``commands/common.history_store``); when that file cannot be used, the history is a
+    scratch copy of the cache's conversations, so the History panel shows what
+    ``htmlrag-chat history`` shows, a reopened one can be followed up, and the recording is
+    never written."""
     path = import_demo(tmp_path)
     with Store.open(path) as writable:
         session = ChatSession(writable)
         asked = session.question_asked(QUESTION["question"])
         session.answered(asked, extractive_answer(QUESTION["question"]))
     before = path.read_bytes()
+    damaged = tmp_path / "mine.db"
+    damaged.write_bytes(b"not SQLite" * 1000)
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(damaged))
+    args = Namespace(cache=None, replay_db=path)
 
     async def scenario() -> None:
-        with Store.open(path, readonly=True) as cache, history_store(cache) as history:
+        with (
+            Store.open(path, readonly=True) as cache,
+            history_store(args, cache) as (history, not_kept),
+        ):
+            assert not_kept.startswith(f"{damaged} cannot be used")
             app = ChatApp(options(), cache, ChatSession(history, kept=False), export_dir=tmp_path)
             async with app.run_test(size=SIZE) as pilot:
                 assert app.query_one(HistoryPanel).option_count == 1
@@ -372,8 +383,11 @@ def test_a_failed_search_says_what_to_do(history: Store, tmp_path: Path) -> None
                     # Said once: not also as a note that the search was skipped.
                     notes = [str(n.render()) for n in app.query(NoteView)]
                     assert not [n for n in notes if "HTTP 429" in n], notes
-                    # Taken back from the history, as ask does: nobody answered it.
-                    assert app.session.conversations() == []
+                    # Kept in the history, with no answer (docs/chat-app.md), and shown so
+                    # when the conversation is reopened.
+                    (kept,) = app.session.conversations()
+                    (message,) = history.messages(kept["id"])
+                    assert message["content"] == "what is htmlrag" and not message["answers"]
 
     run(scenario())
 
@@ -451,3 +465,39 @@ def test_the_sources_show_while_the_reader_is_still_reading(
     [(count, text, status)] = early
     assert count > 0 and text == ""  # listed before a word of the answer
     assert status.startswith("answering · generating")
+
+
+def test_the_history_tells_conversations_apart_and_reaches_the_one_left(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """The same question asked in two chats: each row says when and how many questions,
+    the open one is marked; after opening the older, the one left is a row to go back to,
+    and the status line no longer shows the time of the chat left."""
+
+    def rows(app: ChatApp) -> list[str]:
+        panel = app.query_one(HistoryPanel)
+        return [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+
+    async def scenario() -> None:
+        app = make_app(cache, history, options(), tmp_path)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await ask(pilot, QUESTION["question"])
+            first = app.session.conversation
+            await pilot.press("ctrl+n")
+            await ask(pilot, QUESTION["question"])
+            second = app.session.conversation
+            await ask(pilot, "Which iPhones get it?")
+            title = title_for(QUESTION["question"])
+            assert rows(app) == [
+                f"● {title}\njust now · 2 questions · open",
+                f"{title}\njust now · 1 question",
+            ]
+            await pilot.press("ctrl+o", "down", "enter")
+            await wait_until(pilot, lambda: app.session.conversation == first, 5, "reopen")
+            assert len(answers(app)) == 1 and rows(app)[1].startswith("● ")
+            assert str(app.query_one("#status").render()) == REOPENED
+            await pilot.press("ctrl+o", "home", "enter")
+            await wait_until(pilot, lambda: app.session.conversation == second, 5, "back")
+            assert len(answers(app)) == 2 and rows(app)[0].startswith("● ")
+
+    run(scenario())
