@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
     add_command,
-    error,
     history_store,
     open_store,
     positive_int,
@@ -30,8 +29,16 @@ from htmlrag_chat.commands.common import (
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
-from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import Event, EventSink, Notice, Skipped, stage
+from htmlrag_chat.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.events import (
+    Event,
+    EventSink,
+    Notice,
+    Searching,
+    Skipped,
+    StageStarted,
+    stage,
+)
 from htmlrag_chat.safety import one_line, safe_url, terminal_safe, text_safe
 from htmlrag_chat.sources import Source, cited_first
 
@@ -103,12 +110,11 @@ def run_ask(args: argparse.Namespace) -> int:
         quiet=args.quiet, verbose=args.verbose, progress=args.progress,
         terminal=sys.stderr.isatty(),
     )  # fmt: skip
-    missing: set[str] = set()  # queries a replay did not find
+    unrecorded = Unrecorded(replaying(args))
     with AskOutput(form, stream=args.stream, answer=not args.json) as output:
 
         def emit(event: Event) -> None:
-            if isinstance(event, Skipped) and event.kind == "query":
-                missing.add(event.what)
+            unrecorded(event)  # a replay with nothing recorded stops before the reader
             output(event)
 
         # The first progress line comes before the cache and the conversation code load.
@@ -129,12 +135,34 @@ def run_ask(args: argparse.Namespace) -> int:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
         print_after_answer(answer, quiet=args.quiet)
-    # Sources may be missing for another reason (no block fits the budget): said by a note.
-    none_recorded = bool(answer.queries) and missing.issuperset(answer.queries)
-    if replaying(args) and not answer.sources and none_recorded:
-        error("none of the searches is in the recording, so there were no sources")
-        return EXIT_USAGE
     return EXIT_OK
+
+
+class Unrecorded:
+    """Watches a replay's events: when every query searched was missing from the recording
+    and the reader is about to start with no source, the question stops there (exit 2), so
+    that nothing answer-shaped ("The sources do not say") reaches stdout. Sources missing
+    for another reason (no block fits the budget) are an answer, said by a note."""
+
+    def __init__(self, replay: bool) -> None:
+        self.replay = replay
+        self.searched: set[str] = set()
+        self.missing: set[str] = set()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Searching):
+            self.searched.update(event.queries)
+        elif isinstance(event, Skipped) and event.kind == "query":
+            self.missing.add(event.what)
+        elif (
+            self.replay
+            and isinstance(event, StageStarted)
+            and event.stage == "read"
+            and not event.items
+            and self.searched
+            and self.missing >= self.searched
+        ):
+            raise UserError("none of the searches is in the recording, so there are no sources")
 
 
 def read_question(given: str | None) -> str:

@@ -299,7 +299,7 @@ def progress_printer(enabled: bool) -> EventSink:
         if isinstance(event, Notice):
             error(f"note: {text_safe(event.message)}")
         elif isinstance(event, Skipped) and (enabled or event.kind == "query"):
-            error(f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.reason)}")
+            error(f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.why)}")
         elif not enabled:
             return
         elif isinstance(event, Searching):

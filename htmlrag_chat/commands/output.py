@@ -224,7 +224,7 @@ class AskOutput:
             self._line.print_above(f"{PROG}: note: {terminal_safe(event.message)}")
         elif isinstance(event, Skipped):
             if event.kind == "query":
-                what, why = terminal_safe(event.what), terminal_safe(event.reason)
+                what, why = terminal_safe(event.what), terminal_safe(event.why)
                 self._line.print_above(f"{PROG}: skipped query {what}: {why}")
             self._line.draw()
         elif isinstance(event, SourcesReady):

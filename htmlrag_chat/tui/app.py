@@ -232,7 +232,7 @@ class ChatApp(SelectionActions):
         elif isinstance(event, Notice):
             await self._note(f"note: {event.message}")
         elif isinstance(event, Skipped) and event.kind == "query":
-            await self._note(f"skipped search {event.what!r}: {event.reason}")
+            await self._note(f"skipped search {event.what!r}: {event.why}")
         elif isinstance(event, SourcesReady) and self._current is not None:
             self.preview_sources(self._current, event.sources)
 

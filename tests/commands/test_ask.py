@@ -390,8 +390,12 @@ def test_an_unreachable_reader_server_exits_5_before_any_search(
 
 
 def test_a_question_missing_from_the_replay_is_named(
-    recording: Path, capsys: pytest.CaptureFixture[str]
+    recording: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "history.db"))  # kept here
     argv = [
         "--replay-db",
         str(recording),
@@ -401,9 +405,13 @@ def test_a_question_missing_from_the_replay_is_named(
         "extractive",
     ]
     assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "skipped query What is the capital of Peru?: query not in the recording" in err
+    out, err = capsys.readouterr()
+    assert "skipped query What is the capital of Peru?: not in the recording\n" in err
     assert "none of the searches is in the recording" in err
+    assert out == ""  # nothing answer-shaped: no "The sources do not say", no "No sources."
+    # ... and no question left in the history that nobody answered
+    assert main(["history"]) == 0
+    assert "No conversations in" in capsys.readouterr().err
 
 
 # -- untrusted text and oversized pages (issue 13)

@@ -487,6 +487,8 @@ def test_the_history_tells_conversations_apart_and_reaches_the_one_left(
             await ask(pilot, QUESTION["question"])
             second = app.session.conversation
             await ask(pilot, "Which iPhones get it?")
+            notes = [str(note.render()) for note in app.query(NoteView)]
+            assert "skipped search 'Which iPhones get it?': not in the recording" in notes
             title = title_for(QUESTION["question"])
             assert rows(app) == [
                 f"● {title}\njust now · 2 questions · open",
