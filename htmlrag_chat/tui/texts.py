@@ -94,6 +94,8 @@ def meta_line(
 def describe(error: BaseException, model: str | None, doing: str = "answer") -> str:
     """An error as the chat shows it: what happened and what to do. Errors a user can act on
     carry their advice; anything else is a bug, said plainly, and the app keeps running."""
+    if isinstance(error, ModelUnavailable) and error.next_step:
+        return f"Could not {doing}: {error}."
     if isinstance(error, ModelUnavailable):
         hint = no_llm_hint(model)
         return (

@@ -369,6 +369,42 @@ def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixtur
     assert "question is empty" in errors[0] and "--base-url" in errors[1]
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            ["--reader", "local"],
+            "meta-llama/Llama-3.1-8B-Instruct: not a local path, not in "
+            "the Hugging Face cache, and the hub is unreachable; get one: htmlrag-chat models "
+            "pull reader (or --model FILE.gguf), or answer without a model: --reader extractive",
+        ),
+        (
+            ["--reader", "local", "--model", "/abs/missing/dir"],
+            "/abs/missing/dir: no such file or folder; get one: htmlrag-chat models pull reader",
+        ),
+        (
+            ["--pruner", "gen"],
+            "zstanjj/HTML-Pruner-Llama-1B: not a local path, not in the "
+            "Hugging Face cache, and the hub is unreachable; get it: htmlrag-chat models pull "
+            "pruner, or prune without it: --pruner fused",
+        ),
+        (
+            ["--pruner", "gen", "--gen-model", "./missing"],
+            "./missing: no such file or folder; get it: htmlrag-chat models pull pruner",
+        ),
+    ],
+    ids=["reader", "reader-path", "pruner", "pruner-path"],
+)
+def test_a_missing_local_model_says_what_to_do(
+    recording: Path, capsys: pytest.CaptureFixture[str], options: list[str], said: str
+) -> None:
+    """Named on purpose and not here: one line with the next step (a path is "no such file
+    or folder", never a matter of the hub)."""
+    assert main(["--replay-db", str(recording), *ask("--reader", "extractive", *options)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith(f"htmlrag-chat: {said}")
+
+
 def test_an_unreachable_reader_server_exits_5_before_any_search(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
