@@ -291,8 +291,11 @@ def read_input(file: str, encoding: str | None) -> PageInput:
 
 def progress_printer(enabled: bool) -> EventSink:
     """Stage progress (stage, counts, elapsed) on stderr; notices and skipped queries always
-    (text from the web passes ``text_safe`` first)."""
+    (text from the web passes ``text_safe`` first). The sources, listed after the answer,
+    are listed here too only when an LLM starts to prefill, to be read meanwhile (an
+    extractive answer comes at once: the list would only say the same twice)."""
     start = time.perf_counter()
+    ready: list[SourcesReady] = []
 
     def emit(event: Event) -> None:
         elapsed = time.perf_counter() - start
@@ -317,11 +320,14 @@ def progress_printer(enabled: bool) -> EventSink:
                 file=sys.stderr,
             )
         elif isinstance(event, SourcesReady):
-            print(f"[{elapsed:6.2f}s] {early_sources(event)}", file=sys.stderr)
+            ready[:] = [event]
+            print(f"[{elapsed:6.2f}s] sources: {len(event.sources)} ready", file=sys.stderr)
         elif isinstance(event, ReaderBusy):
             doing = "generating" if event.phase == "generate" else "prefilling"
             tokens = f" {event.tokens:,} tokens" if event.tokens is not None else ""
             print(f"[{elapsed:6.2f}s] reader: {doing}{tokens}", file=sys.stderr)
+            if event.phase == "prefill" and ready:
+                print(early_sources(ready.pop()), file=sys.stderr)
         elif isinstance(event, StageFinished):
             counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
             print(

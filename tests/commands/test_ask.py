@@ -108,6 +108,30 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     assert "htmlrag-chat models pull no/such" in err
 
 
+def test_each_missing_model_is_said_once_per_cache_file_replays_included(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's offline block: an ask in record mode, then replays of the same file (a
+    follow-up with the default pruner): the tokenizer's line once, the pruner's once."""
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
+    cache = import_demo(tmp_path)
+    extractive = ["--cache", str(cache), "ask", "--reader", "extractive"]
+    runs = [
+        [*extractive, "--pruner", "bm25", QUESTION["question"]],
+        [*extractive, "--replay", "-c", "Which iPhones get it?"],
+        [*extractive, "--replay", "--pruner", "bm25", QUESTION["question"]],
+        [*extractive, "--replay", "-c", "Which iPhones get it?"],
+    ]
+    said = []
+    for argv in runs:
+        assert main(argv) == 0
+        err = capsys.readouterr().err.splitlines()
+        said.append(
+            [line.split()[0] for line in err if line.startswith("  ") and "how" not in line]
+        )
+    assert said == [["tokenizer"], ["pruner"], [], []]
+
+
 def test_an_embedding_model_that_is_not_here_leaves_bm25_and_main_text(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
