@@ -61,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except UserError as failure:
         error(str(failure))
+        raw = getattr(failure, "raw", "")  # what the line left out (an engine's own dump)
+        if raw and getattr(args, "verbose", False):
+            error(f"detail: {raw}")
         return failure.exit_code
     except KeyboardInterrupt:
         error("interrupted")

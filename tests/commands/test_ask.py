@@ -301,6 +301,12 @@ def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_wor
     assert line.startswith("htmlrag-chat: search for 'Who designed the Eiffel tower?' failed")
     assert "cache import --jsonl FILE" in line and "--replay-db FILE" in line
     assert "make demo" in line and "with --replay" not in line
+    # The cause in words; the backend's own message (an exception's text) only with -v.
+    assert "cannot be reached (the connection was refused: a proxy or firewall?)" in line
+    assert "Error" not in line and len(line) < 400
+    assert main([*argv, "-v"]) == 5
+    *_, said, detail = capsys.readouterr().err.splitlines()
+    assert said == line and detail.startswith("htmlrag-chat: detail: searxng cannot be reached (")
 
 
 def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources(
