@@ -230,3 +230,10 @@ def test_help_names_an_options_choices_once_and_no_empty_default(
     out = capsys.readouterr().out
     assert "--pruner, --scorer {two-stage,fused,embed,bm25,gen}\n" in out
     assert "(default )" not in out and "--site DOMAIN" in out
+
+
+def test_fetch_on_a_terminal_prints_a_table_not_json(command: Path, recorded: Path) -> None:
+    url = "https://www.theverge.com/2019/7/3/20680681/ios-13-beta-3-facetime-attention-correction-eye-contact"
+    shown = on_a_terminal(command, "--cache", str(recorded), "fetch", url).decode()
+    assert "OUTCOME  STATUS" in shown and f"ok          200  142.2 kB  cache  {url}" in shown
+    assert '{"url"' not in shown

@@ -375,5 +375,14 @@ def print_table(
         print("  ".join(cells).rstrip())
 
 
+def human_size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"
+
+
 def error(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)

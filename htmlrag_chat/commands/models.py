@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from htmlrag_chat.commands.common import add_command
+from htmlrag_chat.commands.common import add_command, human_size
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.hub import download, download_file, require_hub
@@ -110,15 +110,6 @@ def where(row: ModelRow) -> str:
     if row.where == "server":
         return f"server {row.location}" if row.location else "server (no --base-url)"
     return _WHERE.get(row.where, row.where)
-
-
-def human_size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} B"
 
 
 def run_pull(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import huggingface_hub.constants
 import pytest
 
 from htmlrag_chat.cli import main
-from htmlrag_chat.commands.models import human_size
+from htmlrag_chat.commands.common import human_size
 from htmlrag_chat.events import ignore
 from htmlrag_chat.inventory import ROLES
 from htmlrag_chat.prune_factory import PruneSettings, build_recipe, multilingual_available
