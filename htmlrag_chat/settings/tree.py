@@ -62,6 +62,9 @@ class Setting:
     aliases: tuple[str, ...] = ()  # older spellings of the option, still accepted
     env_aliases: tuple[str, ...] = ()  # variables read when ``HTMLRAG_CHAT_NAME`` is not set
     secret: bool = False  # never printed, never an option (shell history, process listings)
+    # A value to show where there is no default (``config init``'s commented-out line, valid
+    # TOML for this kind once uncommented).
+    example: Any = None
 
     @property
     def key(self) -> str:
@@ -89,22 +92,23 @@ SETTINGS: tuple[Setting, ...] = (
         "reader", "model", Text(metavar="MODEL"), None,
         "reader model: hub id, local folder, or the server's model name (default: the "
         "server's best chat model, else meta-llama/Llama-3.1-8B-Instruct)",
-        (*ANSWERING, "models"), short="-m",
+        (*ANSWERING, "models"), short="-m", example="qwen2.5:7b",
     ),
     Setting(
         "reader", "base_url", Url(), None,
         "an OpenAI-compatible server, e.g. http://localhost:11434/v1", (*ANSWERING, "models"),
+        example="http://localhost:11434/v1",
     ),
     Setting(
         "reader", "api_key", Secret(), None,
         "the server's API key (file or environment only, never an option)",
-        env_aliases=("OPENAI_API_KEY",), secret=True,
+        env_aliases=("OPENAI_API_KEY",), secret=True, example="sk-...",
     ),
     Setting("reader", "max_tokens", Integer(), 512, "the longest answer, in tokens", ANSWERING),
     Setting(
         "reader", "context_tokens", Integer(), None,
         "the server's context window in tokens, when it does not say (the budget is lowered "
-        "to fit)", ANSWERING,
+        "to fit)", ANSWERING, example=8192,
     ),
     Setting(
         "reader", "device", Device(), "auto",
@@ -114,7 +118,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reader", "probe_ports", Ports(), None,
         "127.0.0.1 ports --reader auto asks for a server (default: those of Ollama, LM "
-        "Studio, llama.cpp and vLLM; empty: none)",
+        "Studio, llama.cpp and vLLM; empty: none)", example=(11434, 8080),
     ),
     # -- research: how far a question looks
     Setting("research", "rounds", Integer(), 2, "search rounds at most", ANSWERING),
@@ -133,20 +137,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "prune", "budget", Integer(), None,
         "tokens of pruned HTML the reader gets (default: 2048 for a reader that prefills on "
-        "this machine's CPU, else 4096)", (*ANSWERING, "prune"),
+        "this machine's CPU, else 4096)", (*ANSWERING, "prune"), example=2048,
     ),
     Setting(
         "prune", "coarse_budget", Integer(), None,
         "two-stage: tokens the first stage keeps (default twice --budget)", ("prune",),
+        example=4096,
     ),
     Setting(
         "prune", "max_words", Integer(), None,
         "words per block of the last stage (default: an eighth of its budget, 32-256)",
-        ("prune",),
+        ("prune",), example=128,
     ),
     Setting(
         "prune", "coarse_max_words", Integer(), None,
         "two-stage: words per block of the first stage (default: from its budget)", ("prune",),
+        example=256,
     ),
     Setting(
         "prune", "embed_model", Text(metavar="ID_OR_PATH"),
@@ -163,7 +169,7 @@ SETTINGS: tuple[Setting, ...] = (
         "prune", "tokenizer", Text(metavar="ID_OR_PATH"), None,
         "count budgets with this tokenizer, hub id or folder ('approx': the built-in "
         "approximation; default: the local reader's, else Llama-3's, else the approximation)",
-        (*ANSWERING, "models", "prune", "eval"),
+        (*ANSWERING, "models", "prune", "eval"), example="approx",
     ),
     # -- search: the search engines, in fallback order, and what they may return
     Setting(
@@ -174,20 +180,24 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search", "searxng_url", Url(), None,
         "a SearXNG instance for --backends searxng, e.g. http://127.0.0.1:8888", SEARCHING,
+        example="http://127.0.0.1:8888",
     ),
     Setting(
         "search", "proxy", Url(schemes=("http", "https", "socks5", "socks5h")), None,
         "proxy for every search backend, e.g. socks5://127.0.0.1:9050", SEARCHING,
+        example="socks5://127.0.0.1:9050",
     ),
     Setting(
         "search", "site", Domains(), (), "search only this site (repeatable)", SEARCHING,
+        example=("docs.python.org",),
     ),
     Setting(
         "search", "exclude_site", Domains(), (), "never use this site (repeatable)", SEARCHING,
+        example=("pinterest.com",),
     ),
     Setting(
         "search", "time", Choice(TIMES), None,
-        "only results from the last day, week, month or year", SEARCHING,
+        "only results from the last day, week, month or year", SEARCHING, example="week",
     ),
     Setting(
         "search", "region", Text(metavar="REGION"), NO_REGION,
@@ -206,11 +216,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search", "brave_api_key", Secret(), None,
         "Brave Search API key (file or environment only)",
-        env_aliases=("BRAVE_API_KEY",), secret=True,
+        env_aliases=("BRAVE_API_KEY",), secret=True, example="BSA...",
     ),
     Setting(
         "search", "tavily_api_key", Secret(), None, "Tavily API key (file or environment only)",
-        env_aliases=("TAVILY_API_KEY",), secret=True,
+        env_aliases=("TAVILY_API_KEY",), secret=True, example="tvly-...",
     ),
     # -- web: downloads
     Setting(
