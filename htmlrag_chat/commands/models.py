@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import textwrap
 
 from htmlrag_chat.commands.common import add_command, human_size
 from htmlrag_chat.commands.options import add_setting_options, agent_options
@@ -26,7 +28,7 @@ _WHERE = {
     "hf-cache": "Hugging Face cache",
     "bundled": "bundled package",
     "built-in": "built in",
-    "hub": "hub (not downloaded)",
+    "hub": "hub",  # STATUS says it is missing
     "nowhere": "no such folder",
     "gguf": "GGUF file",
 }
@@ -67,12 +69,14 @@ def run_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(inventory.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(render(inventory))
+        print(render(inventory, shutil.get_terminal_size((0, 0)).columns or None))
     return EXIT_OK
 
 
-def render(inventory: Inventory) -> str:
-    """A table, one row per role, then the notes and the servers found."""
+def render(inventory: Inventory, width: int | None = None) -> str:
+    """A table, one row per role, then the notes and the servers found; within ``width``
+    columns when given (a terminal's: the model names are cut in the middle, where a hub id
+    and its file name repeat themselves, and the notes wrap), else as long as they are."""
     header = ("ROLE", "MODEL", "WHERE", "STATUS", "SIZE", "DEVICE")
     table = [header] + [
         (
@@ -86,19 +90,40 @@ def render(inventory: Inventory) -> str:
         for row in inventory.rows
     ]
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    if width is not None:  # the MODEL column gives way, down to a readable minimum
+        others = sum(widths) - widths[1] + 2 * (len(widths) - 1)
+        widths[1] = min(widths[1], max(MIN_MODEL, width - 1 - others))
+        table = [(line[0], middle_cut(line[1], widths[1]), *line[2:]) for line in table]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in table
     ]
-    lines += [f"{row.role}: {row.note}" for row in inventory.rows if row.note]
+    notes = [f"{row.role}: {row.note}" for row in inventory.rows if row.note]
     if inventory.device_note:
-        lines.append(f"device: {inventory.device_note}")
+        notes.append(f"device: {inventory.device_note}")
     for server in inventory.servers:
         models = ", ".join(one_line(model) for model in server.models) or "no models"
-        lines.append(f"server: {server.describe()}: {models}")
+        notes.append(f"server: {server.describe()}: {models}")
     missing = [row.role for row in inventory.rows if downloadable(row)]
     if missing:
-        lines.append(f"download: htmlrag-chat models pull [{'|'.join(missing)}]")
+        notes.append(f"download: htmlrag-chat models pull [{'|'.join(missing)}]")
+    for note in notes:
+        if width is None:
+            lines.append(note)
+        else:
+            lines += textwrap.wrap(note, width - 1, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
+
+
+MIN_MODEL = 16  # columns: below this a model's name no longer says which it is
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``text`` within ``width`` characters, its middle replaced by "…" (a repo's owner
+    and a file's quant both stay readable)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 def downloadable(row: ModelRow) -> bool:

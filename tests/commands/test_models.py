@@ -96,10 +96,30 @@ def test_the_table_has_a_row_per_role_and_says_how_to_download(
         "present",
     ]
     assert embedding[4].endswith(" MB")
-    assert table[2][2:5] == ["hub (not downloaded)", "missing", "-"]
+    assert table[2][2:5] == ["hub", "missing", "-"]
     assert "pruner: not used by --pruner bm25" in lines
     assert "embedding: not used by --pruner bm25" in lines
     assert lines[-1] == "download: htmlrag-chat models pull [reader|tokenizer]"  # no pruner
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_the_table_fits_the_terminal(
+    hf_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+) -> None:
+    """The widest column, the model's name, is cut in the middle; the notes wrap."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    gguf = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"
+    assert main(["models", "--model", gguf]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) < columns
+    reader = re.split(r"\s{2,}", lines[1])
+    assert reader[0] == "reader" and "…" in reader[1] and reader[1].endswith("Q4_K_M.gguf")
+    monkeypatch.delenv("COLUMNS")  # not a terminal (a file, a pipe): nothing cut
+    assert main(["models", "--model", gguf]) == 0
+    assert "…" not in capsys.readouterr().out
 
 
 def test_pull_with_the_hub_unreachable_fails_in_one_line_with_exit_5(
