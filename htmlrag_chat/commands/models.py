@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -69,7 +70,7 @@ def run_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(inventory.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(render(inventory, shutil.get_terminal_size((0, 0)).columns or None))
+        print(render(inventory, terminal_width()))
     return EXIT_OK
 
 
@@ -112,6 +113,13 @@ def render(inventory: Inventory, width: int | None = None) -> str:
         else:
             lines += textwrap.wrap(note, width - 1, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def terminal_width() -> int | None:
+    """The columns a table must fit: a terminal's, or ``$COLUMNS``'s; None for a pipe."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return shutil.get_terminal_size().columns
+    return None
 
 
 MIN_MODEL = 16  # columns: below this a model's name no longer says which it is
