@@ -1,9 +1,10 @@
 """The README's picture of the chat app, drawn as text by the real app under Pilot.
 
 The app replays the bundled recording at 100x30 (the history folded, as on such a
-terminal), answers the demo question with the extractive reader over BM25 with its clock
-frozen, and the screen is written out as plain text. ``tests/tui/test_snapshots.py`` checks
-that the README holds exactly this; after a deliberate change of the look, regenerate it:
+terminal) with the options of ``COMMAND`` (which the README quotes), answers the demo
+question with its clock frozen, and the screen is written out as plain text.
+``tests/tui/test_snapshots.py`` checks that the README holds exactly this; after a
+deliberate change of the look, regenerate it:
 
     .venv/bin/python -m tests.tui.screenshot
 """
@@ -19,17 +20,22 @@ from pathlib import Path
 from rich.console import Console
 from textual.app import App
 
+from htmlrag_chat.cli import build_parser
+from htmlrag_chat.commands.options import agent_options
+from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.app import ChatApp
 from tests.conftest import import_demo
-from tests.tui.conftest import QUESTION, ask, make_app, options
+from tests.tui.conftest import QUESTION, ask
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SIZE = (100, 30)
+COMMAND = ["chat", "--replay-db", "demo.sqlite3", "--reader", "extractive", "--pruner", "bm25"]
 MARK = (
     "<!-- the chat app at 100x30, drawn by the app itself (tests/tui/screenshot.py; "
     "regenerate: .venv/bin/python -m tests.tui.screenshot) -->"
 )
-BLOCK = re.compile(re.escape(MARK) + r"\n```text\n(.*?)\n```", re.S)
+BLOCK = re.compile(re.escape(MARK) + r"\n```text\n(.*?)^```$", re.S | re.M)
 
 
 def screen_text(app: App[None]) -> str:
@@ -44,15 +50,18 @@ def screen_text(app: App[None]) -> str:
 
 
 async def draw(folder: Path) -> str:
-    """The answered demo question at ``SIZE``, from a recording imported into ``folder``."""
+    """The answered demo question at ``SIZE``, from a recording imported into ``folder``,
+    with the options ``COMMAND`` gives (the README's words)."""
     from tests.tui.test_snapshots import loaded
 
-    recorded = import_demo(folder)
+    recorded = import_demo(folder).rename(folder / "demo.sqlite3")
+    args = build_parser().parse_args(COMMAND[1:])
     with (
         Store.open(recorded, readonly=True) as cache,
-        Store.open(folder / "history.db") as history,
+        Store.open(folder / "history.db") as history,  # where the user's cache keeps them
     ):
-        app = make_app(cache, history, options(), folder, clock=lambda: 0.0)
+        session = ChatSession(history)
+        app = ChatApp(agent_options(args), cache, session, export_dir=folder, clock=lambda: 0.0)
         async with app.run_test(size=SIZE) as pilot:
             await loaded(pilot)
             await ask(pilot, QUESTION["question"])
@@ -62,7 +71,7 @@ async def draw(folder: Path) -> str:
 
 def readme_picture() -> str | None:
     found = BLOCK.search(README.read_text(encoding="utf-8"))
-    return found.group(1) if found else None
+    return found.group(1).removesuffix("\n") if found else None
 
 
 def main() -> None:
