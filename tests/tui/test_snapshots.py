@@ -45,18 +45,14 @@ def test_welcome(snap_compare: Any, cache: Store, history: Store, tmp_path: Path
     assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
 
 
+@pytest.mark.parametrize(
+    "size", [(80, 24), (100, 30), SIZE, (160, 50)], ids=("80", "100", "120", "160")
+)
 def test_answer_with_sources(
-    snap_compare: Any, cache: Store, history: Store, tmp_path: Path
-) -> None:
-    app = frozen_app(cache, history, tmp_path)
-    assert snap_compare(app, terminal_size=SIZE, run_before=answered)
-
-
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 50)], ids=("80", "100", "160"))
-def test_answer_by_terminal_size(
     snap_compare: Any, cache: Store, history: Store, tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    """80 columns: the transcript has them all; 100: the sources beside it; 160: both panes."""
+    """80 columns: the transcript has them all; 100 and 120: the sources beside it; 160:
+    both panes."""
     app = frozen_app(cache, history, tmp_path)
     assert snap_compare(app, terminal_size=size, run_before=answered)
 
