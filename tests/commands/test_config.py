@@ -81,7 +81,7 @@ def test_help_leaves_out_the_options_config_does_not_take(
     with pytest.raises(SystemExit):
         main(["config", "--help"])
     out = capsys.readouterr().out
-    assert "--deadline" in out and "--reader" in out and "-m MODEL, --model" in out
+    assert "--deadline" in out and "--reader" in out and "-m, --model MODEL" in out
     assert "--max-results" not in out and "--coarse-budget" not in out  # search's, prune's
     assert "exit codes" not in out and "examples:" in out
 
