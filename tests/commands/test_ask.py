@@ -753,3 +753,23 @@ def test_plain_stdout_of_an_extractive_answer_carries_nothing_hostile_from_the_p
     assert not UNSAFE.search(shown) and not re.search("[\U000e0000-\U000e007f]", shown)
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
     assert cited == {1}  # one source, and only it is cited
+
+
+def test_the_sources_a_person_reads_are_the_cited_ones_first(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo cites [3]: the terminal lists it in full, then the five others read, folded
+    by site under their own numbers; --json keeps number order and marks each one."""
+    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--pruner", "bm25")]
+    assert main(argv) == 0
+    after = capsys.readouterr().out.split("\n\nSources:\n")[1].splitlines()
+    assert after[0].startswith("[3] iOS 13 will fix the FaceTime eye contact problem")
+    assert after[1] == (
+        "Also read, not cited (5): [1] villagevoice.com, [2] pcmag.com, [4] docs.docker.com, "
+        "[5] youhadmeatgardening.com, [6] blog.gaijinpot.com"
+    )
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(s["number"], s["cited"]) for s in record["sources"]] == [
+        (1, False), (2, False), (3, True), (4, False), (5, False), (6, False)
+    ]  # fmt: skip
