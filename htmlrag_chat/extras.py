@@ -27,7 +27,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "gguf": ("llama_cpp",),
     "pdf": ("pypdfium2",),
 }
-PACKAGE = "htmlrag-chat"
 
 
 class MissingExtra(ModelUnavailable):
@@ -42,8 +41,11 @@ class MissingExtra(ModelUnavailable):
 
 
 def install_line(extra: str) -> str:
-    """The command that installs ``extra`` (pip's, quoted for every shell)."""
-    return f"pip install '{PACKAGE}[{extra}]'"
+    """The command that installs ``extra`` here: through the installer that made this
+    environment, from the checkout or wheel it came from (``installer.py``)."""
+    from htmlrag_chat.installer import current
+
+    return current().extra(extra)
 
 
 def missing_module(extra: str) -> str | None:

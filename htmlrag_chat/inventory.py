@@ -106,7 +106,7 @@ def reader_row(
             name = settings.model or DEFAULT_READER_MODEL
             return servers, model_row("reader", name, device, cache_dir, missing=missing)
         page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
-        note = f"{missing} (llama.cpp in this process: pip install 'htmlrag-chat[gguf]')"
+        note = f"{missing} (llama.cpp in this process: {install_line('gguf')})"
         return servers, ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)
     if plan.kind == "server":
         server = plan.server

@@ -48,7 +48,7 @@ def event_line(event: Event) -> str | None:
     if isinstance(event, Notice):
         return f"note: {text_safe(event.message)}"
     if isinstance(event, Skipped):
-        return f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.reason)}"
+        return f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.why)}"
     if isinstance(event, Searching):
         queries = " | ".join(text_safe(query) for query in event.queries)
         return f"round {event.round} ({text_safe(event.why)}): {queries}"

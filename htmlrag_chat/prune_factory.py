@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, with_next_step
 from htmlrag_chat.recipe import Recipe
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, BlockScorer
 from htmlrag_chat.settings.tree import default
@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.settings.sources import Resolved
 
 
+# What to do when the generative pruner named with --pruner gen cannot be loaded.
+GEN_NEXT_STEP = "get it: htmlrag-chat models pull pruner, or prune without it: --pruner fused"
 CPU_BUDGET = 2048  # tokens, for a reader that prefills on this machine's CPU
 BUDGET = 4096  # for a server or a GPU (the paper's final budget), and without a reader
 
@@ -65,7 +67,10 @@ def build_recipe(
     if settings.pruner == "bm25":
         return Recipe(BM25Scorer(), **sizes)
     if settings.pruner == "gen":
-        return Recipe(generative_scorer(settings), **sizes)
+        try:
+            return Recipe(generative_scorer(settings), **sizes)
+        except ModelUnavailable as error:  # named on purpose: an error, with what to do
+            raise with_next_step(error, GEN_NEXT_STEP) from None
     if settings.pruner == "embed":
         return Recipe(embedding_scorer(settings.embed_model, settings.device, cache), **sizes)
     from htmlrag_chat.scoring.fused import FusedScorer

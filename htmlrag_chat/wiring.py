@@ -15,7 +15,7 @@ from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import check_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.hub import ModelUnavailable, check_obtainable
+from htmlrag_chat.hub import ModelUnavailable, check_obtainable, with_next_step
 from htmlrag_chat.prune_factory import (
     BUDGET,
     CPU_BUDGET,
@@ -44,6 +44,11 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.store.db import Store
 
+# What to do when the local reader named with --reader local cannot be loaded.
+LOCAL_NEXT_STEP = (
+    "get one: htmlrag-chat models pull reader (or --model FILE.gguf), "
+    "or answer without a model: --reader extractive"
+)
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
 
 
@@ -97,8 +102,8 @@ def build_reader(
     try:
         chat = _local_chat(plan, settings)
     except ModelUnavailable as error:
-        if not auto:
-            raise
+        if not auto:  # named on purpose: an error, with what to do about it
+            raise with_next_step(error, LOCAL_NEXT_STEP) from None
         hint = no_llm_hint(settings.model)
         emit(_no_llm(f"no local reader ({error}): answering extractively; {hint}"))
         return ExtractiveReader()

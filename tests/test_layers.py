@@ -33,6 +33,7 @@ BASE = (
     "htmlrag_chat.device",
     "htmlrag_chat.hub",
     "htmlrag_chat.extras",
+    "htmlrag_chat.installer",
     "htmlrag_chat.settings",
     "htmlrag_chat.specials",
     "htmlrag_chat.atomic",

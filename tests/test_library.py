@@ -15,6 +15,7 @@ import pytest
 from htmlrag_chat import library as library_module
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.events import Event, Notice, Progress, StageFinished
+from htmlrag_chat.extras import install_line
 from htmlrag_chat.library import DocumentLibrary
 from htmlrag_chat.store.db import Store
 
@@ -141,7 +142,7 @@ def test_pdfs_without_their_extra_are_left_out_with_one_line(
     assert len(pages) == 2 + 1  # the PDFs left out
     (note,) = events.notes()
     assert note.startswith("2 PDF file(s) left out: reading PDF files needs pypdfium2")
-    assert note.endswith("pip install 'htmlrag-chat[pdf]'")
+    assert note.endswith(install_line("pdf"))
 
 
 def test_the_best_documents_are_chosen_when_there_are_more_than_a_round_reads(

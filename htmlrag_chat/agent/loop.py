@@ -52,7 +52,7 @@ from htmlrag_chat.reader.citations import (
 from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult, interleave
 from htmlrag_chat.web.search import SearchError
 from htmlrag_chat.web.settings import SearchSettings
 
@@ -112,6 +112,13 @@ class Agent:
                 else "sub-queries"
             )
             await self._research(message, history, topic, plan, why, self.rounds)
+            unrecorded = bool(run.queries) and set(run.unrecorded) >= set(run.queries)
+            if unrecorded and not (history or run.sources):
+                # Nothing to read from: stopped before the reader, so no answer-shaped reply
+                # says "the sources do not say". (No block fitting the budget is an answer.)
+                raise MissingFromRecording(
+                    "none of the searches is in the recording, so there are no sources"
+                )
         sources = run.sources
         if history and not sources:
             if plan.search:
@@ -262,10 +269,11 @@ class Agent:
                     per_query.append((await self.web.search(query))[:per_query_limit])
                 except MissingFromRecording as missing:
                     skipped.append(Dropped(query, str(missing)))
+                    self._run.unrecorded.append(query)
                 except SearchError as failure:
                     skipped.append(Dropped(query, str(failure)))
                     failures.append(failure)
-            results = _interleave(per_query)
+            results = interleave(per_query)
             counts.update(queries=len(queries), results=len(results))
         if failures and not per_query:
             raise failures[0]
@@ -375,17 +383,6 @@ async def _complete(
 
 def _page_input(page: FetchResult) -> PageInput:
     return PageInput(page.url, page.body or b"", page.charset)
-
-
-def _interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:
-    seen: set[str] = set()
-    merged = []
-    for rank in range(max(map(len, lists), default=0)):
-        for results in lists:
-            if rank < len(results) and results[rank].url not in seen:
-                seen.add(results[rank].url)
-                merged.append(results[rank])
-    return merged
 
 
 def _unique(queries: Sequence[str]) -> list[str]:

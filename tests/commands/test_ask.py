@@ -108,6 +108,30 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     assert "htmlrag-chat models pull no/such" in err
 
 
+def test_each_missing_model_is_said_once_per_cache_file_replays_included(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's offline block: an ask in record mode, then replays of the same file (a
+    follow-up with the default pruner): the tokenizer's line once, the pruner's once."""
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
+    cache = import_demo(tmp_path)
+    extractive = ["--cache", str(cache), "ask", "--reader", "extractive"]
+    runs = [
+        [*extractive, "--pruner", "bm25", QUESTION["question"]],
+        [*extractive, "--replay", "-c", "Which iPhones get it?"],
+        [*extractive, "--replay", "--pruner", "bm25", QUESTION["question"]],
+        [*extractive, "--replay", "-c", "Which iPhones get it?"],
+    ]
+    said = []
+    for argv in runs:
+        assert main(argv) == 0
+        err = capsys.readouterr().err.splitlines()
+        said.append(
+            [line.split()[0] for line in err if line.startswith("  ") and "how" not in line]
+        )
+    assert said == [["tokenizer"], ["pruner"], [], []]
+
+
 def test_an_embedding_model_that_is_not_here_leaves_bm25_and_main_text(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -277,6 +301,12 @@ def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_wor
     assert line.startswith("htmlrag-chat: search for 'Who designed the Eiffel tower?' failed")
     assert "cache import --jsonl FILE" in line and "--replay-db FILE" in line
     assert "make demo" in line and "with --replay" not in line
+    # The cause in words; the backend's own message (an exception's text) only with -v.
+    assert "cannot be reached (the connection was refused: a proxy or firewall?)" in line
+    assert "Error" not in line and len(line) < 400
+    assert main([*argv, "-v"]) == 5
+    *_, said, detail = capsys.readouterr().err.splitlines()
+    assert said == line and detail.startswith("htmlrag-chat: detail: searxng cannot be reached (")
 
 
 def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources(
@@ -369,6 +399,42 @@ def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixtur
     assert "question is empty" in errors[0] and "--base-url" in errors[1]
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            ["--reader", "local"],
+            "meta-llama/Llama-3.1-8B-Instruct: not a local path, not in "
+            "the Hugging Face cache, and the hub is unreachable; get one: htmlrag-chat models "
+            "pull reader (or --model FILE.gguf), or answer without a model: --reader extractive",
+        ),
+        (
+            ["--reader", "local", "--model", "/abs/missing/dir"],
+            "/abs/missing/dir: no such file or folder; get one: htmlrag-chat models pull reader",
+        ),
+        (
+            ["--pruner", "gen"],
+            "zstanjj/HTML-Pruner-Llama-1B: not a local path, not in the "
+            "Hugging Face cache, and the hub is unreachable; get it: htmlrag-chat models pull "
+            "pruner, or prune without it: --pruner fused",
+        ),
+        (
+            ["--pruner", "gen", "--gen-model", "./missing"],
+            "./missing: no such file or folder; get it: htmlrag-chat models pull pruner",
+        ),
+    ],
+    ids=["reader", "reader-path", "pruner", "pruner-path"],
+)
+def test_a_missing_local_model_says_what_to_do(
+    recording: Path, capsys: pytest.CaptureFixture[str], options: list[str], said: str
+) -> None:
+    """Named on purpose and not here: one line with the next step (a path is "no such file
+    or folder", never a matter of the hub)."""
+    assert main(["--replay-db", str(recording), *ask("--reader", "extractive", *options)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith(f"htmlrag-chat: {said}")
+
+
 def test_an_unreachable_reader_server_exits_5_before_any_search(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -390,8 +456,12 @@ def test_an_unreachable_reader_server_exits_5_before_any_search(
 
 
 def test_a_question_missing_from_the_replay_is_named(
-    recording: Path, capsys: pytest.CaptureFixture[str]
+    recording: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "history.db"))  # kept here
     argv = [
         "--replay-db",
         str(recording),
@@ -401,9 +471,13 @@ def test_a_question_missing_from_the_replay_is_named(
         "extractive",
     ]
     assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "skipped query What is the capital of Peru?: query not in the recording" in err
+    out, err = capsys.readouterr()
+    assert "skipped query What is the capital of Peru?: not in the recording\n" in err
     assert "none of the searches is in the recording" in err
+    assert out == ""  # nothing answer-shaped: no "The sources do not say", no "No sources."
+    # ... and no question left in the history that nobody answered
+    assert main(["history"]) == 0
+    assert "No conversations in" in capsys.readouterr().err
 
 
 # -- untrusted text and oversized pages (issue 13)
@@ -819,3 +893,23 @@ def test_plain_stdout_of_an_extractive_answer_carries_nothing_hostile_from_the_p
     assert not UNSAFE.search(shown) and not re.search("[\U000e0000-\U000e007f]", shown)
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
     assert cited == {1}  # one source, and only it is cited
+
+
+def test_the_sources_a_person_reads_are_the_cited_ones_first(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo cites [3]: the terminal lists it in full, then the five others read, folded
+    by site under their own numbers; --json keeps number order and marks each one."""
+    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--pruner", "bm25")]
+    assert main(argv) == 0
+    after = capsys.readouterr().out.split("\n\nSources:\n")[1].splitlines()
+    assert after[0].startswith("[3] iOS 13 will fix the FaceTime eye contact problem")
+    assert after[1] == (
+        "Also read, not cited (5): [1] villagevoice.com, [2] pcmag.com, [4] docs.docker.com, "
+        "[5] youhadmeatgardening.com, [6] blog.gaijinpot.com"
+    )
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(s["number"], s["cited"]) for s in record["sources"]] == [
+        (1, False), (2, False), (3, True), (4, False), (5, False), (6, False)
+    ]  # fmt: skip

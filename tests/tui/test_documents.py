@@ -44,11 +44,12 @@ def test_no_web_answers_from_the_files_and_the_panel_marks_them_local(
             assert view.text.rstrip().endswith(f"[{pdf.number}]")
             panel = app.query_one(SourcesPanel)
             assert panel.sources == view.sources
-            prompt = str(panel.get_option_at_index(pdf.number - 1).prompt)
+            index = panel.get_option_index(f"source-{pdf.number}")  # cited ones come first
+            prompt = str(panel.get_option_at_index(index).prompt)
             assert prompt.startswith(f"[{pdf.number}] Orchard notes\nlocal file · ")
             assert pdf.url in prompt
             panel.focus()
-            panel.highlighted = pdf.number - 1
+            panel.highlighted = index
             await pilot.press("o", "c")
             assert opened == [] and app.clipboard == pdf.url  # copied, never opened
 
