@@ -192,9 +192,7 @@ def main() -> None:
         for budget in args.budgets:
             chat.calls.clear()
             chat.load().n_tokens = 0  # a cold context for each budget
-            report["in_process"][str(budget)] = measure(
-                "local", chat, chat.calls, budget, recording
-            )
+            report["in_process"][str(budget)] = measure("gguf", chat, chat.calls, budget, recording)
             print(budget, "in process", report["in_process"][str(budget)]["question"])
         if not args.no_server:
             extra = ["--n_gpu_layers", str(args.n_gpu_layers)]

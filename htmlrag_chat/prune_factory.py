@@ -19,7 +19,12 @@ from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable
 from htmlrag_chat.recipe import Recipe
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, BlockScorer
+from htmlrag_chat.scoring import (
+    DEFAULT_EMBED_MODEL,
+    DEFAULT_GEN_MODEL,
+    MULTILINGUAL_EMBED_MODEL,
+    BlockScorer,
+)
 from htmlrag_chat.settings.tree import default
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
@@ -27,16 +32,12 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.settings.sources import Resolved
 
 
-CPU_BUDGET = 2048  # tokens, for a reader that prefills on this machine's CPU
-BUDGET = 4096  # for a server or a GPU (the paper's final budget), and without a reader
-
-
 @dataclass(frozen=True)
 class PruneSettings:
     """The ``[prune]`` section of the settings tree, and the device models run on."""
 
     pruner: str = default("prune.pruner")  # one of ``settings.tree.PRUNERS``
-    budget: int | None = default("prune.budget")  # None: by the reader (wiring.default_budget)
+    budget: int | None = default("prune.budget")  # None: the reader backend's default_budget
     coarse_budget: int | None = default("prune.coarse_budget")  # two-stage: default 2x budget
     max_words: int | None = default("prune.max_words")  # last stage's block size
     coarse_max_words: int | None = default("prune.coarse_max_words")  # first stage's
@@ -53,8 +54,10 @@ class PruneSettings:
 def build_recipe(
     settings: PruneSettings, emit: EventSink, cache: EmbeddingCache | None = None
 ) -> Recipe:
-    """The scorers ``settings.pruner`` names, loaded; ``two-stage`` falls back to the fused
-    first stage alone, with a notice, when the generative pruner cannot be loaded."""
+    """The scorers ``settings.pruner`` names, loaded. A default model that cannot be
+    loaded here is left out with a notice: the embedding model (the fused stage then ranks
+    by BM25 and main text), the generative pruner (``two-stage`` is then the fused stage
+    alone). A model the user chose instead of the default is an error, never left out."""
     from htmlrag_chat.scoring.bm25 import BM25Scorer
 
     sizes = {
@@ -73,6 +76,8 @@ def build_recipe(
     try:
         embed = embedding_scorer(settings.embed_model, settings.device, cache)
     except ModelUnavailable as error:
+        if settings.embed_model != DEFAULT_EMBED_MODEL:
+            raise
         message = f"embedding model {error}: the first stage ranks by BM25 and main text alone"
         emit(Notice(message, role="embedding", instead="BM25 and main text (no embeddings)"))
         embed = None
@@ -84,6 +89,8 @@ def build_recipe(
     try:
         gen = generative_scorer(settings)
     except ModelUnavailable as error:
+        if settings.gen_model != DEFAULT_GEN_MODEL:
+            raise
         message = f"generative pruner {error}: pruning with the first stage only"
         emit(Notice(message, role="pruner", instead="the first pruning stage alone"))
         return Recipe(fused, max_words=settings.max_words)

@@ -38,6 +38,7 @@ BASE = (
     "htmlrag_chat.atomic",
     "htmlrag_chat.loader",
     "htmlrag_chat.sources",
+    "htmlrag_chat.listing",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)

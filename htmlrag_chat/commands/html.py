@@ -106,7 +106,8 @@ def prepare_out_dir(folder: Path) -> None:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from htmlrag_chat.prune_factory import BUDGET, PruneSettings
+    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.settings.tree import BUDGET
 
     settings = PruneSettings.of(settings_of(args))
     if settings.budget is None:  # no reader here to choose by

@@ -177,7 +177,7 @@ class ContextService:
         self, query: str, budget: int, format: str, sources: list[Source], left: dict[str, str]
     ) -> WebContext:
         fence = Fence()
-        counter = self.parts.counter.counter
+        counter = self.parts.counter
         contents = [
             fence.wrap(s.number, html_to_markdown(s.html) if format == "markdown" else s.html)
             for s in sources

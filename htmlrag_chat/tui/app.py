@@ -34,7 +34,7 @@ from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
-from htmlrag_chat.tui.readers import ReaderCommands, reader_label
+from htmlrag_chat.tui.readers import ReaderCommands
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import SelectionActions
@@ -143,7 +143,7 @@ class ChatApp(SelectionActions):
         if self.running:
             return
         if switched:
-            self.set_status(f"ready: {reader_label(agent.reader)} answers from now on")
+            self.set_status(f"ready: {agent.reader.label} answers from now on")
         elif not self.session.turns:
             self.set_status(READY)
 
@@ -162,7 +162,7 @@ class ChatApp(SelectionActions):
                 self._agent = None
             raise
         if self._agent is future:  # not replaced by a switch meanwhile
-            self.title = f"{self.TITLE} · {reader_label(agent.reader)}"
+            self.title = f"{self.TITLE} · {agent.reader.label}"
         return agent
 
     def switch_reader(self, reader: ReaderSettings) -> None:
