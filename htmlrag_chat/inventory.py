@@ -24,10 +24,12 @@ from htmlrag_chat.listing import (
     model_row,
     with_extra,
 )
+from htmlrag_chat.reader.backends import plan_reader
+from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER
-from htmlrag_chat.wiring import AgentOptions, resolve
+from htmlrag_chat.wiring import AgentOptions
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
@@ -53,15 +55,16 @@ class Inventory:
 
 
 def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inventory:
-    """Every role's model as ``options`` configure it, on the plan ``ask`` builds from
-    (``wiring.resolve``; the reader's row is its backend's); ``cache_dir`` is the Hugging
-    Face cache (default: huggingface_hub's, from HF_HUB_CACHE or HF_HOME)."""
+    """Every role's model as ``options`` configure it, the reader as ``ask`` plans it (the
+    row is its backend's); ``cache_dir`` is the Hugging Face cache (default:
+    huggingface_hub's, from HF_HUB_CACHE or HF_HOME)."""
     device, device_note = guess_device(options.reader.device)
-    plan = resolve(options, device, cache_dir)
-    around = plan.around
+    settings = replace(options.reader, device=device)
+    around = look_around(settings, cache_dir)
+    plan = plan_reader(settings, around)
     servers = [around.configured] if around.configured else list(around.found)
-    reader = plan.reader.backend.row(plan.reader, device, cache_dir)
-    prune = plan.prune
+    reader = plan.backend.row(plan, device, cache_dir)
+    prune = options.prune
     rows = [
         reader,
         pruner_row(prune.gen_model, prune.pruner, device, cache_dir),

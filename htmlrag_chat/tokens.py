@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.counting import HFTokenCounter, TokenCounter
+from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.extras import needed
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
@@ -97,6 +98,15 @@ def load_token_counter(spec: str | None = None) -> LoadedCounter:
         notice = f"tokenizer {error}; counting tokens with the approximation instead"
         return LoadedCounter(ApproxTokenCounter(), notice)
     return LoadedCounter(HFTokenCounter(tokenizer, name), None)
+
+
+def token_counter(spec: str | None, emit: EventSink) -> TokenCounter:
+    """``load_token_counter(spec)``'s counter; when it is the approximation, why goes to
+    ``emit`` with the missing models."""
+    loaded = load_token_counter(spec)
+    if loaded.notice:
+        emit(Notice(loaded.notice, role="tokenizer", instead="approximate token counts"))
+    return loaded.counter
 
 
 def _saved_backend(folder: Path) -> Any:

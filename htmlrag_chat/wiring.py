@@ -16,41 +16,33 @@ error. Only assembly lives here; what each part is made of is decided below it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from functools import partial
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe, warm_up
+from htmlrag_chat.prune_factory import (
+    PrunePlan,
+    PruneSettings,
+    build_recipe,
+    plan_pruning,
+    warm_up,
+)
 from htmlrag_chat.reader.backend import ReaderPlan
-from htmlrag_chat.reader.backends import backend_of, load_reader, plan_reader
-from htmlrag_chat.reader.choice import Surroundings, look_around
+from htmlrag_chat.reader.backends import load_reader, plan_reader
+from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.recipe import Recipe
 from htmlrag_chat.settings.sources import Resolved
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.tokens import load_token_counter
+from htmlrag_chat.tokens import token_counter
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.reader.backend import Reader
     from htmlrag_chat.store.db import Store
-
-PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
-
-
-def fit_budget(
-    settings: PruneSettings, context: int | None, answer_tokens: int, emit: EventSink
-) -> PruneSettings:
-    """Lower the budget when the reader's context window cannot hold it with the answer."""
-    assert settings.budget is not None
-    if context is None or settings.budget + answer_tokens + PROMPT_RESERVE <= context:
-        return settings
-    budget = max(context - answer_tokens - PROMPT_RESERVE, 256)
-    emit(Notice(f"the reader's context of {context} tokens fits a budget of {budget}"))
-    return replace(settings, budget=budget, coarse_budget=None)
 
 
 @dataclass(frozen=True)
@@ -88,22 +80,19 @@ class Plan:
     """The settings resolved once, before anything loads; everything after reads this."""
 
     options: AgentOptions
-    around: Surroundings  # the servers and reader models found
     reader: ReaderPlan  # its settings carry the device
-    prune: PruneSettings  # on the same device
+    prune: PrunePlan  # on the same device, its models checked
 
 
-def resolve(
-    options: AgentOptions, device: str | None = None, cache_dir: Path | None = None
-) -> Plan:
-    """``options`` resolved: the device (``device`` when the caller knows it already:
-    ``models`` guesses it without importing torch), the reader plan (the servers asked
-    within a fraction of a second, the model files looked up in ``cache_dir``, default the
-    Hugging Face cache), the pruning on that device."""
-    device = device or pick_device(options.reader.device)
+def resolve(options: AgentOptions) -> Plan:
+    """``options`` resolved: the device models run on, the reader plan (the servers asked
+    within a fraction of a second, the model files looked up) and the pruning plan on that
+    device. A device or a reader that cannot be used is an error here, before any model
+    loads or any search."""
+    device = pick_device(options.reader.device)
     reader = replace(options.reader, device=device)
-    around = look_around(reader, cache_dir)
-    return Plan(options, around, plan_reader(reader, around), replace(options.prune, device=device))
+    prune = plan_pruning(replace(options.prune, device=device))
+    return Plan(options, plan_reader(reader, look_around(reader)).checked(), prune)
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
@@ -151,34 +140,19 @@ class Parts:
 
 
 def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
-    """Resolve ``options``, then load the reader, the token counter and the pruning stages,
-    with a notice for each fallback taken."""
+    """Resolve ``options``, then load from the plan: the embedding model warming up in a
+    thread, the pruning stages, the reader (its backend says its token counter and its
+    budget); a notice for each fallback taken."""
     from htmlrag_chat.store.embeddings import embeddings_for
 
     with stage(emit, "load") as counts:
         plan = resolve(options)
         counts["warming"] = int(warm_up(plan.prune))
-        reader = load_reader(plan.reader, emit)
-        counter = reader_counter(reader, plan.prune.tokenizer, emit)
-        prune = plan.prune
-        if prune.budget is None:
-            prune = replace(prune, budget=backend_of(reader).default_budget(reader))
-        if reader.chat is not None:
-            answer = plan.reader.settings.max_tokens
-            prune = fit_budget(prune, reader.chat.context_tokens, answer, emit)
-        recipe = build_recipe(prune, emit, embeddings_for(store))
+        recipe = build_recipe(plan.prune, emit, embeddings_for(store))
+        loaded, reader = load_reader(plan.reader, emit)
+        tokenizer = plan.prune.settings.tokenizer
+        counter = loaded.backend.counter(reader, tokenizer, partial(token_counter, tokenizer, emit))
+        given = plan.prune.settings.budget
+        budget = loaded.backend.budget(reader, given, lambda message: emit(Notice(message)))
+        prune = replace(plan.prune.settings, budget=budget)
     return Parts(options, reader, counter, recipe, prune)
-
-
-def reader_counter(reader: Reader, tokenizer: str | None, emit: EventSink) -> TokenCounter:
-    """Budgets count the reader's own tokens (a GGUF's vocabulary, a transformers
-    tokenizer, a server's tokenize endpoint: its backend says), else those of
-    ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
-
-    def fallback() -> TokenCounter:
-        loaded = load_token_counter(tokenizer)
-        if loaded.notice:
-            emit(Notice(loaded.notice, role="tokenizer", instead="approximate token counts"))
-        return loaded.counter
-
-    return backend_of(reader).counter(reader, tokenizer, fallback)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.events import Notice
+from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.listing import ModelRow
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
 
 Reader = LLMReader | ExtractiveReader
+PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
+MIN_BUDGET = 256  # a window smaller than that and the answer leaves the reader no sources
 Warn = Callable[[str], None]  # a notice for the user (the line ``-v`` shows)
 Counting = Callable[[], TokenCounter]  # loads --tokenizer's counter, only when asked
 
@@ -55,6 +58,13 @@ class ReaderPlan:
     def auto(self) -> bool:
         """Chosen by ``--reader auto``: only what is here, never a download."""
         return self.settings.reader == "auto"
+
+    def checked(self) -> ReaderPlan:
+        """This plan, or ``ModelUnavailable`` saying why it cannot work (before anything
+        loads: a model named that is not here is said at once)."""
+        if self.problem is not None:
+            raise ModelUnavailable(self.problem)
+        return self
 
     @property
     def label(self) -> str:
@@ -105,6 +115,20 @@ class Backend:
         """The pruning budget when none is given: ``CPU_BUDGET`` for a reader that
         prefills on this machine's CPU, where the prefill is the wait; else ``BUDGET``."""
         return BUDGET
+
+    def budget(self, reader: Reader, given: int | None, warn: Warn) -> int:
+        """The pruning budget: ``given``, else ``default_budget``; lowered, with a notice,
+        when the reader's window cannot hold it with the longest answer and the prompt
+        around the sources (``PROMPT_RESERVE``)."""
+        budget = given or self.default_budget(reader)
+        if not isinstance(reader, LLMReader) or reader.chat.context_tokens is None:
+            return budget
+        window, answer = reader.chat.context_tokens, reader.max_tokens
+        if budget + answer + PROMPT_RESERVE <= window:
+            return budget
+        fitted = max(window - answer - PROMPT_RESERVE, MIN_BUDGET)
+        warn(f"the reader's context of {window} tokens fits a budget of {fitted}")
+        return fitted
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
         """The reader's row in ``htmlrag-chat models`` (``device``: where local models

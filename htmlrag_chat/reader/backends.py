@@ -332,15 +332,14 @@ def backend_of(reader: Reader) -> Backend:
     raise LookupError(f"no reader backend is named {reader.kind!r}")
 
 
-def load_reader(plan: ReaderPlan, emit: EventSink) -> Reader:
-    """The planned reader, loaded. Under ``auto`` one line says which server or model
-    answers, and a model found by default that fails to load means the extractive reader
-    with a notice; a reader or model named on purpose that cannot be used is an error
-    (``ModelUnavailable``, ``ReaderFailed``)."""
-    if plan.problem is not None:
-        raise ModelUnavailable(plan.problem)
+def load_reader(plan: ReaderPlan, emit: EventSink) -> tuple[ReaderPlan, Reader]:
+    """The planned reader, loaded, and the plan it answers by (its backend gives the token
+    counter and the budget). Under ``auto`` one line says which server or model answers,
+    and a model found by default that fails to load means the extractive reader with a
+    notice (and its plan); a reader or model named on purpose that cannot be used is an
+    error (``ModelUnavailable``, ``ReaderFailed``)."""
     try:
-        reader = plan.backend.load(plan, lambda message: emit(Notice(message)))
+        reader = plan.checked().backend.load(plan, lambda message: emit(Notice(message)))
     except ModelUnavailable as error:
         if not plan.auto or plan.settings.model is not None:
             raise
@@ -349,4 +348,4 @@ def load_reader(plan: ReaderPlan, emit: EventSink) -> Reader:
         reader = ExtractiveReader()
     if plan.auto:
         emit(plan.backend.announce(plan))
-    return reader
+    return plan, reader

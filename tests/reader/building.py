@@ -14,4 +14,5 @@ def build_reader(
     settings: ReaderSettings, emit: EventSink, around: Surroundings | None = None
 ) -> Reader:
     """As ``wiring.resolve`` plans it and ``wiring.build_parts`` loads it."""
-    return load_reader(plan_reader(settings, around or look_around(settings)), emit)
+    _, reader = load_reader(plan_reader(settings, around or look_around(settings)), emit)
+    return reader
