@@ -35,10 +35,10 @@ from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import AnswerDelta, Event
 from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
-from htmlrag_chat.reader.backends import backend_of
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
+from htmlrag_chat.reader.registry import backend_of
 from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.settings.tree import BUDGET
 from htmlrag_chat.store.db import Store

@@ -24,9 +24,9 @@ from htmlrag_chat.listing import (
     model_row,
     with_extra,
 )
-from htmlrag_chat.reader.backends import plan_reader
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.discover import Server
+from htmlrag_chat.reader.registry import plan_reader
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.wiring import AgentOptions

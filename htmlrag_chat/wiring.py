@@ -2,7 +2,7 @@
 
 ``resolve`` decides everything that does not need a model loaded: the device models run on
 (a device named that cannot be used is an error here, before any search), the reader that
-answers (``reader/backends.py``: the servers asked, the model files found) and the pruning
+answers (``reader/registry.py``: the servers asked, the model files found) and the pruning
 settings on that device. ``build_parts`` loads from the plan alone: the reader, through its
 backend; the token counter and the default budget, which its backend says; the pruning
 recipe (``prune_factory``). ``models`` and ``config`` show the same plan (``inventory.py``).
@@ -31,8 +31,8 @@ from htmlrag_chat.prune_factory import (
     warm_up,
 )
 from htmlrag_chat.reader.backend import ReaderPlan
-from htmlrag_chat.reader.backends import load_reader, plan_reader
 from htmlrag_chat.reader.choice import look_around
+from htmlrag_chat.reader.registry import load_reader, plan_reader
 from htmlrag_chat.recipe import Recipe
 from htmlrag_chat.settings.sources import Resolved
 from htmlrag_chat.settings.tree import default
@@ -140,19 +140,24 @@ class Parts:
 
 
 def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
-    """Resolve ``options``, then load from the plan: the embedding model warming up in a
-    thread, the pruning stages, the reader (its backend says its token counter and its
-    budget); a notice for each fallback taken."""
+    """Resolve ``options``, then load from the plan: the reader (its backend says its
+    token counter and its budget), then the pruning stages, the embedding model loading in
+    a thread meanwhile and while the question is searched and fetched; a notice for each
+    fallback taken.
+
+    The reader loads first: llama.cpp reads ``OMP_WAIT_POLICY`` when it is imported, and
+    torch (the generative pruner) initialises the same OpenMP runtime with spinning waits,
+    which made a GGUF's prefill 3x slower on a busy machine when torch came first."""
     from htmlrag_chat.store.embeddings import embeddings_for
 
     with stage(emit, "load") as counts:
         plan = resolve(options)
-        counts["warming"] = int(warm_up(plan.prune))
-        recipe = build_recipe(plan.prune, emit, embeddings_for(store))
         loaded, reader = load_reader(plan.reader, emit)
         tokenizer = plan.prune.settings.tokenizer
         counter = loaded.backend.counter(reader, tokenizer, partial(token_counter, tokenizer, emit))
         given = plan.prune.settings.budget
         budget = loaded.backend.budget(reader, given, lambda message: emit(Notice(message)))
+        counts["warming"] = int(warm_up(plan.prune))
+        recipe = build_recipe(plan.prune, emit, embeddings_for(store))
         prune = replace(plan.prune.settings, budget=budget)
     return Parts(options, reader, counter, recipe, prune)

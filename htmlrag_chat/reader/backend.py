@@ -1,6 +1,6 @@
 """What a reader backend is: one way of answering, and all the rest of the program asks of it.
 
-A backend is a ``Backend`` subclass listed in ``reader/backends.py`` (``BACKENDS``, in
+A backend is a ``Backend`` subclass listed in ``reader/registry.py`` (``BACKENDS``, in
 ``--reader auto``'s order). Given the reader settings and what was found around
 (``reader/choice.py``: servers, model files, loading nothing) it says whether it would answer
 (``plan``); asked later, it loads that reader, says which tokens budgets count, the budget

@@ -1,13 +1,9 @@
-"""The reader backends, in ``--reader auto``'s order, and the plan and load that walk them.
-
-``auto`` takes the first that would answer: the configured server, a server found on this
-machine, a GGUF file on disk (llama.cpp in this process, the practical reader on a CPU), a
-transformers model on disk, and else the extractive reader. Nothing is downloaded for
-``auto``. A model the user names (``--model``) that cannot be used is an error, never an
-extractive answer; only a model found by default falls back, with a notice.
-
-A new backend is a module with a ``reader.backend.Backend`` subclass and one line in
-``BACKENDS`` (docs/architecture.md shows one): nothing else switches on backends.
+"""The five reader backends: the configured server, a server found on this machine, a GGUF
+file on disk (llama.cpp in this process, the practical reader on a CPU), a transformers
+model, and the extractive reader. ``reader/registry.py`` lists them in ``--reader auto``'s
+order; each says when it answers, how it loads, what it counts and how it is listed.
+Nothing is downloaded for ``auto``, and a model the user names (``--model``) that cannot be
+used is a plan with a ``problem``, never an extractive answer.
 """
 
 from __future__ import annotations
@@ -18,9 +14,8 @@ from typing import TYPE_CHECKING, cast
 
 from htmlrag_chat.counting import HFTokenCounter, TokenCounter
 from htmlrag_chat.device import gpu_possible
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.hub import ModelUnavailable, check_obtainable, hub_endpoint
+from htmlrag_chat.events import Notice
+from htmlrag_chat.hub import check_obtainable, hub_endpoint
 from htmlrag_chat.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
 from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
@@ -301,51 +296,3 @@ class Extractive(Backend):
         page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
         note = f"{missing} (llama.cpp in this process: pip install 'htmlrag-chat[gguf]')"
         return ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)
-
-
-EXTRACTIVE = Extractive()
-BACKENDS: list[Backend] = [
-    ConfiguredServer(),
-    FoundServer(),
-    GGUFFile(),
-    TransformersModel(),
-    EXTRACTIVE,
-]
-
-
-def plan_reader(settings: ReaderSettings, around: Surroundings) -> ReaderPlan:
-    """The reader ``settings`` choose, given what is ``around``: the first backend that
-    ``settings.reader`` asks and that would answer."""
-    for backend in BACKENDS:
-        if settings.reader in backend.chosen_by:
-            plan = backend.plan(settings, around)
-            if plan is not None:
-                return plan
-    raise UserError(f"no reader backend answers --reader {settings.reader}")
-
-
-def backend_of(reader: Reader) -> Backend:
-    """The backend that built ``reader`` (its ``kind`` is the backend's name)."""
-    for backend in BACKENDS:
-        if backend.name == reader.kind:
-            return backend
-    raise LookupError(f"no reader backend is named {reader.kind!r}")
-
-
-def load_reader(plan: ReaderPlan, emit: EventSink) -> tuple[ReaderPlan, Reader]:
-    """The planned reader, loaded, and the plan it answers by (its backend gives the token
-    counter and the budget). Under ``auto`` one line says which server or model answers,
-    and a model found by default that fails to load means the extractive reader with a
-    notice (and its plan); a reader or model named on purpose that cannot be used is an
-    error (``ModelUnavailable``, ``ReaderFailed``)."""
-    try:
-        reader = plan.checked().backend.load(plan, lambda message: emit(Notice(message)))
-    except ModelUnavailable as error:
-        if not plan.auto or plan.settings.model is not None:
-            raise
-        why = f"no local reader ({error}): answering extractively; {no_llm_hint()}"
-        plan = replace(plan, backend=EXTRACTIVE, model="extractive", why=why)
-        reader = ExtractiveReader()
-    if plan.auto:
-        emit(plan.backend.announce(plan))
-    return plan, reader

@@ -1,7 +1,7 @@
 """What a reader is chosen from: servers on loopback, the configured server's listing, model
 files on disk; and how models are named (hub ids, GGUF files of hub repos).
 
-``look_around`` finds all of it once, loading nothing; ``reader/backends.py`` makes the plan
+``look_around`` finds all of it once, loading nothing; ``reader/registry.py`` makes the plan
 from it (``plan_reader``), a pure function that ``ask``, ``models``, ``config`` and the
 palette share. Nothing is ever downloaded for ``--reader auto``.
 """

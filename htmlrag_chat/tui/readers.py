@@ -3,7 +3,7 @@
 The palette offers the extractive reader, the local model when it is on disk (a GGUF file
 first), every chat model of the configured server and of the servers found on loopback
 (``reader/discover.py``), and ``auto`` with the reader it picks now. Each entry is named by
-the reader plan of its settings (``reader/backends.py``), as ``ask`` would plan them, and
+the reader plan of its settings (``reader/registry.py``), as ``ask`` would plan them, and
 the header by the loaded reader's label, both its backend's words. The probe runs each time
 the palette opens, in a thread and within a fraction of a second, so a server started while
 the app runs shows up. Model names come from the servers: they are shown as plain text,
@@ -23,7 +23,6 @@ from textual.markup import escape
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.backends import plan_reader
 from htmlrag_chat.reader.choice import Surroundings, on_disk
 from htmlrag_chat.reader.discover import (
     Server,
@@ -32,6 +31,7 @@ from htmlrag_chat.reader.discover import (
     find_servers,
     list_models,
 )
+from htmlrag_chat.reader.registry import plan_reader
 
 if TYPE_CHECKING:
     from htmlrag_chat.tui.app import ChatApp
@@ -46,7 +46,7 @@ class ReaderChoice:
 
 def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
     """What the palette offers (blocking: the servers are asked here), ending with ``auto``
-    and the reader it picks now (``reader.backends.plan_reader``, as ``ask`` picks it)."""
+    and the reader it picks now (``reader.registry.plan_reader``, as ``ask`` picks it)."""
     disk = on_disk(current.model)
     servers = _servers(current)
     configured = next((server for server, mine in servers if mine), None)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.events import EventSink
 from htmlrag_chat.reader.backend import Reader
-from htmlrag_chat.reader.backends import load_reader, plan_reader
 from htmlrag_chat.reader.choice import Surroundings, look_around
+from htmlrag_chat.reader.registry import load_reader, plan_reader
 
 
 def build_reader(

