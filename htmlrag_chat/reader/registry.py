@@ -66,8 +66,9 @@ def load_reader(plan: ReaderPlan, emit: EventSink) -> tuple[ReaderPlan, Reader]:
     and a model found by default that fails to load means the extractive reader with a
     notice (and its plan); a reader or model named on purpose that cannot be used is an
     error (``ModelUnavailable``, ``ReaderFailed``)."""
+    backend = plan.checked().backend  # settings that cannot work never fall back
     try:
-        reader = plan.checked().backend.load(plan, lambda message: emit(Notice(message)))
+        reader = backend.load(plan, lambda message: emit(Notice(message)))
     except ModelUnavailable as error:
         if not plan.auto or plan.settings.model is not None:
             raise
