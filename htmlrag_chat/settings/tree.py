@@ -87,8 +87,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reader", "reader", Choice(READERS), "auto",
         "auto: the configured server, else Ollama, LM Studio, llama.cpp or vLLM found on "
-        "127.0.0.1, else a local model on disk, else extractive; local (transformers), "
-        "openai (the server at --base-url), extractive (no LLM)",
+        "127.0.0.1, else a local model on disk, else extractive; local (a GGUF file by "
+        "llama.cpp, else transformers), openai (the server at --base-url), extractive (no LLM)",
         (*ANSWERING, "models"),
     ),
     Setting(
