@@ -392,7 +392,7 @@ def test_a_tiny_local_model_answers_in_the_app(
             assert meta.startswith(f"transformers · {tiny_lm_dir}")
             (conversation,) = history.conversations()
             (message,) = history.messages(conversation["id"])
-            assert message["answers"][0]["reader"] == f"local:{tiny_lm_dir}"
+            assert message["answers"][0]["reader"] == f"transformers:{tiny_lm_dir}"
 
     run(scenario())
     stages = [
