@@ -27,7 +27,7 @@ from htmlrag_chat.reader.backends import GGUFFile
 from htmlrag_chat.reader.choice import OnDisk, Surroundings, look_around
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf import GGUFChat, gpu_offload
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
@@ -186,6 +186,21 @@ def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path)
     ]
     budgets = [backend_of(reader).default_budget(reader) for reader in readers]
     assert budgets == [CPU_BUDGET, CPU_BUDGET, BUDGET, BUDGET, BUDGET] == [2048] * 2 + [4096] * 3
+
+
+def test_gpu_layers_reach_llama_cpp_and_models_names_where_it_runs(hf_cache: Path) -> None:
+    """Every layer offloaded by default (-1), none with --gpu-layers 0; ``models`` says
+    llama.cpp's device, the GPU only where this build offloads (this one: CPU only)."""
+    gguf = str(smollm2_gguf())
+    for layers in (-1, 0):
+        settings = ReaderSettings(reader="local", model=gguf, probe_ports=(), gpu_layers=layers)
+        reader = build_reader(settings, lambda event: None)
+        assert isinstance(reader.chat, GGUFChat) and reader.chat.gpu_layers == layers
+        assert reader.chat.on_gpu == (layers != 0 and gpu_offload())
+        row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
+        assert row.device == ("gpu" if reader.chat.on_gpu else "cpu")
+        assert row.note.startswith("llama.cpp")
+    assert ReaderSettings().gpu_layers == -1
 
 
 class PackagedSmolLM(GGUFFile):
