@@ -1,0 +1,49 @@
+"""What a reader is chosen from, loading nothing: a GGUF file named by path or as a file of a
+hub repo that ``models pull`` fetched (a Hugging Face cache laid out as huggingface_hub lays
+it out), and what ``--reader auto`` plans from each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.reader.choice import look_around, on_disk
+from htmlrag_chat.reader.registry import plan_reader
+
+REPO, FILE = "someone/tiny-GGUF", "tiny-Q4_K_M.gguf"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def pulled(cache: Path) -> Path:
+    """``models pull someone/tiny-GGUF/tiny-Q4_K_M.gguf`` as huggingface_hub leaves it."""
+    repo = cache / f"models--{REPO.replace('/', '--')}"
+    (repo / "snapshots" / COMMIT).mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(COMMIT)
+    blob = repo / "blobs" / "abc123"
+    blob.parent.mkdir()
+    blob.write_bytes(b"GGUF")
+    (repo / "snapshots" / COMMIT / FILE).symlink_to(blob)
+    return repo / "snapshots" / COMMIT / FILE
+
+
+def test_a_pulled_gguf_of_a_hub_repo_is_found_by_its_hub_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    name = f"{REPO}/{FILE}"
+    assert on_disk(name, tmp_path).gguf is None
+    settings = ReaderSettings(model=name, probe_ports=())
+    plan = plan_reader(settings, look_around(settings, tmp_path))
+    assert plan.problem == f"{name} is not downloaded: htmlrag-chat models pull {name}"
+    path = pulled(tmp_path)
+    assert on_disk(name, tmp_path).gguf == str(path)
+    plan = plan_reader(settings, look_around(settings, tmp_path))
+    assert (plan.backend.name, plan.model, plan.problem) == ("gguf", str(path), None)
+    # A path is itself, wherever it is; a missing one is named as missing.
+    assert on_disk(str(path), tmp_path).gguf == str(path)
+    settings = ReaderSettings(model=str(tmp_path / "gone.gguf"), probe_ports=())
+    missing = plan_reader(settings, look_around(settings, tmp_path))
+    assert missing.problem == f"{tmp_path / 'gone.gguf'}: no such GGUF file"
