@@ -40,6 +40,7 @@ BASE = (
     "htmlrag_chat.loader",
     "htmlrag_chat.sources",
     "htmlrag_chat.progress",
+    "htmlrag_chat.listing",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)

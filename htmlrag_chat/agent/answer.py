@@ -20,7 +20,7 @@ from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, te
 class Answer:
     question: str
     text: str
-    reader: str  # "local", "openai" or "extractive": never pass one off as another
+    reader: str  # the backend that answered (reader/registry.py): never pass one off as another
     model: str
     sources: list[Source]
     citations: list[Citation]

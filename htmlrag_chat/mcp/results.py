@@ -75,7 +75,10 @@ class AnswerSource(BaseModel):
 class AnswerResult(BaseModel):
     question: str
     answer: str = Field(description="The answer, citing its sources as [n].")
-    reader: str = Field(description='"local", "openai" or "extractive" (no language model).')
+    reader: str = Field(
+        description='The reader backend: "openai" (the configured server), "found" (a server '
+        'found on 127.0.0.1), "gguf", "transformers" or "extractive" (no language model).'
+    )
     model: str
     conversation_id: int | None = Field(
         description="Pass it back as conversation_id for a follow-up question."

@@ -123,7 +123,7 @@ class ContextService:
         """The budget the pages are pruned to, once: ``budget`` less the delimiter lines of
         every page that may become a source (counted with this result's tag), but never
         under half of it (a small budget then keeps fewer sources, see ``_package``)."""
-        counter = self.parts.counter.counter
+        counter = self.parts.counter
         lines = counter.count_many([fence.wrap(number, "") for number in range(1, pages + 1)])
         return max(budget - sum(lines) - BOUNDARY_TOKENS * pages, budget // 2, 1)
 
@@ -133,7 +133,7 @@ class ContextService:
         """The sources as handed over, each delimited and counted; when they are still over
         the budget (a very small one, or Markdown longer than its HTML), the last ones are
         left out, so the total is never over."""
-        counter = self.parts.counter.counter
+        counter = self.parts.counter
         sources = research.sources
         contents = [
             fence.wrap(s.number, html_to_markdown(s.html) if format == "markdown" else s.html)

@@ -98,35 +98,36 @@ def numpy_layout(model_name: str, device: str) -> BertLayout | None:
     """The layout of ``model_name`` when it runs in numpy here: on the CPU, from a folder,
     the bundled model or the Hugging Face cache (a model still to download takes the hub
     loading of sentence-transformers)."""
-    if device != "cpu":
-        return None
-    folder = bundled_embedding(model_name) or Path(model_name).expanduser()
-    if not folder.is_dir():
-        folder = cached_snapshot(model_name)
-    return read_layout(folder) if folder is not None else None
+    folder = _local_folder(model_name)
+    return read_layout(folder) if device == "cpu" and folder is not None else None
 
 
-def check_embedding(model_name: str, device: str) -> None:
+def check_embedding(model_name: str, device: str) -> BertLayout | None:
     """Raise the ``ModelUnavailable`` that loading ``model_name`` on ``device`` would, loading
     nothing: a model that is not here (the core install has no sentence-transformers to
     download one with, and the bundled one comes without torch only by hand, see
     ``how_to_get_embedding``), or one that only sentence-transformers runs when that is
-    missing."""
-    if numpy_layout(model_name, device) is not None:
-        return
-    here = (
-        bundled_embedding(model_name) is not None
-        or Path(model_name).expanduser().is_dir()
-        or cached_snapshot(model_name) is not None
-    )
+    missing. Its ``numpy_layout`` when it runs in numpy (the folder looked up once)."""
+    folder = _local_folder(model_name)
     runner = importlib.util.find_spec("sentence_transformers") is not None
-    if not here and not runner:
+    if folder is None and runner:
+        check_obtainable(model_name)
+    layout = read_layout(folder) if device == "cpu" and folder is not None else None
+    if layout is not None:
+        return layout
+    if folder is None and not runner:
         raise ModelUnavailable(f"{model_name}: not here; {how_to_get_embedding(model_name)}")
     if not runner:
         purpose = f"the embedding model {model_name} on {device}"
         raise MissingExtra(purpose, "gpu", "sentence_transformers")
-    if not here:
-        check_obtainable(model_name)
+    return None
+
+
+def _local_folder(model_name: str) -> Path | None:
+    """Where ``model_name`` is on this machine: the bundled model, a folder, or its
+    snapshot in the Hugging Face cache."""
+    folder = bundled_embedding(model_name) or Path(model_name).expanduser()
+    return folder if folder.is_dir() else cached_snapshot(model_name)
 
 
 @lru_cache(maxsize=4)

@@ -40,6 +40,12 @@ READERS = ("local", "openai", "extractive", "auto")
 # ``two-stage`` is HtmlRAG's (the fused first stage, then the generative pruner; the first
 # stage alone when the pruner is not installed); the others are one stage with one scorer.
 PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
+# ``prune.budget``'s default, by where the reader prefills: on this machine's CPU the prefill
+# is the wait (docs/benchmarks.md), while a server or a GPU reads 4096 tokens (the paper's
+# final budget) in a second or two; without a reader (``prune``, ``eval``) it is 4096. Here
+# so that each reader backend, which knows where it prefills, and the pruning share them.
+CPU_BUDGET = 2048
+BUDGET = 4096
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
 ANSWERING = ("chat", "ask", "config", "mcp")
@@ -104,8 +110,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reader", "reader", Choice(READERS), "auto",
         "auto: the configured server, else Ollama, LM Studio, llama.cpp or vLLM found on "
-        "127.0.0.1, else a local model on disk, else extractive; local (transformers), "
-        "openai (the server at --base-url), extractive (no LLM)",
+        "127.0.0.1, else a local model on disk, else extractive; local (a GGUF file by "
+        "llama.cpp, else transformers), openai (the server at --base-url), extractive (no LLM)",
         (*ANSWERING, "models"),
     ),
     Setting(
@@ -137,6 +143,11 @@ SETTINGS: tuple[Setting, ...] = (
         "reader", "device", Device(), "auto",
         "where models run: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",
         (*ANSWERING, "models", "prune", "eval"),
+    ),
+    Setting(
+        "reader", "gpu_layers", Integer(most=1024, least=-1), -1,
+        "a GGUF reader's layers llama.cpp offloads to the GPU when it was built with a GPU "
+        "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models"),
     ),
     Setting(
         "reader", "probe_ports", Ports(), None,

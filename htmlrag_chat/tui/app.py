@@ -37,7 +37,7 @@ from htmlrag_chat.tui.keys import KEYS, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
-from htmlrag_chat.tui.readers import ReaderCommands, reader_label
+from htmlrag_chat.tui.readers import ReaderCommands
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import SelectionActions
@@ -136,7 +136,7 @@ class ChatApp(SelectionActions):
         if self.running:
             return
         if switched:
-            self.set_status(f"ready: {reader_label(agent.reader)} answers from now on")
+            self.set_status(f"ready: {agent.reader.label} answers from now on")
         elif not self.session.turns:
             self.set_status(READY)
 
@@ -155,7 +155,7 @@ class ChatApp(SelectionActions):
                 self._agent = None
             raise
         if self._agent is future:  # not replaced by a switch meanwhile
-            self.title = f"{self.TITLE} · {reader_label(agent.reader)}"
+            self.title = f"{self.TITLE} · {agent.reader.label}"
         return agent
 
     def switch_reader(self, reader: ReaderSettings) -> None:

@@ -53,7 +53,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
     out = capsys.readouterr().out
     assert code == 0
     record = json.loads(out)
-    assert record["reader"] == "local" and record["model"] == model
+    assert record["reader"] == "transformers" and record["model"] == model
     assert record["queries"] == [QUESTION["question"]]
     assert {"plan", "search", "fetch", "clean", "fused/score", "gen/score", "read", "cite"} <= set(
         record["timings_ms"]
@@ -88,8 +88,8 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     """The missing models are one block, said once per cache file (a replay keeps that in
     its side file); -v says every time why, and how to get an LLM."""
     monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
-    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--model", "no/such")]
-    argv += ["--pruner", "bm25"]
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))  # no default model
+    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--pruner", "bm25")]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith(HEADER)
@@ -105,7 +105,7 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     assert main([*argv, "-v"]) == 0
     err = capsys.readouterr().err
     assert "answering extractively" in err and "Ollama" in err
-    assert "htmlrag-chat models pull no/such" in err
+    assert "htmlrag-chat models pull reader" in err
 
 
 def test_each_missing_model_is_said_once_per_cache_file_replays_included(
@@ -132,21 +132,57 @@ def test_each_missing_model_is_said_once_per_cache_file_replays_included(
     assert said == [["tokenizer"], ["pruner"], [], []]
 
 
-def test_an_embedding_model_that_is_not_here_leaves_bm25_and_main_text(
-    recording: Path, capsys: pytest.CaptureFixture[str]
+def test_a_model_named_that_cannot_be_used_is_an_error_not_an_extractive_answer(
+    recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The fused stage still runs; only a pruner that is the embedding model alone fails."""
-    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--tokenizer",
-            "approx", "--embed-model", "no/such", "--pruner", "fused", "-v")]  # fmt: skip
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    assert "note: embedding model no/such: not a local path" in captured.err
-    assert "the first stage ranks by BM25 and main text alone" in captured.err
-    assert "candidates 0, encoded 0" in captured.err
-    assert GOLD in captured.out
-    assert main([*argv, "--pruner", "embed"]) == 2
-    (line,) = capsys.readouterr().err.splitlines()[-1:]
-    assert line.startswith("htmlrag-chat: no/such: not a local path")
+    """Under --reader auto (the default) as under --reader local: one line that says why
+    the named model cannot be used, exit 2, no answer; nothing is saved."""
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + bytes(range(256)) * 64)  # the magic, then no model
+    cache = tmp_path / "cache.db"
+    cache.write_bytes(recording.read_bytes())
+    cases = {
+        str(broken): f"{broken.resolve()}: llama.cpp cannot load it",
+        str(tmp_path / "missing.gguf"): f"{tmp_path / 'missing.gguf'}: no such GGUF file",
+        "no/such": "--model no/such: no server found lists it, and it is not downloaded",
+        str(tmp_path): f"--model {tmp_path}: no complete model in that folder",
+    }
+    for model, reason in cases.items():
+        for reader in ("auto", "local"):
+            argv = ["--cache", str(cache), *ask("--reader", reader, "--model", model)]
+            if reader == "local" and not model.endswith(".gguf"):
+                continue  # --reader local would download a hub id (offline: another reason)
+            assert main([*argv, "--pruner", "bm25"]) == 2, (model, reader)
+            out, err = capsys.readouterr()
+            assert out == "", (model, reader)
+            (line,) = err.splitlines()
+            assert line.startswith(f"htmlrag-chat: {reason}"), (line, reader)
+    assert main(["--cache", str(cache), "history", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # no question kept without its answer
+
+
+def test_an_embedding_or_pruning_model_named_that_cannot_be_used_is_an_error(
+    recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--embed-model and --gen-model as --model: the models the user chose must load; only
+    the defaults fall back (the first stage alone, BM25 and main text) with a notice."""
+    broken = tmp_path / "pruner"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")
+    base = ["--replay-db", str(recording), *ask("--reader", "extractive", "--tokenizer", "approx")]
+    for option, pruner, model in (
+        ("--embed-model", "fused", "no/such"),
+        ("--embed-model", "two-stage", str(tmp_path / "nothing")),
+        ("--gen-model", "two-stage", "no/such"),
+        ("--gen-model", "two-stage", str(broken)),
+    ):
+        assert main([*base, "--pruner", pruner, option, model]) == 2, (option, model)
+        out, err = capsys.readouterr()
+        (line,) = err.splitlines()
+        assert out == "" and line.startswith(f"htmlrag-chat: {model}: "), line
+    # A model the settings leave out is not loaded, so not an error.
+    assert main([*base, "--pruner", "bm25", "--embed-model", "no/such"]) == 0
+    assert GOLD in capsys.readouterr().out
 
 
 def test_a_server_model_name_is_never_offered_to_models_pull(
@@ -156,11 +192,11 @@ def test_a_server_model_name_is_never_offered_to_models_pull(
     the old advice named is refused by the same test of what a hub id is."""
     monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "")
     argv = ["--cache", str(recording), *ask("--replay", "-m", "llama3.1:8b", "--pruner", "bm25")]
-    assert main([*argv, "-v"]) == 0  # every note in full, as the models block names them
-    err = capsys.readouterr().err
-    assert "answering extractively" in err and "serving 'llama3.1:8b'" in err
-    assert "models pull llama3.1:8b" not in err
-    assert "htmlrag-chat models pull reader" in err
+    assert main(argv) == 2  # named, and no server lists it
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "no server found on 127.0.0.1 lists it" in line and "serving 'llama3.1:8b'" in line
+    assert "models pull llama3.1:8b" not in line
+    assert "htmlrag-chat models pull reader" in line
     assert main(["models", "pull", "llama3.1:8b"]) == 2
     assert "not a role" in capsys.readouterr().err
 

@@ -83,7 +83,7 @@ def test_smollm2_reads_the_documents_in_process_with_no_network(
     argv = [question, "--docs", str(folder), "--no-web", "--reader", "local"]
     argv += ["--model", str(smollm2_gguf()), "--rounds", "1", "--max-tokens", "48"]
     record = ask_json(capsys, *argv, "--pruner", "bm25", "--budget", "256")
-    assert record["reader"] == "local" and record["answer"].strip()
+    assert record["reader"] == "gguf" and record["answer"].strip()
     assert all(s["local"] for s in record["sources"])
     (source,) = [s for s in record["sources"] if s["url"].endswith(file)]
     assert fact in source["content"]

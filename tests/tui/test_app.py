@@ -414,10 +414,10 @@ def test_a_tiny_local_model_answers_in_the_app(
             (view,) = answers(app)
             assert not app.query(ErrorView)
             meta = str(view.query_one(".meta").render())
-            assert meta.startswith(f"local · {tiny_lm_dir}")
+            assert meta.startswith(f"transformers · {tiny_lm_dir}")
             (conversation,) = history.conversations()
             (message,) = history.messages(conversation["id"])
-            assert message["answers"][0]["reader"] == f"local:{tiny_lm_dir}"
+            assert message["answers"][0]["reader"] == f"transformers:{tiny_lm_dir}"
 
     run(scenario())
     stages = [
