@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
@@ -54,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         error(hint)
         return EXIT_USAGE
     args = parser.parse_args(argv)
+    quiet_library_warnings(verbose=getattr(args, "verbose", False))
     try:
         return int(args.handler(args))
     except UserError as failure:
@@ -75,6 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error: {type(failure).__name__}: {failure} (HTMLRAG_CHAT_DEBUG=1 shows more)"
         )
         return EXIT_INTERNAL
+
+
+def quiet_library_warnings(verbose: bool) -> None:
+    """Deprecation notices of the libraries under us (transformers, torch, ...) name code
+    the user did not write and cannot change: off unless ``-v`` asks to see everything.
+    Those of the package itself stay (none is raised today)."""
+    if verbose:
+        return
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"(?!htmlrag_chat\b)")
 
 
 EXAMPLES = (
