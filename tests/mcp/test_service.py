@@ -13,6 +13,7 @@ import pytest
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event
+from htmlrag_chat.loader import load_count
 from htmlrag_chat.mcp.service import ContextService, shared
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
@@ -74,3 +75,29 @@ def test_a_query_the_recording_lacks_is_said(service: ContextService) -> None:
     result = asyncio.run(service.web_context("not recorded at all", lambda event: None))
     assert result.sources == [] and result.left_out == []
     assert result.notices == ["skipped: query not in the recording: 'not recorded at all'"]
+
+
+def test_a_second_answer_loads_no_model(
+    tmp_path: Path, tiny_lm_dir: Path, tiny_tied_lm_dir: Path
+) -> None:
+    """``mcp`` builds its parts once, the reader and the pruner loaded with them (the
+    embedding model may still be landing from its warm-up thread when the first question
+    comes); a later ``answer`` call, in a new conversation, loads nothing."""
+    path = import_demo(tmp_path)
+    options = AgentOptions(
+        reader=ReaderSettings(reader="local", model=str(tiny_lm_dir), max_tokens=8),
+        prune=PruneSettings(pruner="two-stage", gen_model=str(tiny_tied_lm_dir), budget=1024),
+        replay=True,
+    )
+    with Store.open(path, readonly=True) as cache, Store.open(tmp_path / "h.db") as history:
+        before = load_count()
+        parts = shared(build_parts(options, cache, lambda event: None))
+        assert load_count() >= before + 2  # the reader and the pruner, before any question
+        service = ContextService(parts, cache, history)
+        results, loads = [], []
+        for _ in range(2):
+            results.append(asyncio.run(service.answer(QUESTION["question"], lambda event: None)))
+            loads.append(load_count())
+    assert loads[1] == loads[0]
+    assert all(result.sources and result.answer for result in results)
+    assert results[0].conversation_id != results[1].conversation_id
