@@ -141,8 +141,9 @@ def _load_embedding_model(model_name: str, device: str) -> Any:
     dtype = torch.float32 if device == "cpu" else torch.float16
     path = bundled_embedding(model_name)
     model = load_pretrained(
+        # device_map places it (sentence-transformers warns when ``device`` is given too).
         lambda name, **kwargs: SentenceTransformer(
-            name, device=device, model_kwargs={"dtype": dtype, "device_map": device}, **kwargs
+            name, model_kwargs={"dtype": dtype, "device_map": device}, **kwargs
         ),
         str(path) if path else model_name,
     )
