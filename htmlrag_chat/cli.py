@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         error(refusal)
         return EXIT_USAGE
     args = parser.parse_args(with_ask(parser, words))
+    quiet_library_warnings(verbose=getattr(args, "verbose", False))
     try:
         return int(args.handler(args))
     except UserError as failure:
@@ -104,6 +106,16 @@ def not_utf8(words: Sequence[str]) -> str | None:
 def _escaped(word: str) -> bool:
     """Whether every surrogate in ``word`` is one Python's decoding made of a byte."""
     return all("\udc80" <= c <= "\udcff" for c in word if "\ud800" <= c <= "\udfff")
+
+
+def quiet_library_warnings(verbose: bool) -> None:
+    """Deprecation notices of the libraries under us (transformers, torch, ...) name code
+    the user did not write and cannot change: off unless ``-v`` asks to see everything.
+    Those of the package itself stay (none is raised today)."""
+    if verbose:
+        return
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"(?!htmlrag_chat\b)")
 
 
 EXAMPLES = (

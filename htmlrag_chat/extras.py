@@ -22,8 +22,8 @@ from htmlrag_chat.hub import ModelUnavailable
 
 # The top-level modules each extra installs, by extra (the names in pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "transformers": ("torch", "transformers"),
-    "gpu": ("torch", "transformers", "sentence_transformers"),
+    "transformers": ("torch", "transformers", "accelerate"),
+    "gpu": ("torch", "transformers", "sentence_transformers", "accelerate"),
     "gguf": ("llama_cpp",),
     "pdf": ("pypdfium2",),
 }

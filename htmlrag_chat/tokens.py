@@ -25,6 +25,7 @@ from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.extras import needed
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
+from htmlrag_chat.loader import quiet_transformers, shared
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
 # tokenizer_config classes that transformers builds from tokenizer.json as it is; other
@@ -90,10 +91,11 @@ def load_token_counter(spec: str | None = None) -> LoadedCounter:
             check_obtainable(name)  # not here and no hub: the reason, whatever is installed
         with needed("transformers", name):
             from transformers import AutoTokenizer
-            from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        tokenizer = load_pretrained(AutoTokenizer.from_pretrained, name)
+        quiet_transformers()
+        tokenizer = shared(
+            "tokenizer", name, lambda: load_pretrained(AutoTokenizer.from_pretrained, name)
+        )
     except ModelUnavailable as error:
         notice = f"tokenizer {error}; counting tokens with the approximation instead"
         return LoadedCounter(ApproxTokenCounter(), notice)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,30 @@ def tiny_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory, tiny_tokenizer_dir: Path) -> Path:
     return make_tiny_lm(tmp_path_factory.mktemp("tiny-llama"), tiny_tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_tied_lm_dir(tmp_path_factory: pytest.TempPathFactory, tiny_tokenizer_dir: Path) -> Path:
+    """Another tiny Llama, its output layer tied to its embeddings (as Llama-3.2-1B's)."""
+    return make_tiny_lm(tmp_path_factory.mktemp("tiny-tied-llama"), tiny_tokenizer_dir, tied=True)
+
+
+@pytest.fixture(scope="session")
+def max_pooled_minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled MiniLM with max pooling: a layout only sentence-transformers runs (so on
+    the CPU too it loads through transformers, not numpy)."""
+    from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding
+
+    bundled = bundled_embedding(DEFAULT_EMBED_MODEL)
+    assert bundled is not None
+    folder = tmp_path_factory.mktemp("max-pooled") / "minilm"
+    shutil.copytree(bundled, folder, copy_function=os.symlink)
+    pooling = folder / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text(encoding="utf-8"))
+    pooling.unlink()
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_max_tokens=True)
+    pooling.write_text(json.dumps(config), encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="session")

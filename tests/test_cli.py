@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -281,3 +282,38 @@ def test_fetch_on_a_terminal_prints_a_table_not_json(command: Path, recorded: Pa
     shown = on_a_terminal(command, "--cache", str(recorded), "fetch", url).decode()
     assert "OUTCOME  STATUS" in shown and f"ok          200  142.2 kB  cache  {url}" in shown
     assert '{"url"' not in shown
+
+
+@pytest.fixture(scope="module")
+def deprecated_setting_lm(tmp_path_factory: pytest.TempPathFactory, tiny_lm_dir: Path) -> Path:
+    """The tiny Llama with a generation setting that transformers 5 deprecates (a
+    FutureWarning as it loads), as a model from the hub may carry."""
+    folder = tmp_path_factory.mktemp("deprecated") / "lm"
+    shutil.copytree(tiny_lm_dir, folder)
+    path = folder / "generation_config.json"
+    setting = json.loads(path.read_text(encoding="utf-8")) | {"continuous_batching_config": {}}
+    path.write_text(json.dumps(setting), encoding="utf-8")
+    return folder
+
+
+def test_library_deprecation_warnings_show_only_with_verbose(
+    command: Path, recorded: Path, tiny_lm_dir: Path, deprecated_setting_lm: Path
+) -> None:
+    """A default ``ask`` with a local reader and pruner prints no FutureWarning (the user
+    can do nothing about transformers' deprecations); ``-v`` shows them."""
+    question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
+    argv = [
+        sys.executable, "-m", "htmlrag_chat", "--cache", str(recorded), "--replay", "ask",
+        question, "--reader", "local", "--model", str(deprecated_setting_lm),
+        "--gen-model", str(tiny_lm_dir), "--pages", "2", "--max-tokens", "8",
+    ]  # fmt: skip
+    runs = [
+        subprocess.run(
+            [*argv, *verbose], env=environment(command), capture_output=True, text=True, timeout=600
+        )
+        for verbose in ([], ["-v"])
+    ]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    default, loud = (run.stderr for run in runs)
+    assert "Warning" not in default, default
+    assert "FutureWarning: Passing ContinuousBatchingConfig" in loud

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import webbrowser
 from argparse import Namespace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.events import AnswerDelta
+from htmlrag_chat.loader import load_count
+from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
@@ -531,3 +534,30 @@ def test_the_history_tells_conversations_apart_and_reaches_the_one_left(
             assert len(answers(app)) == 2 and rows(app)[0].startswith("● ")
 
     run(scenario())
+
+
+def test_a_second_question_loads_no_model(
+    cache: Store, history: Store, tmp_path: Path, tiny_lm_dir: Path, tiny_tied_lm_dir: Path
+) -> None:
+    """The app loads the reader and the pruning models once, when it starts: a question
+    asked later, in a new conversation too, is answered by the models already loaded."""
+    loads: list[int] = []
+
+    async def scenario() -> None:
+        agent_options = replace(
+            options(reader="local", model=str(tiny_lm_dir), max_tokens=8),
+            prune=PruneSettings(pruner="two-stage", gen_model=str(tiny_tied_lm_dir), budget=1024),
+        )
+        app = make_app(cache, history, agent_options, tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await ask(pilot, QUESTION["question"])
+            loads.append(load_count())
+            await pilot.press("ctrl+n")
+            await ask(pilot, QUESTION["question"])
+            loads.append(load_count())
+            assert not app.query(ErrorView) and answers(app)[-1].text
+
+    run(scenario())
+    first, second = loads
+    assert second == first
+    assert len(history.conversations()) == 2
