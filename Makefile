@@ -70,10 +70,15 @@ test: lint
 test-fast: lint
 	$(PYTEST) -m "not slow" --durations=5
 
+# Everything it writes stays in its temporary folder (the cache, the side file of derived
+# artefacts); --progress only on a terminal, where it is the live status line: piped (CI,
+# `| tee`) the output is the answer, its sources and the notes, not a trace.
 demo: $(CORE_STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	export HTMLRAG_CHAT_DERIVED="$$tmp/derived.sqlite3" && \
+	progress=$$(test -t 2 && echo --progress) ; \
 	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" cache import --jsonl demo/recording.jsonl.gz >/dev/null && \
-	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" --replay ask --reader auto --progress \
+	$(VENV)/bin/htmlrag-chat --cache "$$tmp/demo.db" --replay ask --reader auto $$progress \
 		$(DEMO_TOKENIZER) "$$($(DEMO_QUESTION))"
 
 # The benchmark compares against the authors' toolkit, which needs langchain and more:

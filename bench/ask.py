@@ -34,17 +34,23 @@ from benchlib import ROOT, argument_parser, build_model, machine, quantiles, wri
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.events import AnswerDelta, Event
-from htmlrag_chat.prune_factory import BUDGET, PruneSettings, build_recipe
+from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
+from htmlrag_chat.reader.registry import backend_of
 from htmlrag_chat.recorder import WebRecorder
+from htmlrag_chat.settings.tree import BUDGET
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl
-from htmlrag_chat.wiring import reader_counter
+from htmlrag_chat.tokens import token_counter
 
 DEMO = ROOT / "demo"
+
+
+def ignore(event: Event) -> None:
+    """Progress is not timed here: the answers' own timings are."""
 
 
 async def one_run(agent: Agent, question: str) -> dict[str, object]:
@@ -72,9 +78,10 @@ def measure(
 ) -> dict:
     with Store.open(cache) as store:
         embeddings = ThreadLocalEmbeddings(cache)
-        stages = build_recipe(prune, lambda event: None, embeddings).stages(prune.budget)
+        stages = build_recipe(plan_pruning(prune), ignore, embeddings).stages(prune.budget)
         # The local reader counts in its own tokens; the others in the same Llama-3 ones.
-        counter = reader_counter(reader, None if reader.chat else tokenizer).counter
+        spec = None if reader.chat else tokenizer
+        counter = backend_of(reader).counter(reader, spec, lambda: token_counter(spec, ignore))
         agent = Agent(WebRecorder(store, replay=True), reader, stages, counter)
         results = [asyncio.run(one_run(agent, question)) for _ in range(runs)]
     warm = results[1:] or results
@@ -116,9 +123,9 @@ def cold_question(recording: Path, question: str, tokenizer: str, folder: Path) 
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
     prune = PruneSettings(device="cpu", budget=BUDGET)
-    recipe = build_recipe(prune, lambda event: None, MemoryEmbeddingCache())
+    recipe = build_recipe(plan_pruning(prune), ignore, MemoryEmbeddingCache())
     recipe.first.embedder.load()  # the fused stage's model: loaded, not timed
-    counter = reader_counter(ExtractiveReader(), tokenizer).counter
+    counter = token_counter(tokenizer, ignore)
     with Store.open(recording, readonly=True) as store:
         agent = Agent(
             WebRecorder(store, replay=True),
@@ -173,7 +180,9 @@ def main() -> int:
             import_jsonl(store, DEMO / "recording.jsonl.gz")
         model = build_model(folder / "model", args.tokenizer, args.shape)
         readers = {
-            f"local-{args.shape}": LLMReader(LocalChat(model, device), "local", args.max_tokens),
+            f"local-{args.shape}": LLMReader(
+                LocalChat(model, device), "transformers", args.max_tokens
+            ),
             "extractive": ExtractiveReader(),
         }
         for name, reader in readers.items():

@@ -91,11 +91,23 @@ LLAMA_8B = {
     "max_position_embeddings": 131072,
     "rope_theta": 500000.0,
 }
+LLAMA_1B = {  # Llama-3.2-1B, the shape of HtmlRAG's released 1B pruner: tied embeddings
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 131072,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": True,
+}
+SHAPES = {"8b": LLAMA_8B, "1b": LLAMA_1B}
 
 
 def build_model(folder: Path, tokenizer: str, shape: str) -> str:
     """A random-weight Llama of ``shape`` saved with the Llama-3 tokenizer and chat format:
-    ``tiny`` (hidden size 64, two layers) or ``8b`` (the Llama-3.1-8B shape; CUDA only)."""
+    ``tiny`` (hidden size 64, two layers), ``1b`` (the Llama-3.2-1B shape) or ``8b`` (the
+    Llama-3.1-8B shape); the last two in bfloat16, built on the GPU (CUDA only)."""
     import torch
     from transformers import AutoTokenizer
 
@@ -111,12 +123,13 @@ def build_model(folder: Path, tokenizer: str, shape: str) -> str:
             vocab_size=len(loaded),
             bos_token_id=loaded.bos_token_id,
             eos_token_id=loaded.eos_token_id,
-            **LLAMA_8B,
+            **SHAPES[shape],
         )
         torch.set_default_dtype(torch.bfloat16)
         with torch.device("cuda"):
             LlamaForCausalLM(config).save_pretrained(folder)
         torch.set_default_dtype(torch.float32)
+        torch.cuda.empty_cache()
         loaded.save_pretrained(folder)
     loaded = AutoTokenizer.from_pretrained(folder)
     loaded.chat_template = CHAT_TEMPLATE  # the Llama-3 instruct format, in its own tokens

@@ -32,6 +32,7 @@ from pathlib import Path
 from benchlib import ROOT, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
 from htmlrag_chat.reader import CallStats, Message, Source, Turn
 from htmlrag_chat.reader.gguf import (
     EXTRA_BUFFERS_ENV,
@@ -45,7 +46,6 @@ from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
-from htmlrag_chat.wiring import PruneSettings, build_recipe
 
 sys.path.insert(0, str(ROOT))
 from tests.smollm2 import llama_server
@@ -115,7 +115,7 @@ def measure(kind: str, chat, counted: list[CallStats], budget: int, recording: P
     gguf = chat if isinstance(chat, GGUFChat) else chat.local
     counter = GGUFTokenCounter(gguf.load(), gguf.name)
     prune = PruneSettings(pruner="bm25", budget=budget)
-    stages = build_recipe(prune, lambda event: None).stages(budget)
+    stages = build_recipe(plan_pruning(prune), lambda event: None).stages(budget)
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     with Store.open(recording, readonly=True) as store:
         agent = Agent(
@@ -192,9 +192,7 @@ def main() -> None:
         for budget in args.budgets:
             chat.calls.clear()
             chat.load().n_tokens = 0  # a cold context for each budget
-            report["in_process"][str(budget)] = measure(
-                "local", chat, chat.calls, budget, recording
-            )
+            report["in_process"][str(budget)] = measure("gguf", chat, chat.calls, budget, recording)
             print(budget, "in process", report["in_process"][str(budget)]["question"])
         if not args.no_server:
             extra = ["--n_gpu_layers", str(args.n_gpu_layers)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
@@ -33,6 +34,7 @@ from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the 
 from htmlrag_chat.commands.common import (
     EPILOG,
     PROG,
+    HelpFormatter,
     Parser,
     error,
     examples_text,
@@ -40,6 +42,7 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options
+from htmlrag_chat.commands.words import with_ask
 from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
 from htmlrag_chat.safety import terminal_safe
 
@@ -50,16 +53,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)
-    words = sys.argv[1:] if argv is None else argv
+    words = sys.argv[1:] if argv is None else list(argv)
     refusal = not_utf8(words) or replay_hint(words)
     if refusal is not None:  # argparse would take the file for a command or a question
         error(refusal)
         return EXIT_USAGE
-    args = parser.parse_args(argv)
+    args = parser.parse_args(with_ask(parser, words))
+    quiet_library_warnings(verbose=getattr(args, "verbose", False))
     try:
         return int(args.handler(args))
     except UserError as failure:
         error(str(failure))
+        raw = getattr(failure, "raw", "")  # what the line left out (an engine's own dump)
+        if raw and getattr(args, "verbose", False):
+            error(f"detail: {raw}")
         return failure.exit_code
     except KeyboardInterrupt:
         error("interrupted")
@@ -101,9 +108,20 @@ def _escaped(word: str) -> bool:
     return all("\udc80" <= c <= "\udcff" for c in word if "\ud800" <= c <= "\udfff")
 
 
+def quiet_library_warnings(verbose: bool) -> None:
+    """Deprecation notices of the libraries under us (transformers, torch, ...) name code
+    the user did not write and cannot change: off unless ``-v`` asks to see everything.
+    Those of the package itself stay (none is raised today)."""
+    if verbose:
+        return
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"(?!htmlrag_chat\b)")
+
+
 EXAMPLES = (
-    ("htmlrag-chat", "open the chat app"),
+    ("htmlrag-chat", "open the chat app (also: htmlrag-chat chat)"),
     ('htmlrag-chat ask "Who designed the Eiffel tower?"', "one answer, with cited sources"),
+    ('htmlrag-chat "Who designed the Eiffel tower?"', "the same: a question is asked"),
     ("htmlrag-chat COMMAND --help", "what a command does, its options and examples"),
 )
 
@@ -114,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Local web-search answers from pruned HTML (HtmlRAG). With no command: "
         "the chat app, which takes the options below.",
         epilog=f"{examples_text(EXAMPLES)}\n\n{EPILOG}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=[store_options(refresh=True)],
     )
     add_setting_options(parser, "chat")
@@ -123,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
-    for module in (ask, history, config, models, web, cache, html, evaluation, mcp, completion):
+    for module in (
+        ask, chat, history, config, models, web, cache, html, evaluation, mcp, completion
+    ):  # fmt: skip
         module.add_commands(commands)
     return parser

@@ -23,4 +23,5 @@ class ReaderSettings:
     max_tokens: int = default("reader.max_tokens")  # the longest answer
     context_tokens: int | None = default("reader.context_tokens")  # when the server won't say
     device: str = default("reader.device")
+    gpu_layers: int = default("reader.gpu_layers")  # a GGUF's layers offloaded (-1: all)
     probe_ports: tuple[int, ...] | None = default("reader.probe_ports")  # 127.0.0.1 only

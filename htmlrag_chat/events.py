@@ -71,6 +71,15 @@ class Skipped:
     reason: str
     kind: str = "page"  # "query" or "page"
 
+    @property
+    def why(self) -> str:
+        """``reason`` as a line that already names ``what`` says it: a replay's "query not
+        in the recording: 'X'" is "not in the recording", not the question twice."""
+        named = f": {self.what!r}"
+        if self.reason.endswith(named):
+            return self.reason[: -len(named)].removeprefix(f"{self.kind} ")
+        return self.reason
+
 
 @dataclass(frozen=True)
 class AnswerDelta:

@@ -5,7 +5,8 @@ tokenizer in ``tokenizers``), so torch, transformers and sentence-transformers, 
 gigabytes of CUDA wheels on a default Linux resolution, are extras named for what they
 enable (pyproject.toml): ``transformers`` for the local reader and the generative pruner,
 ``gpu`` for embeddings through sentence-transformers (a GPU, or a model numpy cannot run),
-``gguf`` for a GGUF reader in this process (llama.cpp).
+``gguf`` for a GGUF reader in this process (llama.cpp), ``pdf`` for PDF documents (PDFium,
+a compiled library of about 9 MB).
 A module that needs one imports it inside ``needed``, so a missing package is a
 ``MissingExtra``: a ``ModelUnavailable``, which the fallbacks already handle (the
 extractive reader, the first stage alone) and the command line prints as one line.
@@ -21,11 +22,11 @@ from htmlrag_chat.hub import ModelUnavailable
 
 # The top-level modules each extra installs, by extra (the names in pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "transformers": ("torch", "transformers"),
-    "gpu": ("torch", "transformers", "sentence_transformers"),
+    "transformers": ("torch", "transformers", "accelerate"),
+    "gpu": ("torch", "transformers", "sentence_transformers", "accelerate"),
     "gguf": ("llama_cpp",),
+    "pdf": ("pypdfium2",),
 }
-PACKAGE = "htmlrag-chat"
 
 
 class MissingExtra(ModelUnavailable):
@@ -40,8 +41,11 @@ class MissingExtra(ModelUnavailable):
 
 
 def install_line(extra: str) -> str:
-    """The command that installs ``extra`` (pip's, quoted for every shell)."""
-    return f"pip install '{PACKAGE}[{extra}]'"
+    """The command that installs ``extra`` here: through the installer that made this
+    environment, from the checkout or wheel it came from (``installer.py``)."""
+    from htmlrag_chat.installer import current
+
+    return current().extra(extra)
 
 
 def missing_module(extra: str) -> str | None:
@@ -50,6 +54,13 @@ def missing_module(extra: str) -> str | None:
         if importlib.util.find_spec(module) is None:
             return module
     return None
+
+
+def needs_extra(extra: str, purpose: str) -> None:
+    """``MissingExtra`` now when ``extra`` is not installed, before any work needs it."""
+    module = missing_module(extra)
+    if module is not None:
+        raise MissingExtra(purpose, extra, module)
 
 
 @contextmanager

@@ -33,7 +33,23 @@ _SNAPSHOT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "to
 
 
 class ModelUnavailable(UserError):
-    """A model or tokenizer that cannot be loaded here (not cached, offline, gated)."""
+    """A model or tokenizer that cannot be loaded here (not cached, offline, gated).
+
+    ``next_step`` is what the user can do about it, where the raiser knows the model's role
+    (``models pull reader``, ``--reader extractive``): it ends the one-line message, and the
+    chat app, which otherwise adds its own advice, sees it is there."""
+
+    def __init__(self, message: str, next_step: str = "") -> None:
+        super().__init__(f"{message}; {next_step}" if next_step else message)
+        self.next_step = next_step
+
+
+def with_next_step(error: ModelUnavailable, next_step: str) -> ModelUnavailable:
+    """``error`` ending with ``next_step``, unless it says what to do already (its own next
+    step, or an extra to install: ``MissingExtra`` names the pip line)."""
+    if error.next_step or type(error) is not ModelUnavailable:
+        return error
+    return ModelUnavailable(str(error), next_step)
 
 
 class HubUnreachable(UserError):
@@ -93,8 +109,21 @@ def check_obtainable(name: str, local_only: bool = False) -> None:
 
 
 def _nowhere(name: str, local_only: bool) -> ModelUnavailable:
+    if is_path(name):  # never a hub id: the hub is beside the point
+        return ModelUnavailable(f"{name}: no such file or folder")
     where = "downloads are off here" if local_only else "the hub is unreachable"
     return ModelUnavailable(f"{name}: not a local path, not in the Hugging Face cache, and {where}")
+
+
+def is_path(name: str) -> bool:
+    """A model named as a path (``/models/x``, ``./x``, ``~/x``, ``C:\\x``), which no hub id
+    (``owner/name``) looks like."""
+    return (
+        name.startswith(("/", ".", "~", "\\"))
+        or name.count("/") > 1
+        or "\\" in name
+        or (name[:1].isalpha() and name[1:3] in (":/", ":\\"))
+    )
 
 
 def cached_snapshot(name: str, cache_dir: Path | None = None) -> Path | None:

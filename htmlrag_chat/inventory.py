@@ -12,39 +12,27 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import sys
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import gpu_possible
-from htmlrag_chat.extras import install_line, missing_module
-from htmlrag_chat.hub import cached_snapshot, complete_model, hub_endpoint
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.choice import DEFAULT_GGUF, DEFAULT_GGUF_REPO, look_around, plan_reader
-from htmlrag_chat.reader.discover import Server, best_model
+from htmlrag_chat.listing import (
+    Found,
+    ModelRow,
+    folder_bytes,
+    locate,
+    model_row,
+    with_extra,
+)
+from htmlrag_chat.reader.choice import look_around
+from htmlrag_chat.reader.discover import Server
+from htmlrag_chat.reader.registry import plan_reader
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 from htmlrag_chat.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.wiring import AgentOptions
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
-
-
-@dataclass(frozen=True)
-class ModelRow:
-    role: str  # one of ROLES
-    model: str  # as configured: hub id, folder, a server's model name, or "extractive"
-    where: str  # folder, hf-cache, bundled, server, built-in, hub (not here yet), nowhere
-    location: str | None  # the folder, cache snapshot, server URL or hub page
-    present: bool
-    size_bytes: int | None
-    device: str | None  # None: not run here (a server, the extractive reader)
-    note: str = ""
-    used: bool = True  # False: the settings leave it out (--pruner bm25 needs no model)
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -66,68 +54,24 @@ class Inventory:
         }
 
 
-@dataclass(frozen=True)
-class Found:
-    where: str
-    location: str | None
-    present: bool
-    size_bytes: int | None
-
-
 def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inventory:
-    """Every role's model as ``options`` configure it; ``cache_dir`` is the Hugging Face
-    cache (default: huggingface_hub's, from HF_HUB_CACHE or HF_HOME)."""
+    """Every role's model as ``options`` configure it, the reader as ``ask`` plans it (the
+    row is its backend's); ``cache_dir`` is the Hugging Face cache (default:
+    huggingface_hub's, from HF_HUB_CACHE or HF_HOME)."""
     device, device_note = guess_device(options.reader.device)
-    servers, reader = reader_row(options.reader, device, cache_dir)
+    settings = replace(options.reader, device=device)
+    around = look_around(settings, cache_dir)
+    plan = plan_reader(settings, around)
+    servers = [around.configured] if around.configured else list(around.found)
+    reader = plan.backend.row(plan, device, cache_dir)
     prune = options.prune
     rows = [
         reader,
         pruner_row(prune.gen_model, prune.pruner, device, cache_dir),
         embedding_row(prune.embed_model, prune.pruner, device, cache_dir),
-        tokenizer_row(options.prune.tokenizer, reader, cache_dir),
+        tokenizer_row(prune.tokenizer, reader, cache_dir),
     ]
     return Inventory(rows, servers, device, device_note)
-
-
-def reader_row(
-    settings: ReaderSettings, device: str, cache_dir: Path | None
-) -> tuple[list[Server], ModelRow]:
-    """The reader ``reader.choice.plan_reader`` picks, as ``ask`` would, loading nothing."""
-    around = look_around(settings, cache_dir)
-    plan = plan_reader(settings, around)
-    servers = [around.configured] if around.configured else list(around.found)
-    if plan.kind == "extractive" and settings.reader == "extractive":
-        return servers, ModelRow(
-            "reader", "extractive", "built-in", None, True, None, None, "no LLM"
-        )
-    if plan.kind == "extractive":  # auto found no LLM: the row says what a pull would get
-        missing = "answers are extractive until it is here"
-        if settings.model or device != "cpu":
-            name = settings.model or DEFAULT_READER_MODEL
-            return servers, model_row("reader", name, device, cache_dir, missing=missing)
-        page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
-        note = f"{missing} (llama.cpp in this process: pip install 'htmlrag-chat[gguf]')"
-        return servers, ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)
-    if plan.kind == "server":
-        server = plan.server
-        if server is None:
-            row = ModelRow("reader", plan.model, "server", None, False, None, None, plan.why)
-            return servers, row
-        listed = best_model(server.models, plan.model) is not None
-        note = "" if listed else "the server lists no such model"
-        if plan.configured and not server.models:
-            note = "the server does not answer"
-        if not plan.configured:
-            note = f"found: {server.describe()}"
-        row = ModelRow("reader", plan.model, "server", server.base_url, listed, None, None, note)
-        return servers, row
-    if plan.kind == "gguf":
-        path = Path(plan.model).expanduser()
-        here = path.is_file()
-        size = path.stat().st_size if here else None
-        row = ModelRow("reader", plan.model, "gguf", str(path), here, size, device, "llama.cpp")
-        return servers, row
-    return servers, with_extra(model_row("reader", plan.model, device, cache_dir), "transformers")
 
 
 def pruner_row(name: str, pruner: str, device: str, cache_dir: Path | None) -> ModelRow:
@@ -147,29 +91,9 @@ def embedding_row(name: str, pruner: str, device: str, cache_dir: Path | None) -
         row = model_row("embedding", name, device, cache_dir, note=note, missing=missing)
     else:
         found = Found("bundled", str(bundled), True, folder_bytes(bundled))
-        row = ModelRow("embedding", name, *_fields(found), device, note)
+        row = found.row("embedding", name, device, note)
     row = replace(row, used=pruner != "bm25")
     return with_extra(row, "gpu") if device != "cpu" else row
-
-
-def with_extra(row: ModelRow, extra: str) -> ModelRow:
-    """``row`` with a note when the extra that runs its model is not installed (the core
-    install has none: the model may be on disk and still unusable)."""
-    module = missing_module(extra)
-    if module is None or not row.used:
-        return row
-    needs = f"{module} is not installed: {install_line(extra)}"
-    return replace(row, note=f"{row.note}; {needs}" if row.note else needs)
-
-
-def model_row(
-    role: str, name: str, device: str, cache_dir: Path | None, note: str = "", missing: str = ""
-) -> ModelRow:
-    """A model's row: ``note`` always, ``missing`` when it is not here."""
-    found = locate(name, complete_model, cache_dir)
-    if found.where == "hf-cache" and not found.present:
-        missing = "incomplete: no weights in the cache"
-    return ModelRow(role, name, *_fields(found), device, note or ("" if found.present else missing))
 
 
 def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | None) -> ModelRow:
@@ -179,34 +103,15 @@ def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | Non
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
     if tokenizer is None and reader.where in ("folder", "hf-cache", "gguf") and reader.present:
         found = Found(reader.where, reader.location, True, None)
-        return ModelRow("tokenizer", reader.model, *_fields(found), "cpu", "the reader's own")
+        return found.row("tokenizer", reader.model, "cpu", "the reader's own")
     name = tokenizer or DEFAULT_TOKENIZER
     found = locate(name, complete_tokenizer, cache_dir)
     note = "" if found.present else "budgets count approximate tokens until it is here"
-    return ModelRow("tokenizer", name, *_fields(found), "cpu", note)
-
-
-def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None = None) -> Found:
-    """Where ``name`` resolves, as ``hub.load_pretrained`` looks: a folder, then the cache,
-    then the hub (where a download would come from)."""
-    path = Path(name).expanduser()
-    if path.is_dir():
-        return Found("folder", str(path), complete(path), folder_bytes(path))
-    snapshot = cached_snapshot(name, cache_dir)
-    if snapshot is not None:
-        return Found("hf-cache", str(snapshot), complete(snapshot), folder_bytes(snapshot))
-    if name.count("/") == 1 and not path.is_absolute() and not name.startswith("."):
-        return Found("hub", f"{hub_endpoint()}/{name}", False, None)
-    return Found("nowhere", None, False, None)  # a path that does not exist
+    return found.row("tokenizer", name, "cpu", note)
 
 
 def complete_tokenizer(folder: Path) -> bool:
     return any((folder / name).is_file() for name in _TOKENIZER_FILES)
-
-
-def folder_bytes(folder: Path) -> int:
-    """Bytes of the files under ``folder`` (a cache snapshot's links count their blobs)."""
-    return sum(file.stat().st_size for file in folder.rglob("*") if file.is_file())
 
 
 def guess_device(requested: str | None) -> tuple[str, str]:
@@ -229,7 +134,3 @@ def guess_device(requested: str | None) -> tuple[str, str]:
         note = "a GPU is here but torch is a CPU build" if gpu else ""
         return "cpu", note
     return ("cuda", "") if gpu else ("cpu", "")
-
-
-def _fields(found: Found) -> tuple[str, str | None, bool, int | None]:
-    return found.where, found.location, found.present, found.size_bytes

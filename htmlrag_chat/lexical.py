@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 
 from htmlrag_chat.html.text import CJK
 
@@ -41,11 +42,23 @@ def bm25_by_term(
 ) -> dict[str, list[float]]:
     """Each query term's share of every text's BM25 (terms no text holds left out): what a
     caller that asks which words matched needs, at the cost of one ``bm25``."""
-    query_terms = set(query)
     documents = [Counter(terms) for terms in texts]
+    lengths = [sum(counts.values()) for counts in documents]
+    return counted_bm25_by_term(query, documents, lengths, k1, b)
+
+
+def counted_bm25_by_term(
+    query: list[str],
+    documents: Sequence[Mapping[str, int]],
+    lengths: Sequence[int],
+    k1: float = 1.5,
+    b: float = 0.75,
+) -> dict[str, list[float]]:
+    """``bm25_by_term`` from each text's term counts and length, for a caller that keeps
+    them (the cache's local documents: the counts of the query's terms are enough)."""
+    query_terms = set(query)
     if not documents or not query_terms:
         return {}
-    lengths = [sum(counts.values()) for counts in documents]
     average = sum(lengths) / len(lengths) or 1.0
     n = len(documents)
     idf = {

@@ -34,11 +34,15 @@ from htmlrag_chat.scoring.bm25 import BM25Scorer
 
 @dataclass(frozen=True)
 class PageInput:
-    """Raw page bytes and where they came from; ``charset`` as declared by the transport."""
+    """Raw page bytes and where they came from; ``charset`` as declared by the transport.
+    A local document says its ``title`` and ``date`` (its modified day) itself; a web
+    page's come from its markup."""
 
     source: str
     data: bytes
     charset: str | None = None
+    title: str = ""
+    date: str = ""
 
 
 def clean_page(page: PageInput) -> tuple[Page, Element]:
@@ -48,7 +52,8 @@ def clean_page(page: PageInput) -> tuple[Page, Element]:
         raise InputError(f"{page.source}: binary data, not HTML")
     utf8 = decode_html(page.data, page.charset).utf8
     html = clean_html(utf8)
-    return Page(page.source, page_title(html), page_date(utf8)), html
+    title = page.title or page_title(html)
+    return Page(page.source, title, page.date or page_date(utf8)), html
 
 
 @dataclass(frozen=True)

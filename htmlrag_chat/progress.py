@@ -32,6 +32,7 @@ STAGE_LABELS = {
     "open": "opening the cache",
     "load": "loading models",
     "plan": "planning searches",
+    "documents": "reading your documents",
     "search": "searching",
     "fetch": "fetching pages",
     "clean": "cleaning pages",
@@ -47,7 +48,7 @@ def event_line(event: Event) -> str | None:
     if isinstance(event, Notice):
         return f"note: {text_safe(event.message)}"
     if isinstance(event, Skipped):
-        return f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.reason)}"
+        return f"skipped {event.kind} {text_safe(event.what)}: {text_safe(event.why)}"
     if isinstance(event, Searching):
         queries = " | ".join(text_safe(query) for query in event.queries)
         return f"round {event.round} ({text_safe(event.why)}): {queries}"
@@ -79,21 +80,23 @@ def sources_lines(sources: Sequence[Source]) -> str:
     for source in sources:
         date = f" ({source.date})" if source.date else ""
         title = one_line(source.title) or "Untitled"
-        lines.append(f"  [{source.number}] {title} - {terminal_safe(source.site)}{date}")
+        lines.append(f"  [{source.number}] {title} - {terminal_safe(source.where)}{date}")
     return "\n".join(lines)
 
 
 @dataclass
 class PipelineStatus:
-    """The one status line: stage, pages fetched and failed, tokens before and after each
-    pruning stage, what the reader is doing. Kept free of widgets and terminals, so that
-    ``ask``'s live line and the chat app's say the same, tested without a screen."""
+    """The one status line: stage, pages fetched and failed, documents read the first time,
+    tokens before and after each pruning stage, what the reader is doing. Kept free of
+    widgets and terminals, so that ``ask``'s live line and the chat app's say the same,
+    tested without a screen."""
 
     stage: str = ""
     round: int = 0
     fetched: int = 0
     failed: int = 0
     pages: int = 0  # pages to fetch in this round
+    files: tuple[int, int, int] = (0, 0, 0)  # documents read, to read, failed (while reading)
     tokens: dict[str, tuple[int, int]] = field(default_factory=dict)  # scorer -> before, after
     answer_chars: int = 0
     reader: str = ""  # what the reader LLM is doing: "prefilling 3,512 tokens", "generating"
@@ -109,6 +112,10 @@ class PipelineStatus:
                 self.pages = event.items or 0
         elif isinstance(event, Progress) and event.stage == "fetch":
             self.fetched, self.failed, self.pages = event.done, event.failed, event.total
+        elif isinstance(event, Progress) and event.stage == "documents":
+            self.files = (event.done, event.total, event.failed)
+        elif isinstance(event, StageFinished) and event.stage == "documents":
+            self.files = (0, 0, 0)
         elif isinstance(event, StageFinished) and event.stage.endswith("/prune"):
             scorer = event.stage.split("/")[0]
             self.tokens[scorer] = (
@@ -130,6 +137,9 @@ class PipelineStatus:
             parts.append(self.reader)
         if self.round:
             parts.append(f"round {self.round}")
+        done, total, failed = self.files
+        if total:
+            parts.append(f"files {done:,}/{total:,}" + (f", {failed} failed" if failed else ""))
         if self.pages:
             failed = f", {self.failed} failed" if self.failed else ""
             parts.append(f"pages {self.fetched}/{self.pages}{failed}")

@@ -14,12 +14,15 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable
+from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, with_next_step
 from htmlrag_chat.recipe import Recipe
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL, BlockScorer
+from htmlrag_chat.scoring import (
+    DEFAULT_EMBED_MODEL,
+    DEFAULT_GEN_MODEL,
+    MULTILINGUAL_EMBED_MODEL,
+    BlockScorer,
+)
 from htmlrag_chat.settings.tree import default
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
@@ -27,8 +30,8 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.settings.sources import Resolved
 
 
-CPU_BUDGET = 2048  # tokens, for a reader that prefills on this machine's CPU
-BUDGET = 4096  # for a server or a GPU (the paper's final budget), and without a reader
+# What to do when a generative pruner named with --pruner gen or --gen-model cannot be loaded.
+GEN_NEXT_STEP = "get it: htmlrag-chat models pull pruner, or prune without it: --pruner fused"
 
 
 @dataclass(frozen=True)
@@ -36,13 +39,15 @@ class PruneSettings:
     """The ``[prune]`` section of the settings tree, and the device models run on."""
 
     pruner: str = default("prune.pruner")  # one of ``settings.tree.PRUNERS``
-    budget: int | None = default("prune.budget")  # None: by the reader (wiring.default_budget)
+    budget: int | None = default("prune.budget")  # None: the reader backend's default_budget
     coarse_budget: int | None = default("prune.coarse_budget")  # two-stage: default 2x budget
     max_words: int | None = default("prune.max_words")  # last stage's block size
     coarse_max_words: int | None = default("prune.coarse_max_words")  # first stage's
     embed_model: str = default("prune.embed_model")
     gen_model: str = default("prune.gen_model")
     tokenizer: str | None = default("prune.tokenizer")  # None: the reader's, else Llama-3's
+    # Where models run: resolved by the caller (``wiring.resolve``, the ``prune`` and
+    # ``eval`` commands) to cpu, cuda, cuda:N or mps, once for every model of the process.
     device: str = default("reader.device")
 
     @classmethod
@@ -50,13 +55,55 @@ class PruneSettings:
         return cls(**settings.section("prune"), device=settings["reader.device"])
 
 
-def build_recipe(
-    settings: PruneSettings, emit: EventSink, cache: EmbeddingCache | None = None
-) -> Recipe:
-    """The scorers ``settings.pruner`` names, loaded; ``two-stage`` falls back to the fused
-    first stage alone, with a notice, when the generative pruner cannot be loaded."""
-    from htmlrag_chat.scoring.bm25 import BM25Scorer
+@dataclass(frozen=True)
+class PrunePlan:
+    """The pruning settings resolved before anything loads: the models the pruner uses,
+    and why each that cannot be loaded here cannot (found once, loading nothing)."""
 
+    settings: PruneSettings  # its device resolved
+    embedding: tuple[str, ...]  # the first stage's models: the chosen one, the multilingual one
+    generative: str | None  # the second stage's model, when the pruner has one
+    unusable: dict[str, ModelUnavailable]  # by model: why it cannot be loaded here
+    in_numpy: bool  # the first embedding model runs in numpy (no torch to import)
+
+
+def plan_pruning(settings: PruneSettings) -> PrunePlan:
+    """The models ``settings.pruner`` uses, each checked once without loading it: the
+    embedding model (and the multilingual one, when the default English one is kept and
+    ``models pull embedding --multilingual`` fetched it), the generative pruner."""
+    from htmlrag_chat.scoring.embed import check_embedding
+
+    pruner, device = settings.pruner, settings.device
+    embedding = [] if pruner in ("bm25", "gen") else [settings.embed_model]
+    if pruner in ("two-stage", "fused") and multilingual_available(settings.embed_model):
+        embedding.append(MULTILINGUAL_EMBED_MODEL)
+    generative = settings.gen_model if pruner in ("two-stage", "gen") else None
+    unusable: dict[str, ModelUnavailable] = {}
+    layouts = []
+    for model in embedding:
+        try:
+            layouts.append(check_embedding(model, device))
+        except ModelUnavailable as error:
+            unusable[model] = error
+    if generative is not None:
+        try:
+            check_obtainable(generative)  # before torch is imported, when it is not here
+        except ModelUnavailable as error:
+            unusable[generative] = error
+    in_numpy = bool(layouts) and layouts[0] is not None and embedding[0] not in unusable
+    return PrunePlan(settings, tuple(embedding), generative, unusable, in_numpy)
+
+
+def build_recipe(plan: PrunePlan, emit: EventSink, cache: EmbeddingCache | None = None) -> Recipe:
+    """The scorers the plan's pruner names, loaded. A default model that cannot be loaded
+    here is left out with a notice: the embedding model (the fused stage then ranks by
+    BM25 and main text), the generative pruner (``two-stage`` is then the fused stage
+    alone), the multilingual model (silently: the English rule stands). A model the user
+    chose instead of the default is an error, never left out."""
+    from htmlrag_chat.scoring.bm25 import BM25Scorer
+    from htmlrag_chat.scoring.fused import FusedScorer
+
+    settings = plan.settings
     sizes = {
         "coarse_budget": settings.coarse_budget,
         "max_words": settings.max_words,
@@ -64,95 +111,92 @@ def build_recipe(
     }
     if settings.pruner == "bm25":
         return Recipe(BM25Scorer(), **sizes)
+    gen = _loaded_generative(plan, emit) if plan.generative is not None else None
     if settings.pruner == "gen":
-        return Recipe(generative_scorer(settings), **sizes)
-    if settings.pruner == "embed":
-        return Recipe(embedding_scorer(settings.embed_model, settings.device, cache), **sizes)
-    from htmlrag_chat.scoring.fused import FusedScorer
-
-    try:
-        embed = embedding_scorer(settings.embed_model, settings.device, cache)
-    except ModelUnavailable as error:
-        message = f"embedding model {error}: the first stage ranks by BM25 and main text alone"
-        emit(Notice(message, role="embedding", instead="BM25 and main text (no embeddings)"))
-        embed = None
+        assert gen is not None
+        return Recipe(gen, **sizes)
+    embedders = [_embedder(plan, model, cache, emit) for model in plan.embedding]
+    if settings.pruner == "embed":  # its model is never left out (an error above)
+        assert embedders[0] is not None
+        return Recipe(embedders[0], **sizes)
+    embed, multilingual = (*embedders, None)[:2]
     english_only = settings.embed_model == DEFAULT_EMBED_MODEL
-    multilingual = multilingual_scorer(settings, cache)
     fused = FusedScorer(embed, multilingual=multilingual, english_only=english_only)
     if settings.pruner == "fused":
         return Recipe(fused, **sizes)
-    try:
-        gen = generative_scorer(settings)
-    except ModelUnavailable as error:
-        message = f"generative pruner {error}: pruning with the first stage only"
-        emit(Notice(message, role="pruner", instead="the first pruning stage alone"))
+    if gen is None:
         return Recipe(fused, max_words=settings.max_words)
     return Recipe(fused, gen, **sizes)
 
 
-def generative_scorer(settings: PruneSettings) -> BlockScorer:
-    """Stage 2's scorer, its model loaded now (ModelUnavailable when it cannot be, found
-    before torch is imported when the model is not here at all)."""
-    check_obtainable(settings.gen_model)
-    from htmlrag_chat.scoring.generative import GenerativeScorer
+def _embedder(
+    plan: PrunePlan, model: str, cache: EmbeddingCache | None, emit: EventSink
+) -> EmbeddingScorer | None:
+    """The embedding scorer of ``model`` (its embeddings kept in ``cache``, else in
+    memory), or None when the plan found it unusable: the default model then with a
+    notice, the multilingual one silently (the English rule stands); a model the user
+    chose, or the model of ``--pruner embed``, is an error."""
+    from htmlrag_chat.scoring.embed import EmbeddingScorer
 
-    gen = GenerativeScorer(settings.gen_model, device=settings.device)
-    gen.context_limit()  # loads the model
+    error = plan.unusable.get(model)
+    if error is None:
+        scorer = EmbeddingScorer(model, device=plan.settings.device)
+        if cache is not None:
+            scorer.cache = cache
+        return scorer
+    if model == plan.settings.embed_model:
+        if model != DEFAULT_EMBED_MODEL or plan.settings.pruner == "embed":
+            raise error
+        message = f"embedding model {error}: the first stage ranks by BM25 and main text alone"
+        emit(Notice(message, role="embedding", instead="BM25 and main text (no embeddings)"))
+    return None
+
+
+def _loaded_generative(plan: PrunePlan, emit: EventSink) -> BlockScorer | None:
+    """Stage 2's scorer, its model loaded now; None, with a notice, for the default one
+    when it cannot be loaded (``--pruner gen`` needs it: an error there)."""
+    model = plan.generative
+    assert model is not None
+    try:
+        if model in plan.unusable:
+            raise plan.unusable[model]
+        from htmlrag_chat.scoring.generative import GenerativeScorer
+
+        gen = GenerativeScorer(model, device=plan.settings.device)
+        gen.context_limit()  # loads the model
+    except ModelUnavailable as error:
+        if model != DEFAULT_GEN_MODEL or plan.settings.pruner == "gen":  # named: and what to do
+            raise with_next_step(error, GEN_NEXT_STEP) from None
+        message = f"generative pruner {error}: pruning with the first stage only"
+        emit(Notice(message, role="pruner", instead="the first pruning stage alone"))
+        return None
     return gen
 
 
-def embedding_scorer(model: str, device: str, cache: EmbeddingCache | None) -> EmbeddingScorer:
-    """Stage 1's embedding model, its block embeddings kept in ``cache`` (else in memory);
-    ``ModelUnavailable`` when it cannot be loaded here (found before anything loads)."""
-    from htmlrag_chat.scoring.embed import EmbeddingScorer, check_embedding
-
-    check_embedding(model, pick_device(device))
-    scorer = EmbeddingScorer(model, device=device)
-    if cache is not None:
-        scorer.cache = cache
-    return scorer
-
-
-def multilingual_scorer(
-    settings: PruneSettings, cache: EmbeddingCache | None
-) -> EmbeddingScorer | None:
-    """The multilingual embedding model for questions not in English, when the default
-    English one was kept (a model the user chose is used for every question) and the
-    multilingual one is on disk (``models pull embedding --multilingual``); else None."""
-    if not multilingual_available(settings.embed_model):
-        return None
-    try:
-        return embedding_scorer(MULTILINGUAL_EMBED_MODEL, settings.device, cache)
-    except ModelUnavailable:  # on disk but not usable here: the English rule stands
-        return None
-
-
 def multilingual_available(embed_model: str) -> bool:
-    """Whether ``multilingual_scorer`` would give a model for this embedding setting."""
+    """Whether the multilingual embedding model joins this embedding setting: the default
+    English model was kept (a model the user chose is used for every question) and the
+    multilingual one is on disk (``models pull embedding --multilingual``)."""
     if embed_model != DEFAULT_EMBED_MODEL:
         return False
     return cached_snapshot(MULTILINGUAL_EMBED_MODEL) is not None
 
 
-def warm_up(settings: PruneSettings) -> bool:
-    """Load the embedding model of the pruner ``settings`` name in a thread, so that its
-    weights load while the reader is set up and the question is searched and fetched;
-    whether there is one. A model that fails to load here fails again, with its message,
-    where it is used.
+def warm_up(plan: PrunePlan) -> bool:
+    """Load the first embedding model of the plan in a thread, so that its weights load
+    while the reader is set up and the question is searched and fetched; whether there is
+    one. A model that fails to load here fails again, with its message, where it is used.
 
     A model that runs in numpy (``scoring.bert``) imports no torch. For one that needs
     sentence-transformers, this returns once the thread has imported it: two threads
     importing transformers at once can each find the other's half-initialised modules
     ("cannot import name ..."), so the caller imports nothing of them before that."""
-    if settings.pruner not in ("two-stage", "fused", "embed"):
+    if not plan.embedding or plan.embedding[0] in plan.unusable:
         return False
-    from htmlrag_chat.scoring.embed import EmbeddingScorer, numpy_layout
+    from htmlrag_chat.scoring.embed import EmbeddingScorer
 
-    model = EmbeddingScorer(settings.embed_model, device=settings.device)
-    try:
-        in_numpy = numpy_layout(settings.embed_model, pick_device(settings.device)) is not None
-    except UserError:  # a device that cannot be used: said where the model is used
-        in_numpy = False
+    model = EmbeddingScorer(plan.embedding[0], device=plan.settings.device)
+    in_numpy = plan.in_numpy
     imported = threading.Event()
 
     def load() -> None:

@@ -6,6 +6,7 @@ pruning ends (``SourcesReady``), so that none of them reaches up for it.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -26,3 +27,26 @@ class Source:
     def site(self) -> str:
         """The site the page is on, as a person names it: ``example.org``."""
         return (urlsplit(self.url).hostname or "").removeprefix("www.")
+
+    @property
+    def local(self) -> bool:
+        """Whether the source is one of the user's own files (``--docs``), not a web page."""
+        return urlsplit(self.url).scheme == "file"
+
+    @property
+    def where(self) -> str:
+        """Where the source is, in a word or two: its site, or "local file"."""
+        return "local file" if self.local else self.site
+
+
+def cited_first(
+    sources: Sequence[Source], cited: Collection[int]
+) -> tuple[list[Source], list[Source]]:
+    """The sources an answer cites, then those it read without citing, each in number order.
+
+    A list a person reads starts with what the answer rests on; the rest were read (the
+    pruned pages the reader got) and are shown after it, marked or folded. Numbers never
+    change: they are the ``[n]`` of the answer's text, so a list in another order still
+    points each citation at its page.
+    """
+    return [s for s in sources if s.number in cited], [s for s in sources if s.number not in cited]

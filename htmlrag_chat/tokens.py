@@ -20,39 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.counting import HFTokenCounter, TokenCounter
+from htmlrag_chat.events import EventSink, Notice
 from htmlrag_chat.extras import needed
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
+from htmlrag_chat.loader import quiet_transformers, shared
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
 # tokenizer_config classes that transformers builds from tokenizer.json as it is; other
 # classes rebuild the backend from the vocabulary and their own settings.
 _AS_SAVED = (None, "TokenizersBackend", "PreTrainedTokenizerFast")
-
-
-@dataclass
-class HFTokenCounter:
-    """Counts with a Hugging Face tokenizer, in batches through its Rust backend: a
-    transformers tokenizer's, or a ``tokenizers.Tokenizer`` read from tokenizer.json."""
-
-    tokenizer: Any
-    name: str
-    exact: bool = True
-
-    def count(self, text: str) -> int:
-        return self.count_many([text])[0]
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        backend = getattr(self.tokenizer, "backend_tokenizer", self.tokenizer)
-        if hasattr(backend, "encode_batch"):
-            # encode_batch_fast (tokenizers >= 0.20) skips offsets, which counting never needs.
-            encode = getattr(backend, "encode_batch_fast", backend.encode_batch)
-            return [len(e.ids) for e in encode(list(texts), add_special_tokens=False)]
-        encoded = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-        return [len(ids) for ids in encoded]
 
 
 # Letters split every few characters (BPE vocabularies hold common words whole but break
@@ -113,14 +91,24 @@ def load_token_counter(spec: str | None = None) -> LoadedCounter:
             check_obtainable(name)  # not here and no hub: the reason, whatever is installed
         with needed("transformers", name):
             from transformers import AutoTokenizer
-            from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        tokenizer = load_pretrained(AutoTokenizer.from_pretrained, name)
+        quiet_transformers()
+        tokenizer = shared(
+            "tokenizer", name, lambda: load_pretrained(AutoTokenizer.from_pretrained, name)
+        )
     except ModelUnavailable as error:
         notice = f"tokenizer {error}; counting tokens with the approximation instead"
         return LoadedCounter(ApproxTokenCounter(), notice)
     return LoadedCounter(HFTokenCounter(tokenizer, name), None)
+
+
+def token_counter(spec: str | None, emit: EventSink) -> TokenCounter:
+    """``load_token_counter(spec)``'s counter; when it is the approximation, why goes to
+    ``emit`` with the missing models."""
+    loaded = load_token_counter(spec)
+    if loaded.notice:
+        emit(Notice(loaded.notice, role="tokenizer", instead="approximate token counts"))
+    return loaded.counter
 
 
 def _saved_backend(folder: Path) -> Any:

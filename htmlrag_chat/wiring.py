@@ -1,192 +1,49 @@
-"""From settings to working parts, assembled: the reader, the token counter, the pruning
-recipe (built by ``prune_factory``) and the agent around them.
+"""From settings to working parts: resolved once into a ``Plan``, then loaded.
 
-Kept apart from ``ask`` so that the chat app can build the same parts and degrade the same
-way, always with a notice: no local reader model under ``--reader auto`` means extractive
-answers. Only assembly lives here; what each part is made of is decided below it.
+``resolve`` decides everything that does not need a model loaded: the device models run on
+(a device named that cannot be used is an error here, before any search), the reader that
+answers (``reader/registry.py``: the servers asked, the model files found) and the pruning
+settings on that device. ``build_parts`` loads from the plan alone: the reader, through its
+backend; the token counter and the default budget, which its backend says; the pruning
+recipe (``prune_factory``). ``models`` and ``config`` show the same plan (``inventory.py``).
+
+Kept apart from ``ask`` so that the chat app and the MCP server build the same parts and
+degrade the same way, always with a notice: no local reader model found under ``--reader
+auto`` means extractive answers, while a model the user named that cannot be used is an
+error. Only assembly lives here; what each part is made of is decided below it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.device import check_device
+from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.device import pick_device
+from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.hub import ModelUnavailable, check_obtainable
 from htmlrag_chat.prune_factory import (
-    BUDGET,
-    CPU_BUDGET,
+    PrunePlan,
     PruneSettings,
     build_recipe,
+    plan_pruning,
     warm_up,
 )
-from htmlrag_chat.reader import ChatModel, ReaderFailed
-from htmlrag_chat.reader.choice import (
-    ReaderPlan,
-    Surroundings,
-    look_around,
-    no_llm_hint,
-    plan_reader,
-)
-from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.backend import ReaderPlan
+from htmlrag_chat.reader.choice import look_around
+from htmlrag_chat.reader.registry import load_reader, plan_reader
 from htmlrag_chat.recipe import Recipe
-from htmlrag_chat.safety import safe_url
 from htmlrag_chat.settings.sources import Resolved
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.tokens import HFTokenCounter, LoadedCounter, load_token_counter
+from htmlrag_chat.tokens import token_counter
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.loop import Agent
+    from htmlrag_chat.reader.backend import Reader
     from htmlrag_chat.store.db import Store
-
-PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
-
-
-def build_reader(
-    settings: ReaderSettings, emit: EventSink, around: Surroundings | None = None
-) -> LLMReader | ExtractiveReader:
-    """The reader ``reader.choice.plan_reader`` picks, loaded. Under ``auto`` one line says
-    which server or model answers, and a model that fails to load means the extractive
-    reader with a notice; a reader named on purpose that cannot be built is an error."""
-    plan = plan_reader(settings, around or look_around(settings))
-    auto = settings.reader == "auto"
-    if plan.problem:
-        raise ModelUnavailable(plan.problem)
-    if plan.kind == "extractive":
-        if auto:
-            emit(_no_llm(plan.why))
-        return ExtractiveReader()
-    if plan.kind == "server":
-        from htmlrag_chat.reader.openai import OpenAIChat
-
-        assert plan.server is not None
-        if plan.configured:
-            from htmlrag_chat.reader.discover import unreachable
-
-            down = unreachable(plan.server.base_url)
-            if down is not None:  # said before any search or pruning, not after them
-                raise ReaderFailed(
-                    f"cannot reach the reader server at {safe_url(plan.server.base_url)} "
-                    f"({down}): start it, fix --base-url, or answer without it: "
-                    "--reader extractive"
-                )
-        if auto:
-            emit(Notice(plan.why))
-        from htmlrag_chat.reader.window import context_window
-
-        api_key = settings.api_key if plan.configured else None
-        window = settings.context_tokens or context_window(
-            plan.server.name, plan.server.base_url, plan.model, api_key
-        )
-        chat: ChatModel = OpenAIChat(
-            base_url=plan.server.base_url,
-            model=plan.model,
-            api_key=api_key,
-            context_tokens=window,
-            llama_cpp=plan.server.name == "llama.cpp",
-            warn=lambda message: emit(Notice(message)),
-        )
-        return LLMReader(chat, "openai", settings.max_tokens)
-    if settings.device and settings.device != "auto":
-        check_device(settings.device)  # a usage error, whether or not the model is here
-    try:
-        chat = _local_chat(plan, settings)
-    except ModelUnavailable as error:
-        if not auto:
-            raise
-        hint = no_llm_hint(settings.model)
-        emit(_no_llm(f"no local reader ({error}): answering extractively; {hint}"))
-        return ExtractiveReader()
-    if auto:
-        emit(Notice(plan.why))
-    return LLMReader(chat, "local", settings.max_tokens)
-
-
-def _no_llm(message: str) -> Notice:
-    """The note that ``auto`` answers without an LLM, grouped with the other missing models."""
-    return Notice(message, role="reader", instead="extractive answers (no LLM)")
-
-
-def _local_chat(plan: ReaderPlan, settings: ReaderSettings) -> ChatModel:
-    """The model of a ``gguf`` or ``transformers`` plan, loaded (ModelUnavailable when it
-    cannot be; a transformers model that is not here costs no torch import)."""
-    if plan.kind == "gguf":
-        from htmlrag_chat.reader.gguf import GGUFChat
-
-        gguf = GGUFChat(plan.model, context=settings.context_tokens)
-        gguf.load()
-        return gguf
-    check_obtainable(plan.model, plan.local_only)
-    from htmlrag_chat.reader.local import LocalChat
-
-    local = LocalChat(plan.model, settings.device, plan.local_only)
-    local.load()
-    return local
-
-
-def reader_counter(reader: LLMReader | ExtractiveReader, tokenizer: str | None) -> LoadedCounter:
-    """Budgets count the reader's own tokens: a GGUF's vocabulary or a transformers
-    tokenizer here, the server's tokenize endpoint (llama.cpp) there; otherwise those of
-    ``--tokenizer`` (default Llama-3's, else the approximation with a notice)."""
-    if isinstance(reader, LLMReader) and reader.kind == "local" and not tokenizer:
-        from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
-        from htmlrag_chat.reader.local import LocalChat  # imported with the reader already
-
-        if isinstance(reader.chat, GGUFChat):
-            return LoadedCounter(GGUFTokenCounter(reader.chat.load(), reader.chat.name), None)
-        if isinstance(reader.chat, LocalChat):
-            _, loaded = reader.chat.load()
-            return LoadedCounter(HFTokenCounter(loaded, reader.chat.model_name), None)
-    from htmlrag_chat.reader.openai import OpenAIChat
-
-    chat = reader.chat if isinstance(reader, LLMReader) else None
-    if not isinstance(chat, OpenAIChat):
-        return load_token_counter(tokenizer)
-    from htmlrag_chat.reader.window import ServerTokenCounter, token_route
-
-    route = None if tokenizer else token_route(chat.base_url)
-    if route is not None:
-        loaded = LoadedCounter(ServerTokenCounter(chat.base_url, chat.model, route), None)
-    else:
-        loaded = load_token_counter(tokenizer)
-    chat.counter = loaded.counter  # what the server should read, to tell when it read less
-    return loaded
-
-
-def default_budget(reader: LLMReader | ExtractiveReader) -> int:
-    """The budget when none is given, by where the reader prefills. On a CPU the prefill is
-    the wait (bench/reader.py: SmolLM2 reads about 60 tokens a second on 2 shared cores, so
-    an 8B model far fewer), and on the dev set pruning to 2048 tokens keeps the answer as
-    often as 4096 (40/40, docs/evaluation.md): half the wait for the same sources. A server
-    or a GPU reads 4096 tokens in a second or two, and more context is never worse there."""
-    chat = reader.chat if isinstance(reader, LLMReader) else None
-    if chat is None or reader.kind != "local":
-        return BUDGET
-    from htmlrag_chat.reader.gguf import GGUFChat
-    from htmlrag_chat.reader.local import LocalChat
-
-    if isinstance(chat, GGUFChat):
-        return BUDGET if chat.on_gpu else CPU_BUDGET
-    if isinstance(chat, LocalChat):
-        model, _ = chat.load()  # loaded already
-        return CPU_BUDGET if model.device.type == "cpu" else BUDGET
-    return BUDGET
-
-
-def fit_budget(
-    settings: PruneSettings, context: int | None, answer_tokens: int, emit: EventSink
-) -> PruneSettings:
-    """Lower the budget when the reader's context window cannot hold it with the answer."""
-    assert settings.budget is not None
-    if context is None or settings.budget + answer_tokens + PROMPT_RESERVE <= context:
-        return settings
-    budget = max(context - answer_tokens - PROMPT_RESERVE, 256)
-    emit(Notice(f"the reader's context of {context} tokens fits a budget of {budget}"))
-    return replace(settings, budget=budget, coarse_budget=None)
 
 
 @dataclass(frozen=True)
@@ -202,6 +59,8 @@ class AgentOptions:
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
     deadline: float | None = default("web.deadline")  # seconds after the first page
     search: SearchSettings = field(default_factory=SearchSettings)
+    docs: tuple[str, ...] = default("research.docs")  # the user's documents, beside the web
+    web: bool = default("research.web")  # False: only the documents, and no network
 
     @classmethod
     def of(
@@ -219,6 +78,26 @@ class AgentOptions:
         )
 
 
+@dataclass(frozen=True)
+class Plan:
+    """The settings resolved once, before anything loads; everything after reads this."""
+
+    options: AgentOptions
+    reader: ReaderPlan  # its settings carry the device
+    prune: PrunePlan  # on the same device, its models checked
+
+
+def resolve(options: AgentOptions) -> Plan:
+    """``options`` resolved: the device models run on, the reader plan (the servers asked
+    within a fraction of a second, the model files looked up) and the pruning plan on that
+    device. A device or a reader that cannot be used is an error here, before any model
+    loads or any search."""
+    device = pick_device(options.reader.device)
+    reader = replace(options.reader, device=device)
+    prune = plan_pruning(replace(options.prune, device=device))
+    return Plan(options, plan_reader(reader, look_around(reader)).checked(), prune)
+
+
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
     """Load the parts (slow: models load here, so the chat app calls this in a thread) and
     put the agent together on ``store``."""
@@ -232,10 +111,10 @@ class Parts:
     builds one per call, each with its own progress sink and budget, on one model load."""
 
     options: AgentOptions
-    reader: LLMReader | ExtractiveReader
-    counter: LoadedCounter
+    reader: Reader
+    counter: TokenCounter
     recipe: Recipe
-    prune: PruneSettings  # the options' pruning, its budget fitted to the reader's context
+    prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
 
     def agent(
         self, store: Store, emit: EventSink, budget: int | None = None, pages: int | None = None
@@ -243,6 +122,7 @@ class Parts:
         """An agent on ``store`` pruning to ``budget`` tokens (default: the options') and
         reading ``pages`` pages a round (default: the options')."""
         from htmlrag_chat.agent.loop import Agent
+        from htmlrag_chat.library import DocumentLibrary
         from htmlrag_chat.recorder import WebRecorder
         from htmlrag_chat.web.search import WebSearcher
 
@@ -251,10 +131,12 @@ class Parts:
             store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         )
         return Agent(
+            documents=DocumentLibrary.of(options.docs, store) if options.docs else None,
+            search_web=options.web,
             web=web,
             reader=self.reader,
             stages=self.recipe.stages(budget or self.prune.budget),
-            counter=self.counter.counter,
+            counter=self.counter,
             emit=emit,
             rounds=options.rounds,
             max_pages=pages or options.pages,
@@ -264,20 +146,36 @@ class Parts:
 
 
 def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
-    """Load the reader, the token counter and the pruning stages, with a notice for each
-    fallback taken."""
+    """Resolve ``options``, then load from the plan: the reader (its backend says its
+    token counter and its budget), then the pruning stages, the embedding model loading in
+    a thread meanwhile and while the question is searched and fetched; a notice for each
+    fallback taken.
+
+    The reader loads first: llama.cpp reads ``OMP_WAIT_POLICY`` when it is imported, and
+    torch (the generative pruner) initialises the same OpenMP runtime with spinning waits,
+    which made a GGUF's prefill 3x slower on a busy machine when torch came first."""
     from htmlrag_chat.store.embeddings import embeddings_for
 
+    check_sources(options)
     with stage(emit, "load") as counts:
-        counts["warming"] = int(warm_up(options.prune))
-        reader = build_reader(options.reader, emit)
-        counter = reader_counter(reader, options.prune.tokenizer)
-        if counter.notice:
-            emit(Notice(counter.notice, role="tokenizer", instead="approximate token counts"))
-        prune = options.prune
-        if prune.budget is None:
-            prune = replace(prune, budget=default_budget(reader))
-        if reader.chat is not None:
-            prune = fit_budget(prune, reader.chat.context_tokens, options.reader.max_tokens, emit)
-        recipe = build_recipe(prune, emit, embeddings_for(store))
+        plan = resolve(options)
+        loaded, reader = load_reader(plan.reader, emit)
+        tokenizer = plan.prune.settings.tokenizer
+        counter = loaded.backend.counter(reader, tokenizer, partial(token_counter, tokenizer, emit))
+        given = plan.prune.settings.budget
+        budget = loaded.backend.budget(reader, given, lambda message: emit(Notice(message)))
+        counts["warming"] = int(warm_up(plan.prune))
+        recipe = build_recipe(plan.prune, emit, embeddings_for(store))
+        prune = replace(plan.prune.settings, budget=budget)
     return Parts(options, reader, counter, recipe, prune)
+
+
+def check_sources(options: AgentOptions) -> None:
+    """The documents named are there and of types read, and something is to be read at
+    all: one line before any model loads."""
+    if not options.web and not options.docs:
+        raise UserError("--no-web leaves nothing to read: give your documents with --docs PATH")
+    if options.docs:
+        from htmlrag_chat.documents.walk import check_roots
+
+        check_roots(options.docs)

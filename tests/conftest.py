@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,10 @@ DEMO = Path(__file__).resolve().parent.parent / "demo"
 
 # Tests never reach the network: a model id that is not a local path fails fast.
 os.environ["HF_HUB_OFFLINE"] = "1"
+# llama.cpp and torch share one OpenMP runtime, which reads this once, when the first of them
+# loads: a test module that imports torch before a GGUF test runs would leave spinning waits
+# that made SmolLM2's prefill 3x slower on a busy machine (reader/gguf.py sets it, too late).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # ...and ``--reader auto`` probes no port of the machine unless a test names one (a server
 # another program runs there must not answer the tests' questions)...
 os.environ["HTMLRAG_CHAT_PROBE_PORTS"] = ""
@@ -76,6 +81,30 @@ def tiny_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory, tiny_tokenizer_dir: Path) -> Path:
     return make_tiny_lm(tmp_path_factory.mktemp("tiny-llama"), tiny_tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_tied_lm_dir(tmp_path_factory: pytest.TempPathFactory, tiny_tokenizer_dir: Path) -> Path:
+    """Another tiny Llama, its output layer tied to its embeddings (as Llama-3.2-1B's)."""
+    return make_tiny_lm(tmp_path_factory.mktemp("tiny-tied-llama"), tiny_tokenizer_dir, tied=True)
+
+
+@pytest.fixture(scope="session")
+def max_pooled_minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled MiniLM with max pooling: a layout only sentence-transformers runs (so on
+    the CPU too it loads through transformers, not numpy)."""
+    from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding
+
+    bundled = bundled_embedding(DEFAULT_EMBED_MODEL)
+    assert bundled is not None
+    folder = tmp_path_factory.mktemp("max-pooled") / "minilm"
+    shutil.copytree(bundled, folder, copy_function=os.symlink)
+    pooling = folder / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text(encoding="utf-8"))
+    pooling.unlink()
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_max_tokens=True)
+    pooling.write_text(json.dumps(config), encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="session")

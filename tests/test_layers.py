@@ -33,12 +33,14 @@ BASE = (
     "htmlrag_chat.device",
     "htmlrag_chat.hub",
     "htmlrag_chat.extras",
+    "htmlrag_chat.installer",
     "htmlrag_chat.settings",
     "htmlrag_chat.specials",
     "htmlrag_chat.atomic",
     "htmlrag_chat.loader",
     "htmlrag_chat.sources",
     "htmlrag_chat.progress",
+    "htmlrag_chat.listing",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
@@ -54,6 +56,8 @@ WEB = ("htmlrag_chat.web",)
 NETWORK = ("htmlrag_chat.web.fetch", "htmlrag_chat.web.search", "htmlrag_chat.web.guard")
 STORE = ("htmlrag_chat.store",)
 RECORDER = ("htmlrag_chat.recorder",)
+DOCUMENTS = ("htmlrag_chat.documents",)
+LIBRARY = ("htmlrag_chat.library",)
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
 SETTINGS = ("htmlrag_chat.config",)
@@ -67,7 +71,7 @@ FACES = COMMANDS + TUI + MCP
 UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *ASSEMBLY, *FACES)
 LAYERS = (
     BASE + PRUNING + READER + WEB + STORE + RECORDER + AGENT + CONVERSATIONS + SETTINGS
-    + EVAL + ASSEMBLY + FACES + HTML + LEXICAL
+    + EVAL + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
 )  # fmt: skip
 
 
@@ -123,7 +127,7 @@ CONTRACTS = (
         "scoring/ and the pruning around it know blocks, not readers, the web, the store, "
         "the agent, the settings or the faces",
         PRUNING,
-        forbidden=(*READER, *WEB, *STORE, *RECORDER, *SETTINGS, *UPPER),
+        forbidden=(*READER, *WEB, *STORE, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
     ),
     Contract(
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
@@ -134,17 +138,29 @@ CONTRACTS = (
         "web/ searches and downloads: it knows no store, scorer, reader or agent "
         "(recorder.py decides between the cache and the network)",
         WEB,
-        forbidden=(*PRUNING, *READER, *STORE, *RECORDER, *SETTINGS, *UPPER),
+        forbidden=(*PRUNING, *READER, *STORE, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
     ),
     Contract(
         "store/ keeps what the web produced, never reaching the network itself",
         STORE,
-        forbidden=(*NETWORK, *PRUNING, *READER, *RECORDER, *SETTINGS, *UPPER),
+        forbidden=(*NETWORK, *PRUNING, *READER, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
     ),
     Contract(
         "recorder.py sits on the web and the store, below the agent",
         RECORDER,
-        forbidden=(*PRUNING, *READER, *SETTINGS, *UPPER),
+        forbidden=(*PRUNING, *READER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+    ),
+    Contract(
+        "documents/ turns the user's files into cleaned pages with the HTML core and the "
+        "pipeline's cleaning: it knows no web, store, reader or agent",
+        DOCUMENTS,
+        forbidden=(*WEB, *STORE, *RECORDER, *LIBRARY, *READER, *SETTINGS, *UPPER),
+    ),
+    Contract(
+        "library.py, the documents source, sits on documents/ and the store beside the "
+        "recorder, below the agent, and never reaches the network",
+        LIBRARY,
+        forbidden=(*WEB, *RECORDER, *READER, *SETTINGS, *UPPER),
     ),
     Contract(
         "config.py sits below the parts it configures: no reader, agent or face",

@@ -21,6 +21,7 @@ from string import Template
 import pytest
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.store.db import Store
 from tests.search_apis import SearchApis, searxng_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,3 +100,7 @@ def test_every_readme_example_runs(
         assert out.strip(), f"{line}: printed nothing on stdout"
         ran.append(next(word for word in words[1:] if word in COMMANDS))
     assert {"ask", "history", "config", "fetch"} <= set(ran)
+    # Every ask was kept, the replayed ones and their follow-up too.
+    with Store.open(tmp_path / os.environ["HTMLRAG_CHAT_CACHE"], readonly=True) as cache:
+        kept = sum(summary["turns"] for summary in cache.conversation_summaries())
+    assert kept == ran.count("ask")

@@ -6,7 +6,8 @@ import socket
 import sys
 from pathlib import Path
 
-from htmlrag_chat.tokens import ApproxTokenCounter, HFTokenCounter, load_token_counter
+from htmlrag_chat.counting import HFTokenCounter
+from htmlrag_chat.tokens import ApproxTokenCounter, load_token_counter
 from tests.conftest import PAGES
 
 

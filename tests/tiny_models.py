@@ -40,8 +40,13 @@ def make_tiny_tokenizer(folder: Path, texts: Iterable[str], vocab_size: int = 60
     return folder
 
 
-def make_tiny_lm(folder: Path, tokenizer_dir: Path | str, max_positions: int = 8192) -> Path:
-    """A random-weight Llama for the tokenizer in ``tokenizer_dir``, saved with it."""
+def make_tiny_lm(
+    folder: Path, tokenizer_dir: Path | str, max_positions: int = 8192, tied: bool = False
+) -> Path:
+    """A random-weight Llama for the tokenizer in ``tokenizer_dir``, saved with it.
+
+    ``tied``: the output layer shares the input embeddings (as Llama-3.2-1B's does), so the
+    checkpoint holds one of them and loading must tie the other."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
@@ -57,6 +62,7 @@ def make_tiny_lm(folder: Path, tokenizer_dir: Path | str, max_positions: int = 8
         max_position_embeddings=max_positions,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=tied,
     )
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

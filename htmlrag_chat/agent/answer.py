@@ -20,7 +20,7 @@ from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, te
 class Answer:
     question: str
     text: str
-    reader: str  # "local", "openai" or "extractive": never pass one off as another
+    reader: str  # the backend that answered (reader/registry.py): never pass one off as another
     model: str
     sources: list[Source]
     citations: list[Citation]
@@ -45,6 +45,11 @@ class Answer:
     @property
     def cited(self) -> bool:
         return cites_any(self.citations)
+
+    @property
+    def cited_numbers(self) -> set[int]:
+        """The sources the answer cites (the others were read and not cited)."""
+        return {number for citation in self.citations for number in citation.sources}
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
@@ -76,10 +81,12 @@ class Answer:
                 "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
                 "first_token_ms": _round(self.first_token_ms),
                 "total_ms": round(self.total_ms, 2),
-                "sources": [
+                "sources": [  # in number order, each marked: scripts look them up by [n]
                     {
                         "number": s.number,
+                        "cited": s.number in self.cited_numbers,
                         "url": safe_url(s.url),
+                        "local": s.local,
                         "title": one_line(s.title),
                         "date": s.date,
                         "content": s.html,

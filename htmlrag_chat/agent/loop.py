@@ -1,5 +1,9 @@
 """The question loop: plan -> search -> fetch -> clean and prune -> (enough?) -> read -> check.
 
+The user's own documents (``library.DocumentLibrary``) are a source beside the web: each
+round they are asked for the round's queries before the web is, and what they give joins
+the pages in the same pruning; with ``search_web`` off they are the only source.
+
 Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
 (and a TUI on it) stays responsive, and their events are handed back to the loop in order
 (``agent/worker.py``). Cancelling the task that runs ``ask`` stops it at the next await, a
@@ -15,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer, numbered_sources
 from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
@@ -47,9 +52,12 @@ from htmlrag_chat.reader.citations import (
 from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
+from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult, interleave
 from htmlrag_chat.web.search import SearchError
 from htmlrag_chat.web.settings import SearchSettings
+
+if TYPE_CHECKING:
+    from htmlrag_chat.library import DocumentLibrary
 
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
@@ -71,6 +79,10 @@ class Agent:
     max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
+    # The user's own documents (``--docs``), a source beside the web; ``search_web`` False
+    # (``--no-web``): they are all there is, and nothing touches the network.
+    documents: DocumentLibrary | None = None
+    search_web: bool = default("research.web")
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
@@ -100,6 +112,13 @@ class Agent:
                 else "sub-queries"
             )
             await self._research(message, history, topic, plan, why, self.rounds)
+            unrecorded = bool(run.queries) and set(run.unrecorded) >= set(run.queries)
+            if unrecorded and not (history or run.sources):
+                # Nothing to read from: stopped before the reader, so no answer-shaped reply
+                # says "the sources do not say". (No block fitting the budget is an answer.)
+                raise MissingFromRecording(
+                    "none of the searches is in the recording, so there are no sources"
+                )
         sources = run.sources
         if history and not sources:
             if plan.search:
@@ -149,7 +168,7 @@ class Agent:
         run = await self._start()
         fetched = await self._fetch([url])
         failures = {result.url: _failure(result) for result in fetched if not _ok(result)}
-        pages = [result for result in fetched if _ok(result)]
+        pages = [_page_input(result) for result in fetched if _ok(result)]
         if pages:
             run.sources, unusable = await self._worker.run(
                 self._emit, self._prune, query, pages, {}
@@ -198,6 +217,7 @@ class Agent:
         check asks about."""
         run, emit = self._run, self._emit
         pages: dict[str, FetchResult] = {}
+        documents: dict[str, PageInput] = {}
         titles: dict[str, str] = {}
         tried: dict[str, None] = {}  # every URL fetched, in order
         failures: dict[str, str] = {}  # why a page could not be used
@@ -206,18 +226,21 @@ class Agent:
             run.rounds = number
             emit(Searching(number, pending, why))
             run.queries.extend(pending)
-            results = await self._search(pending)
-            titles.update({r.url: r.title for r in results})
-            urls = [r.url for r in results if r.url not in tried][: self.max_pages]
-            tried.update(dict.fromkeys(urls))
-            for result in await self._fetch(urls):
-                if _ok(result):
-                    pages[result.url] = result
-                else:
-                    failures[result.url] = _failure(result)
-            run.sources, unusable = await self._worker.run(
-                emit, self._prune, topic, list(pages.values()), titles
-            )
+            if self.documents is not None:
+                found = await self._worker.run(emit, self.documents.find, pending, self.max_pages)
+                documents.update((document.source, document) for document in found)
+            if self.search_web:
+                results = await self._search(pending)
+                titles.update({r.url: r.title for r in results})
+                urls = [r.url for r in results if r.url not in tried][: self.max_pages]
+                tried.update(dict.fromkeys(urls))
+                for result in await self._fetch(urls):
+                    if _ok(result):
+                        pages[result.url] = result
+                    else:
+                        failures[result.url] = _failure(result)
+            inputs = [*documents.values(), *map(_page_input, pages.values())]
+            run.sources, unusable = await self._worker.run(emit, self._prune, topic, inputs, titles)
             failures.update(unusable)
             run.leave_out(tried, failures)
             if run.sources:
@@ -246,10 +269,11 @@ class Agent:
                     per_query.append((await self.web.search(query))[:per_query_limit])
                 except MissingFromRecording as missing:
                     skipped.append(Dropped(query, str(missing)))
+                    self._run.unrecorded.append(query)
                 except SearchError as failure:
                     skipped.append(Dropped(query, str(failure)))
                     failures.append(failure)
-            results = _interleave(per_query)
+            results = interleave(per_query)
             counts.update(queries=len(queries), results=len(results))
         if failures and not per_query:
             raise failures[0]
@@ -284,11 +308,10 @@ class Agent:
         return results
 
     def _prune(
-        self, question: str, pages: list[FetchResult], titles: dict[str, str], emit: EventSink
+        self, question: str, inputs: list[PageInput], titles: dict[str, str], emit: EventSink
     ) -> tuple[list[Source], dict[str, str]]:
-        """Clean and prune every page found so far into numbered sources (thread side);
-        also the pages that could not be cleaned, and why."""
-        inputs = [PageInput(p.url, p.body or b"", p.charset) for p in pages]
+        """Clean and prune every page and document found so far into numbered sources, the
+        documents first (thread side); also the inputs that could not be cleaned, and why."""
         loaded = load_pages(inputs, emit)
         unusable = {}
         for url, failure in loaded.failures.items():
@@ -358,15 +381,8 @@ async def _complete(
     return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
 
 
-def _interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:
-    seen: set[str] = set()
-    merged = []
-    for rank in range(max(map(len, lists), default=0)):
-        for results in lists:
-            if rank < len(results) and results[rank].url not in seen:
-                seen.add(results[rank].url)
-                merged.append(results[rank])
-    return merged
+def _page_input(page: FetchResult) -> PageInput:
+    return PageInput(page.url, page.body or b"", page.charset)
 
 
 def _unique(queries: Sequence[str]) -> list[str]:

@@ -41,6 +41,7 @@ class Research:
     sources: list[Source] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
     skipped: list[Dropped] = field(default_factory=list)  # queries that gave no results
+    unrecorded: list[str] = field(default_factory=list)  # skipped: not in a replay's recording
     left_out: list[Dropped] = field(default_factory=list)
     rounds: int = 0  # search rounds run (0: none, e.g. a follow-up needing no search)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> ms

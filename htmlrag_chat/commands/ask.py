@@ -4,9 +4,9 @@ The question is the argument, or stdin when it is ``-`` or missing and stdin is 
 terminal (``echo "..." | htmlrag-chat ask``). Progress (stage, counts, elapsed) goes to
 stderr, the answer streams to stdout followed by the numbered sources and any citation the
 check could not support; ``--json`` prints one object instead. The exchange is kept as a
-conversation in the cache (not in a replay, whose cache is read-only), through the same
-``ChatSession`` as the chat app: ``-c`` and ``--conversation ID`` continue one with the
-history and sources a follow-up gets in the app.
+conversation in the cache file (in a replay too, whose web cache is only read:
+``common.history_store``), through the same ``ChatSession`` as the chat app: ``-c`` and
+``--conversation ID`` continue one with the history and sources a follow-up gets in the app.
 """
 
 from __future__ import annotations
@@ -15,22 +15,23 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import (
     add_command,
-    error,
+    history_store,
     open_store,
     positive_int,
-    replaying,
     store_options,
 )
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
-from htmlrag_chat.errors import EXIT_OK, EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import EventSink, stage
-from htmlrag_chat.safety import one_line, safe_url, text_safe
+from htmlrag_chat.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.events import EventSink, Notice, stage
+from htmlrag_chat.safety import one_line, safe_url, terminal_safe, text_safe
+from htmlrag_chat.sources import Source, cited_first
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
@@ -106,24 +107,19 @@ def run_ask(args: argparse.Namespace) -> int:
             from htmlrag_chat.conversations.session import ChatSession
 
             store = open_store(args)
-        with store:
+        with store, history_store(args, store) as (history, not_kept):
             output.seen = lambda text: first_showing(store, text)
-            session = ChatSession(store)
+            if not_kept:
+                output(Notice(f"this exchange is not kept: {not_kept}"))
+            session = ChatSession(history)
             if args.follow_up or args.conversation:
-                session.open(find_conversation(store, args.conversation)["id"])
+                session.open(find_conversation(history, args.conversation)["id"])
             answer = asyncio.run(_answer(options, store, session, question, output))
         output.finish()
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
         print_after_answer(answer, quiet=args.quiet)
-    # Sources may be missing for another reason (no block fits the budget): said by a note.
-    # In a replay, a skipped query is one the recording lacks (nothing else can fail).
-    skipped = {dropped.what for dropped in answer.skipped}
-    none_recorded = bool(answer.queries) and skipped.issuperset(answer.queries)
-    if replaying(args) and not answer.sources and none_recorded:
-        error("none of the searches is in the recording, so there were no sources")
-        return EXIT_USAGE
     return EXIT_OK
 
 
@@ -162,37 +158,28 @@ async def _answer(
     options: AgentOptions, store: Store, session: ChatSession, question: str, emit: EventSink
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
-    question, answer it with the conversation's turns, save the answer (not in a replay:
-    its cache is read-only); a question whose answer fails is taken back."""
+    question, answer it with the conversation's turns, save the answer (in a replay too:
+    ``session`` keeps them in the history file); a question whose answer fails is taken
+    back."""
     from htmlrag_chat.wiring import build_agent
 
     agent = build_agent(options, store, emit)
-    message_id = None if store.readonly else session.question_asked(question)
+    message_id = session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))
     except Exception:  # a stop (Ctrl+C) is no Exception: the stopped question stays
-        if message_id is not None:
-            session.question_failed(message_id)
+        session.question_failed(message_id)
         raise
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         await agent.web.settle(LATE_PAGE_GRACE)
-    if message_id is not None:
-        session.answered(message_id, answer)
+    session.answered(message_id, answer)
     return answer
 
 
 def print_after_answer(answer: Answer, quiet: bool = False) -> None:
-    """The numbered sources, then (unless ``quiet``) what the citation check found."""
-    lines = ["", ""]
-    if answer.sources:
-        lines.append("Sources:")
-        for source in answer.sources:
-            title = one_line(source.title) or "Untitled"
-            date = f" ({source.date})" if source.date else ""
-            lines.append(f"[{source.number}] {title} - {safe_url(source.url)}{date}")
-    else:
-        lines.append("No sources.")
+    """The sources (cited first), then (unless ``quiet``) what the citation check found."""
+    lines = ["", "", *source_lines(answer.sources, answer.cited_numbers)]
     if answer.removed_citations and not quiet:
         lines.append(
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
@@ -200,3 +187,25 @@ def print_after_answer(answer: Answer, quiet: bool = False) -> None:
     if not quiet:
         lines += [f"! {text_safe(flag)}" for flag in answer.flags]
     print("\n".join(lines))
+
+
+def source_lines(sources: Sequence[Source], cited: Collection[int]) -> list[str]:
+    """The sources the answer cites, one a line, then the others it read folded into one
+    line by site (their titles are noise when the answer does not rest on them). An answer
+    that cites none lists them all, to judge it by. Numbers stay those of the answer."""
+    if not sources:
+        return ["No sources."]
+    used, read = cited_first(sources, cited)
+    if not used:
+        return ["Sources (read; the answer cites none):", *map(_source_line, read)]
+    lines = ["Sources:", *map(_source_line, used)]
+    if read:
+        sites = ", ".join(f"[{s.number}] {terminal_safe(s.where)}" for s in read)
+        lines.append(f"Also read, not cited ({len(read)}): {sites}")
+    return lines
+
+
+def _source_line(source: Source) -> str:
+    title = one_line(source.title) or "Untitled"
+    date = f" ({source.date})" if source.date else ""
+    return f"[{source.number}] {title} - {safe_url(source.url)}{date}"

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from htmlrag_chat.commands.common import add_command, open_store, store_options
-from htmlrag_chat.errors import EXIT_OK, UserError
+from htmlrag_chat.commands.common import add_command, cache_origin, open_store, store_options
+from htmlrag_chat.errors import EXIT_OK, InputError, UserError
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -38,12 +38,35 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from htmlrag_chat.store.recording import export_jsonl, import_jsonl, import_searxng
-
     if args.searxng is not None and (args.action != "import" or args.jsonl is not None):
         raise UserError("--searxng FILE goes with cache import, instead of --jsonl")
     if args.action in ("export", "import") and args.jsonl is None and args.searxng is None:
         raise UserError(f"cache {args.action} needs --jsonl FILE")
+    if args.action == "import":  # before the cache is opened, which would create it
+        readable(args.searxng if args.searxng is not None else args.jsonl)
+    path = cache_origin(args)[0]
+    created = args.action == "import" and not path.exists()
+    try:
+        return _run(args)
+    except UserError:
+        if created:  # an import that failed into a new file leaves no empty cache behind
+            for end in ("", "-wal", "-shm"):
+                path.with_name(path.name + end).unlink(missing_ok=True)
+        raise
+
+
+def readable(path: Path) -> None:
+    """``path`` can be opened for reading, or an ``InputError`` says why (exit 3)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from htmlrag_chat.store.recording import export_jsonl, import_jsonl, import_searxng
+
     with open_store(args) as store:
         if args.action == "stats":
             store.check()  # as import does: the two agree on which files are damaged

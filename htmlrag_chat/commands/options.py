@@ -32,19 +32,10 @@ def add_setting_options(parser: argparse.ArgumentParser, command: str) -> None:
             group = groups[setting.section] = parser.add_argument_group(setting.section)
         short = [] if setting.short is None else [setting.short]
         flags = [*short, setting.option, *setting.aliases]
-        kind = setting.kind
         group.add_argument(
-            *flags,
-            dest=setting.name,
-            default=argparse.SUPPRESS,
-            action="append" if kind.repeatable else "store",
-            help=_help(setting),
-            **(
-                {"choices": kind.choices}
-                if kind.choices
-                else {"type": _argument_type(setting), "metavar": kind.metavar}
-            ),
-        )
+            *flags, dest=setting.name, default=argparse.SUPPRESS, help=_help(setting),
+            **_how_given(setting),
+        )  # fmt: skip
     add_config_option(parser)
 
 
@@ -75,10 +66,24 @@ def agent_options(args: argparse.Namespace, settings: Resolved | None = None) ->
     return AgentOptions.of(settings or settings_of(args), replay=replaying(args), refresh=refresh)
 
 
+def _how_given(setting: Setting) -> dict[str, object]:
+    """argparse's action and value for the setting's kind: ``--web``/``--no-web`` for a
+    switch, one value per time for a repeatable option, else one value of its kind."""
+    kind = setting.kind
+    if kind.switch:
+        return {"action": argparse.BooleanOptionalAction}
+    action = "append" if kind.repeatable else "store"
+    if kind.choices:
+        return {"action": action, "choices": kind.choices}
+    return {"action": action, "type": _argument_type(setting), "metavar": kind.metavar}
+
+
 def _help(setting: Setting) -> str:
     if setting.default in (None, ()):  # nothing to show: how it is found, if anything
         return setting.described
     default = setting.default
+    if setting.kind.switch:
+        return f"{setting.help} (default {'on' if default else 'off'})"
     shown = (
         ",".join(default)
         if isinstance(default, tuple)

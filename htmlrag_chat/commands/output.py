@@ -12,8 +12,9 @@
 The notes that say a model is not here (``Notice.role``: reader, pruner, embedding,
 tokenizer) come every run until the model is installed, so ``live`` and ``plain`` group them
 into one block, worded one way, shown just before the answer (a question that fails says
-only why) and once per cache file: the block's text is kept in the file's ``derived`` table
-(a read-only replay keeps it in the side file of derived artefacts). ``htmlrag-chat
+only why), each model once per cache file: that it was said is kept in the file's
+``derived`` table (a read-only replay keeps it in the side file of derived artefacts, under
+the file's path). ``htmlrag-chat
 models`` holds the detail; ``-v`` prints it every time.
 """
 
@@ -72,25 +73,31 @@ def fallback_block(notices: list[Notice]) -> str:
 
 def first_showing(store: Store, text: str) -> bool:
     """Whether ``text`` is shown for the first time with this cache file, remembering that
-    it now has been. A cache that cannot be written says yes (a note twice is no harm)."""
+    it now has been: in the file itself, or, for a replay that only reads it, in the side
+    file of derived artefacts under a key of this file's path (so another recording, or
+    the next ``make demo``'s fresh one, hears it again). A memo that cannot be read or
+    written says yes (a note twice is no harm)."""
     from htmlrag_chat.store.db import Store
     from htmlrag_chat.store.embeddings import derived_cache_path
 
-    key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
     try:
-        if store.readonly:
-            with Store.open(derived_cache_path()) as side:
-                return _remember(side, key)
-        return _remember(store, key)
+        if store.get_derived(NOTES_KIND, _key(text)) is not None:  # said in record mode
+            return False
+        if not store.readonly:
+            store.put_derived(NOTES_KIND, _key(text), b"")
+            return True
+        with Store.open(derived_cache_path()) as side:
+            key = _key(f"{store.path.resolve()}\n{text}")
+            if side.get_derived(NOTES_KIND, key) is not None:
+                return False
+            side.put_derived(NOTES_KIND, key, b"")
+            return True
     except UserError:
         return True
 
 
-def _remember(store: Store, key: str) -> bool:
-    if store.get_derived(NOTES_KIND, key) is not None:
-        return False
-    store.put_derived(NOTES_KIND, key, b"")
-    return True
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 class StatusLine:
@@ -214,9 +221,12 @@ class AskOutput:
         if self.answer and not self.stream:
             self._text.append(text)
         if self._line is not None:
-            if self.answer and self.stream and sys.stdout.isatty():
-                self._line.stop()  # the answer takes the terminal from here
-            else:  # the answer is held back, or goes elsewhere: count it on the line
+            if self.answer and self.stream:
+                # The answer takes over from here, wherever stdout goes: a pipe into
+                # `less` or `tee` ends on this terminal too, where a line redrawn with
+                # carriage returns would run into the answer's text.
+                self._line.stop()
+            else:  # the answer is held back (--no-stream, --json): count it on the line
                 self._line.apply(AnswerDelta(text))
         if self.answer and self.stream:
             sys.stdout.write(text)
@@ -227,6 +237,9 @@ class AskOutput:
         if isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
             self._line.print_above(f"{PROG}: {event_line(event)}")
         elif isinstance(event, Skipped):
+            if event.kind == "query":
+                what, why = terminal_safe(event.what), terminal_safe(event.why)
+                self._line.print_above(f"{PROG}: skipped query {what}: {why}")
             self._line.draw()
         elif isinstance(event, SourcesReady):
             self._sources = event  # an extractive answer comes at once: no list before it
@@ -240,11 +253,14 @@ class AskOutput:
 
     def _flush_fallbacks(self) -> None:
         notices, self._fallbacks = self._fallbacks, []
-        if not notices or self.form == "quiet":
+        if self.form == "quiet":
+            return
+        # Each missing model is said once per cache file: a later run that misses another
+        # (a follow-up with the default pruner) says only that one.
+        notices = [n for n in notices if self.seen(f"{n.role}: {n.instead}")]
+        if not notices:
             return
         block = fallback_block(notices)
-        if not self.seen(block):
-            return
         if self._line is not None:
             self._line.print_above(block)
         else:

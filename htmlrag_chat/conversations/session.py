@@ -15,6 +15,7 @@ from typing import Any
 from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
 from htmlrag_chat.atomic import write_text
 from htmlrag_chat.conversations.export import conversation_markdown, export_path
+from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
 
 TITLE_CHARS = 80  # a new conversation is titled with the start of its first question
@@ -29,7 +30,8 @@ class ChatSession:
     turns: list[Turn] = field(default_factory=list)
 
     def conversations(self) -> list[dict[str, Any]]:
-        return self.store.conversations()
+        """Every conversation, the most recently active first, with its ``turns``."""
+        return self.store.conversation_summaries()
 
     def new(self) -> None:
         self.conversation, self.title, self.turns = None, "", []
@@ -73,11 +75,15 @@ class ChatSession:
         if conversation_id == self.conversation:
             self.new()
 
-    def export(self, folder: Path) -> Path:
-        """Write the open conversation as Markdown into ``folder``; returns the file."""
+    def export(self, folder: Path, replace: bool = True) -> Path:
+        """Write the open conversation as Markdown into ``folder``; returns the file. An
+        earlier export of it is written over only when ``replace`` (the chat app's Ctrl+S
+        brings its own file up to date; ``history export`` asks for ``--force``)."""
         if self.conversation is None:
             raise LookupError("nothing to export yet: ask a question first")
         path = export_path(folder, self.conversation, self.title)
+        if path.exists() and not replace:
+            raise UserError(f"{path} exists: --force writes over it")
         text = conversation_markdown(self.title, self.store.messages(self.conversation))
         write_text(path, text, inputs=[self.store.path])  # never over the cache itself
         return path

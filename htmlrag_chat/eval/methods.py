@@ -175,16 +175,16 @@ def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     """The recipe ``ask`` builds from its default settings, with this run's models. Block
     sizes, and so every score, depend on the budget: each budget is a cold question of its
     own (an empty embedding cache), as a user's first question would be."""
-    from htmlrag_chat.prune_factory import PruneSettings, build_recipe
+    from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
     document = load_pages(pages).document
-    settings = PruneSettings(
-        embed_model=env.embed_model, gen_model=env.gen_model, device=env.device
+    plan = plan_pruning(
+        PruneSettings(embed_model=env.embed_model, gen_model=env.gen_model, device=env.device)
     )
 
     def fit(budget: int) -> str:
-        recipe = build_recipe(settings, ignore, MemoryEmbeddingCache())
+        recipe = build_recipe(plan, ignore, MemoryEmbeddingCache())
         return _run_stages(env, document, query, recipe.stages(budget))
 
     return fit

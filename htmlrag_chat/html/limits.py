@@ -29,8 +29,11 @@ def check_page_size(source: str, size: int) -> None:
         raise InputError(f"{source}: {TOO_LARGE}, the limit for one page")
 
 
-def read_page_file(path: Path | str, label: str | None = None) -> bytes:
-    """A page's bytes from a file, reading at most the cap plus one byte.
+def read_page_file(
+    path: Path | str, label: str | None = None, limit: int = MAX_PAGE_BYTES
+) -> bytes:
+    """A page's bytes from a file, reading at most the cap plus one byte (``limit``: a
+    larger cap for a file that is not itself the page, a PDF, which becomes one).
 
     The size the file system reports is not trusted (a device or a pipe reports 0); the
     failures a user can cause (missing, a directory, no permission, over the cap) are
@@ -40,12 +43,14 @@ def read_page_file(path: Path | str, label: str | None = None) -> bytes:
     name = str(path) if label is None else label
     try:
         with path.open("rb") as file:
-            data = file.read(MAX_PAGE_BYTES + 1)
+            data = file.read(limit + 1)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory") from None
     except OSError as error:
         raise InputError(f"{name}: {error.strerror or error}") from None
-    check_page_size(name, len(data))
+    if len(data) > limit:
+        what = "one page" if limit == MAX_PAGE_BYTES else "a file of its type"
+        raise InputError(f"{name}: larger than {limit / 2**20:g} MiB, the limit for {what}")
     return data

@@ -19,6 +19,9 @@ class ContextSource(BaseModel):
     number: int = Field(description="The source's number; cite it as [number].")
     title: str = Field(description="The page's title (may be empty).")
     url: str = Field(description="The page's address.")
+    local: bool = Field(
+        default=False, description="One of the user's own files (a file:// URL), not a web page."
+    )
     date: str | None = Field(
         default=None, description="When the page was last modified, when the site says so."
     )
@@ -66,12 +69,16 @@ class AnswerSource(BaseModel):
     number: int
     title: str
     url: str
+    local: bool = Field(default=False, description="One of the user's own files, not a page.")
 
 
 class AnswerResult(BaseModel):
     question: str
     answer: str = Field(description="The answer, citing its sources as [n].")
-    reader: str = Field(description='"local", "openai" or "extractive" (no language model).')
+    reader: str = Field(
+        description='The reader backend: "openai" (the configured server), "found" (a server '
+        'found on 127.0.0.1), "gguf", "transformers" or "extractive" (no language model).'
+    )
     model: str
     conversation_id: int | None = Field(
         description="Pass it back as conversation_id for a follow-up question."

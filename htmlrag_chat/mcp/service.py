@@ -108,6 +108,8 @@ class ContextService:
     ) -> WebContext:
         query = _checked_query(query)
         _check_limits(budget_tokens, 1, "html")
+        if not self.parts.options.web:
+            raise UserError("this server was started with --no-web: it fetches no page")
         try:
             check_url(url)
         except Refused as refused:
@@ -121,7 +123,7 @@ class ContextService:
         """The budget the pages are pruned to, once: ``budget`` less the delimiter lines of
         every page that may become a source (counted with this result's tag), but never
         under half of it (a small budget then keeps fewer sources, see ``_package``)."""
-        counter = self.parts.counter.counter
+        counter = self.parts.counter
         lines = counter.count_many([fence.wrap(number, "") for number in range(1, pages + 1)])
         return max(budget - sum(lines) - BOUNDARY_TOKENS * pages, budget // 2, 1)
 
@@ -131,7 +133,7 @@ class ContextService:
         """The sources as handed over, each delimited and counted; when they are still over
         the budget (a very small one, or Markdown longer than its HTML), the last ones are
         left out, so the total is never over."""
-        counter = self.parts.counter.counter
+        counter = self.parts.counter
         sources = research.sources
         contents = [
             fence.wrap(s.number, html_to_markdown(s.html) if format == "markdown" else s.html)
@@ -157,6 +159,7 @@ class ContextService:
                     number=source.number,
                     title=one_line(source.title),
                     url=safe_url(source.url),
+                    local=source.local,
                     date=self._date(source.url),
                     tokens=count,
                     content=content,

@@ -1,8 +1,9 @@
 """Readers turn numbered, pruned sources into an answer with [n] citations.
 
-One interface, three backends: a local transformers model, any OpenAI-compatible server,
-and an extractive reader that quotes source sentences without any LLM. The two LLM backends
-are ``ChatModel``s (a text-streaming chat completion); the agent also uses them to rewrite
+One interface over the backends of ``reader/registry.py``: a GGUF file or a transformers
+model in this process, an OpenAI-compatible server (configured or found on this machine),
+and an extractive reader that quotes source sentences without any LLM. The LLM ones are
+``ChatModel``s (a text-streaming chat completion); the agent also uses them to rewrite
 follow-ups into queries and to ask whether the sources suffice.
 """
 

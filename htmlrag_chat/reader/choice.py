@@ -1,11 +1,9 @@
-"""Which reader answers, and why: one decision shared by ``ask``, ``models`` and the palette.
+"""What a reader is chosen from: servers on loopback, the configured server's listing, model
+files on disk; and how models are named (hub ids, GGUF files of hub repos).
 
-``plan_reader`` is a pure function of the settings and of what was found (servers on
-loopback, the configured server's listing, model files on disk); ``look_around`` finds
-those, loading nothing. ``--reader auto`` takes, in order: the configured server, a server
-found on this machine, a GGUF file on disk (llama.cpp in this process, the practical
-reader on a CPU), a transformers model on disk, and else the extractive reader. Nothing is
-ever downloaded for ``auto``.
+``look_around`` finds all of it once, loading nothing; ``reader/registry.py`` makes the plan
+from it (``plan_reader``), a pure function that ``ask``, ``models``, ``config`` and the
+palette share. Nothing is ever downloaded for ``--reader auto``.
 """
 
 from __future__ import annotations
@@ -18,15 +16,7 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.hub import cached_file, complete_model, located_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.discover import (
-    Server,
-    best_model,
-    choose_server,
-    configured_server,
-    find_servers,
-    list_models,
-)
-from htmlrag_chat.safety import one_line
+from htmlrag_chat.reader.discover import Server, configured_server, find_servers, list_models
 
 if TYPE_CHECKING:
     from htmlrag_chat.config import ReaderSettings
@@ -86,69 +76,6 @@ class Surroundings:
     disk: OnDisk
 
 
-@dataclass(frozen=True)
-class ReaderPlan:
-    """The reader that will answer: ``kind`` is server, gguf, transformers or extractive."""
-
-    kind: str
-    model: str  # the server's model name, the GGUF file, the hub id or folder, "extractive"
-    why: str  # one line for the user
-    server: Server | None = None
-    configured: bool = False  # the configured server (the API key goes to it only)
-    local_only: bool = False  # a model already here, never a download
-    problem: str | None = None  # settings that cannot work (building this reader fails)
-
-    @property
-    def label(self) -> str:
-        """The reader in a few words: ``llama3.1:8b on Ollama at 127.0.0.1:11434``."""
-        if self.kind == "server" and self.server is not None:
-            return f"{one_line(self.model)} on {self.server.describe()}"
-        if self.kind == "gguf":
-            return f"{Path(self.model).name} (llama.cpp)"
-        if self.kind == "transformers":
-            return f"{one_line(self.model)} (transformers)"
-        return "extractive (no LLM)"
-
-
-def plan_reader(settings: ReaderSettings, around: Surroundings) -> ReaderPlan:
-    """The reader ``settings`` choose, given what is ``around``."""
-    kind = settings.reader
-    if kind == "extractive":
-        return ReaderPlan("extractive", "extractive", "--reader extractive: no LLM")
-    if kind in ("auto", "openai") and around.configured is not None:
-        server = around.configured
-        model = settings.model or best_model(server.models) or DEFAULT_READER_MODEL
-        why = f"reader: {one_line(model)} on {server.describe()} (configured)"
-        return ReaderPlan("server", model, why, server, configured=True)
-    if kind == "openai":
-        problem = (
-            "--reader openai needs the server's URL: --base-url or base_url in the "
-            "[reader] table of the config file"
-        )
-        return ReaderPlan("server", settings.model or "", problem, problem=problem)
-    if kind == "auto":
-        choice = choose_server(around.found, settings.model)
-        if choice is not None:
-            where = f"{choice.server.describe()} (found on this machine)"
-            why = f"reader: {one_line(choice.model)} on {where}"
-            return ReaderPlan("server", choice.model, why, choice.server)
-    local_only = kind == "auto"
-    if is_gguf(settings.model) or around.disk.gguf:
-        if not local_only or around.disk.gguf:
-            model = settings.model if is_gguf(settings.model) else around.disk.gguf
-            assert model is not None
-            why = f"reader: {Path(model).name} in this process (llama.cpp)"
-            return ReaderPlan("gguf", model, why, local_only=local_only)
-    elif not local_only or around.disk.transformers:
-        model = settings.model or DEFAULT_READER_MODEL
-        why = f"reader: {one_line(model)} in this process (transformers)"
-        return ReaderPlan("transformers", model, why, local_only=local_only)
-    wanted = f"{settings.model} is not here: " if settings.model else "no LLM found: "
-    return ReaderPlan(
-        "extractive", "extractive", f"{wanted}answering extractively; {no_llm_hint(settings.model)}"
-    )
-
-
 def look_around(settings: ReaderSettings, cache_dir: Path | None = None) -> Surroundings:
     """What ``plan_reader`` needs to know, found without loading anything (blocking: the
     servers are asked here, within a fraction of a second)."""
@@ -164,11 +91,16 @@ def look_around(settings: ReaderSettings, cache_dir: Path | None = None) -> Surr
 
 
 def on_disk(model: str | None, cache_dir: Path | None = None) -> OnDisk:
-    """The reader models here: ``model`` when it is a GGUF file, else the pulled default
-    GGUF (unless ``model`` names another model); the transformers model when complete."""
+    """The reader models here: ``model`` when it is a GGUF file (a path, or a file of a hub
+    repo that ``models pull`` fetched), else the pulled default GGUF (unless ``model`` names
+    another model); the transformers model when complete."""
     if is_gguf(model):
         path = Path(str(model)).expanduser()
-        return OnDisk(gguf=str(path) if path.is_file() else None)
+        if path.is_file():
+            return OnDisk(gguf=str(path))
+        one_file = hub_file(str(model))
+        pulled = cached_file(*one_file, cache_dir) if one_file else None
+        return OnDisk(gguf=str(pulled) if pulled else None)
     gguf = None if model else cached_file(DEFAULT_GGUF_REPO, DEFAULT_GGUF_FILE, cache_dir)
     folder = located_model(model or DEFAULT_READER_MODEL, cache_dir)
     return OnDisk(

@@ -43,6 +43,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s\da-z])|(?<=[\u3002\uff01\uff1f
 class ExtractiveReader:
     max_sentences: int = 3
     kind: str = "extractive"
+    label: str = "extractive (no LLM)"
     chat: ChatModel | None = None  # no model to rewrite queries or judge the sources
 
     @property

@@ -73,9 +73,7 @@ class GGUFChat:
     @property
     def on_gpu(self) -> bool:
         """Whether llama.cpp offloads the model's layers (a build with a GPU backend)."""
-        import llama_cpp
-
-        return self.gpu_layers != 0 and bool(llama_cpp.llama_supports_gpu_offload())
+        return self.gpu_layers != 0 and gpu_offload()
 
     @property
     def context_tokens(self) -> int:
@@ -188,15 +186,31 @@ def _prefill(llama: Any, ids: Sequence[int], stop: threading.Event) -> int:
     return len(ids) - shared
 
 
-@lru_cache(maxsize=1)
-def load_gguf(path: str, context: int | None, threads: int, gpu_layers: int) -> Any:
-    """One model per process: a second reader of the same file shares its context."""
+def gpu_offload() -> bool:
+    """Whether the installed llama.cpp was built with a GPU backend (CUDA, Metal, Vulkan,
+    ...), so that it can offload layers; False without llama-cpp-python."""
+    try:
+        llama_cpp = _llama_cpp()
+    except ModelUnavailable:
+        return False
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def _llama_cpp(purpose: str = "a GGUF reader") -> Any:
+    """llama-cpp-python, imported (``MissingExtra`` naming ``purpose`` without it)."""
     # OpenMP threads that spin while they wait for each other turn a busy machine's prefill
     # 6x slower (measured with 2 threads on 2 shared cores); sleeping costs little when
     # idle. Read when llama.cpp's OpenMP runtime loads, so before the import.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    with needed("gguf", f"{Path(path).name}: a GGUF reader"):
-        from llama_cpp import Llama
+    with needed("gguf", purpose):
+        import llama_cpp
+    return llama_cpp
+
+
+@lru_cache(maxsize=1)
+def load_gguf(path: str, context: int | None, threads: int, gpu_layers: int) -> Any:
+    """One model per process: a second reader of the same file shares its context."""
+    llama_class = _llama_cpp(f"{Path(path).name}: a GGUF reader").Llama
     if not Path(path).is_file():
         raise ModelUnavailable(f"{path}: no such GGUF file")
     window = context or DEFAULT_CONTEXT
@@ -204,7 +218,7 @@ def load_gguf(path: str, context: int | None, threads: int, gpu_layers: int) -> 
     def open_model(n_ctx: int) -> Any:
         try:
             with extra_buffers(extra_buffers_wanted()):
-                return Llama(
+                return llama_class(
                     model_path=path,
                     n_ctx=n_ctx,
                     n_threads=threads,

@@ -44,8 +44,11 @@ def render_sources(sources: Sequence[Source]) -> str:
 
 
 def _published(source: Source) -> str:
-    """The source header line with the page's declared publication day, if any."""
-    return f"Published: {source.date}\n" if source.date else ""
+    """The source header line with the page's declared publication day, if any; a local
+    file's day is the one it was last modified."""
+    if not source.date:
+        return ""
+    return f"{'Modified' if source.local else 'Published'}: {source.date}\n"
 
 
 def _escape_prose_markers(html: str) -> str:

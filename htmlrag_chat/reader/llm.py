@@ -18,11 +18,17 @@ from htmlrag_chat.settings.tree import default
 
 @dataclass
 class LLMReader:
-    """A reader backed by a chat model: ``local`` (in this process) or ``openai`` (a server)."""
+    """A reader backed by a chat model, in this process or on a server: ``kind`` is the
+    name of the backend that built it (``reader/backend.py``), ``label`` how the faces name
+    it (default: the model's name)."""
 
     chat: ChatModel
     kind: str
     max_tokens: int = default("reader.max_tokens")
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.chat.name
 
     @property
     def name(self) -> str:

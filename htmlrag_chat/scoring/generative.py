@@ -4,20 +4,26 @@ The model reads the document (tags numbered as block paths), the question and an
 to name the path of the most relevant piece (``prompts/pruner.md``, paper Figure 4). A block's
 score is the log-probability of generating its path followed by the end-of-turn token.
 
-The block paths are tokenized and merged into a prefix tree (``TokenTrie``). Probabilities are
-renormalized over the paths that exist: a node with one child passes it probability 1 at no
-cost; a node with K children costs one forward step, and the softmax of the K children's
-logits at the LAST position gives all K siblings their probabilities at once (the reference
-reads position 0, so its scores ignore the question and the page). The walk is depth-first
-and keeps one KV cache: the prompt and the path prefix shared by all blocks are run once, and
-each branching node only runs the tokens between it and its nearest evaluated ancestor; when
-a subtree is done the cache is cropped back. ``reuse_cache=False`` gives the reference's cost
-(the whole sequence again at every branching node) with identical scores, for tests and the
-benchmark.
+The block paths are tokenized and merged into a prefix tree (``scoring.token_tree``).
+Probabilities are renormalized over the paths that exist: a node with one child passes it
+probability 1, and at a node with K children the softmax of the K children's logits at that
+node gives all K siblings their probabilities at once (the reference reads position 0, so its
+scores ignore the question and the page).
+
+All of it costs two forward passes: the prompt once (its keys and values kept), then every
+trie token the model must read, each once, with a tree attention mask: a token attends to the
+prompt and to its own ancestors only, at the position of its depth after the prompt, so the
+logits at a branching node are those of its path alone, as if the model had read that path
+after the prompt. A depth-first walk with one KV cache, as the paper describes, needs a model
+call per branching node (issue 29: 41 on the demo question, 7 s on an H100 where one pass over
+the same prompt takes 82 ms). Tries of more than ``TREE_ROWS`` tokens take one more call per
+``TREE_ROWS`` (each attends to the rows before it through the cache), which bounds the mask
+and, for eager attention, the score matrix.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,36 +36,12 @@ from htmlrag_chat.html.render import to_numbered_html
 from htmlrag_chat.loader import load_causal_lm
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.scoring import DEFAULT_GEN_MODEL, ContextTooLong
+from htmlrag_chat.scoring.token_tree import TokenTrie, TreeLayout, TrieNode
 
 with needed("transformers", "the generative pruner (stage 2)"):
     import torch
 
-
-@dataclass
-class TrieNode:
-    token: int
-    children: dict[int, TrieNode] = field(default_factory=dict)
-    blocks: list[int] = field(default_factory=list)  # blocks whose path ends here
-
-
-@dataclass
-class TokenTrie:
-    root: TrieNode
-    nodes: int  # nodes below the root (tokens of all paths, shared prefixes once)
-
-    @classmethod
-    def build(cls, paths: Sequence[Sequence[int]]) -> TokenTrie:
-        root, nodes = TrieNode(-1), 0
-        for block, tokens in enumerate(paths):
-            node = root
-            for token in tokens:
-                child = node.children.get(token)
-                if child is None:
-                    child = node.children[token] = TrieNode(token)
-                    nodes += 1
-                node = child
-            node.blocks.append(block)
-        return cls(root, nodes)
+TREE_ROWS = 2048  # trie tokens per forward call (the 20 bench questions read 87 at most)
 
 
 @dataclass
@@ -68,28 +50,31 @@ class GenStats:
 
     prompt_tokens: int = 0
     trie_nodes: int = 0
-    forward_calls: int = 0  # one per branching trie node
+    forward_calls: int = 0  # the prompt's, then one per TREE_ROWS trie tokens read
     prefill_tokens: int = 0  # tokens run through the model in total
-    skipped_nodes: int = 0  # single-child nodes: probability 1, no model call
+    skipped_nodes: int = 0  # trie nodes never read: no branching node at or below them
 
 
 @dataclass
 class GenerativeScorer:
     model_name: str = DEFAULT_GEN_MODEL
     device: str | None = None
-    reuse_cache: bool = True
+    tree_rows: int = TREE_ROWS  # trie tokens per forward call (bounds the mask's memory)
     name: str = "gen"
     last_stats: GenStats = field(default_factory=GenStats)
 
     def score(self, query: str, tree: BlockTree) -> list[float]:
-        _, tokenizer = self._load()
         prompt = self.prompt_ids(query, to_numbered_html(tree.document))
+        return self.score_paths(prompt, self.path_ids(tree))
+
+    def path_ids(self, tree: BlockTree) -> list[list[int]]:
+        """Each block's path as the model would write it: its tokens, then end of turn."""
+        _, tokenizer = self._load()
         end = tokenizer.eos_token_id
-        paths = [
+        return [
             [*tokenizer.encode(render_path(block.path), add_special_tokens=False), end]
             for block in tree.blocks
         ]
-        return self.score_paths(prompt, paths)
 
     def score_paths(self, prompt: Sequence[int], paths: Sequence[Sequence[int]]) -> list[float]:
         """The log-probability of each token path after ``prompt``, renormalized over the
@@ -99,11 +84,15 @@ class GenerativeScorer:
         if needed > self.context_limit():
             raise ContextTooLong(needed, self.context_limit())
         trie = TokenTrie.build(paths)
-        self.last_stats = GenStats(prompt_tokens=len(prompt), trie_nodes=trie.nodes)
-        scores = [0.0] * len(paths)
+        layout = TreeLayout.of(trie)
+        self.last_stats = stats = GenStats(
+            prompt_tokens=len(prompt),
+            trie_nodes=trie.nodes,
+            skipped_nodes=trie.nodes - len(layout.tokens),
+        )
         with torch.inference_mode():
-            _Walk(model, self.last_stats, scores, self.reuse_cache).run(trie.root, prompt)
-        return scores
+            children = _child_logprobs(model, prompt, layout, stats, self.tree_rows)
+        return _path_scores(trie, children, len(paths))
 
     def prompt_ids(self, query: str, html: str) -> list[int]:
         """The pruner prompt in the model's chat template, control tokens in the question
@@ -130,78 +119,94 @@ class GenerativeScorer:
         return load_causal_lm(self.model_name, pick_device(self.device))
 
 
-@dataclass
-class _Walk:
-    """Depth-first walk of the token trie holding one KV cache for the current prefix.
-
-    The walk keeps its own stack rather than recursing: a path is as many levels deep as it
-    has tokens, and a deeply nested page has paths of thousands. It checks for a stopped
-    question at every node (and the model at every module, ``cancel.make_stoppable``)."""
-
-    model: Any
-    stats: GenStats
-    scores: list[float]
-    reuse_cache: bool
-    cache: Any = None
-    cached: list[int] = field(default_factory=list)  # tokens whose keys are in the cache
-
-    def run(self, root: TrieNode, prompt: Sequence[int]) -> None:
-        """Score every block under ``root``, whose path starts after ``prompt``.
-
-        A stack entry is a node to visit: its log-probability, ``pending`` (tokens on its
-        path not yet run), ``fed`` (those already in the cache, a prefix of its path) and
-        how far to crop the cache back first (a sibling's subtree may have extended it)."""
-        stack: list[tuple[TrieNode, float, list[int], list[int], int | None]] = [
-            (root, 0.0, list(prompt), [], None)
-        ]
-        while stack:
-            node, logprob, pending, fed, rewind = stack.pop()
-            cancel.check()
-            if rewind is not None:
-                self._rewind(rewind)
-            while len(node.children) == 1:  # one way on: probability 1, no model call
-                self._score(node, logprob)
-                self.stats.skipped_nodes += 1
-                (node,) = node.children.values()
-                pending.append(node.token)
-            self._score(node, logprob)
-            if not node.children:
-                continue
-            logits = self._forward(fed, pending)
-            here = [*fed, *pending]
-            children = list(node.children.values())
-            logprobs = torch.log_softmax(logits[[child.token for child in children]], dim=-1)
-            for child, child_logprob in reversed(
-                list(zip(children, logprobs.tolist(), strict=True))
-            ):
-                stack.append((child, logprob + child_logprob, [child.token], here, len(here)))
-
-    def _score(self, node: TrieNode, logprob: float) -> None:
-        for block in node.blocks:
-            self.scores[block] = logprob
-
-    def _forward(self, fed: list[int], pending: list[int]) -> torch.Tensor:
-        """Logits for the next token after ``fed + pending``."""
-        self.stats.forward_calls += 1
-        device = self.model.device
-        if not self.reuse_cache:  # the reference's way: the whole sequence every time
-            sequence = [*fed, *pending]
-            self.stats.prefill_tokens += len(sequence)
-            ids = torch.tensor([sequence], device=device)
-            return self.model(input_ids=ids, logits_to_keep=1).logits[0, -1].float()
-        self._rewind(len(fed))
-        self.stats.prefill_tokens += len(pending)
-        ids = torch.tensor([pending], device=device)
-        out = self.model(
-            input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=1
+def _child_logprobs(
+    model: Any, prompt: Sequence[int], layout: TreeLayout, stats: GenStats, rows: int
+) -> dict[int, list[float]]:
+    """The log-probabilities of each branching node's children (in the order of its
+    ``children``), by ``id`` of the node: the prompt's pass, then the tree's."""
+    if not layout.branching:
+        return {}  # one path: probability 1, no model call
+    device, name = model.device, _cache_name(model)
+    cancel.check()
+    stats.forward_calls += 1
+    stats.prefill_tokens += len(prompt)
+    out = model(input_ids=torch.tensor([prompt], device=device), use_cache=True, logits_to_keep=1)
+    cache = getattr(out, name)
+    branching = layout.branching
+    found = _softmax_children(out.logits[0], [node for row, node in branching if row < 0])
+    for start in range(0, len(layout.tokens), rows):
+        stop = min(start + rows, len(layout.tokens))
+        here = [(row - start, node) for row, node in branching if start <= row < stop]
+        cancel.check()
+        stats.forward_calls += 1
+        stats.prefill_tokens += stop - start
+        depths = torch.tensor(layout.depths[start:stop], device=device)
+        out = model(
+            input_ids=torch.tensor([layout.tokens[start:stop]], device=device),
+            attention_mask=_tree_mask(layout, len(prompt), start, stop, model.dtype, device),
+            position_ids=(depths + (len(prompt) - 1))[None],
+            use_cache=True,
+            logits_to_keep=torch.tensor([row for row, _ in here] or [0], device=device),
+            **{name: cache},
         )
-        self.cache = out.past_key_values
-        self.cached = [*fed, *pending]
-        return out.logits[0, -1].float()
+        found |= _softmax_children(out.logits[0], [node for _, node in here])
+    return found
 
-    def _rewind(self, length: int) -> None:
-        """Crop the cache back to its first ``length`` tokens (a forward pass extends it)."""
-        extra = len(self.cached) - length
-        if self.cache is not None and extra > 0:
-            self.cache.crop(-extra)
-            del self.cached[length:]
+
+def _tree_mask(
+    layout: TreeLayout, prompt: int, start: int, stop: int, dtype: torch.dtype, device: Any
+) -> torch.Tensor:
+    """The additive 4D mask of trie rows ``start:stop`` over the prompt and the rows up to
+    ``stop``: 0 where a row may attend (the prompt, its ancestors, itself), else the
+    dtype's minimum. In preorder, row ``j`` is ``i`` or an ancestor of it exactly when
+    ``j <= i < ends[j]``."""
+    rows = torch.arange(start, stop, device=device)[:, None]
+    columns = torch.arange(stop, device=device)[None, :]
+    ends = torch.tensor(layout.ends[:stop], device=device)[None, :]
+    allowed = torch.cat(
+        [
+            torch.ones(stop - start, prompt, dtype=torch.bool, device=device),
+            (columns <= rows) & (rows < ends),
+        ],
+        dim=1,
+    )
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
+    return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[None, None]
+
+
+def _softmax_children(logits: torch.Tensor, nodes: Sequence[TrieNode]) -> dict[int, list[float]]:
+    """Each node's children renormalized over themselves, from the node's row of ``logits``
+    (one row per node, in order)."""
+    if not nodes:
+        return {}
+    width = max(len(node.children) for node in nodes)
+    tokens = torch.zeros(len(nodes), width, dtype=torch.long)
+    padding = torch.ones(len(nodes), width, dtype=torch.bool)
+    for index, node in enumerate(nodes):
+        tokens[index, : len(node.children)] = torch.tensor(list(node.children))
+        padding[index, : len(node.children)] = False
+    picked = logits[: len(nodes)].float().gather(1, tokens.to(logits.device))
+    picked = picked.masked_fill(padding.to(logits.device), float("-inf"))
+    rows = torch.log_softmax(picked, dim=-1).tolist()
+    return {id(node): row[: len(node.children)] for node, row in zip(nodes, rows, strict=True)}
+
+
+def _path_scores(trie: TokenTrie, children: dict[int, list[float]], count: int) -> list[float]:
+    """Each block's score: the log-probabilities along its path summed, from the root."""
+    scores = [0.0] * count
+    stack = [(trie.root, 0.0)]
+    while stack:
+        node, logprob = stack.pop()
+        for block in node.blocks:
+            scores[block] = logprob
+        found = children.get(id(node))
+        for index, child in enumerate(node.children.values()):
+            stack.append((child, logprob + (found[index] if found else 0.0)))
+    return scores
+
+
+def _cache_name(model: Any) -> str:
+    """What the model's ``forward`` calls its KV cache: ``cache`` from transformers 5.24
+    (``past_key_values`` is deprecated there, with a warning), ``past_key_values`` before."""
+    parameters = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"

@@ -105,7 +105,8 @@ def init(path: Path, force: bool = False) -> None:
 
 
 def template() -> str:
-    """Every section and setting with its help, commented out at its default."""
+    """Every section and setting with its help, commented out at its default (or, with
+    none, at an example value), so that uncommenting a line gives valid TOML."""
     lines = [
         "# htmlrag-chat settings. Options and HTMLRAG_CHAT_<NAME> variables override them;",
         "# `htmlrag-chat config` shows each value in effect and where it comes from.",
@@ -114,8 +115,11 @@ def template() -> str:
         lines += ["", f"[{section}]"]
         for setting in (s for s in SETTINGS if s.section == section):
             lines += textwrap.wrap(setting.help, 88, initial_indent="# ", subsequent_indent="# ")
-            shown = "" if setting.default is None else setting.kind.toml(setting.default)
-            lines.append(f"# {setting.name} = {shown}".rstrip())
+            if setting.default in (None, ()):  # still a line that is TOML when uncommented
+                example = setting.kind.toml(setting.example)
+                lines.append(f"# {setting.name} = {example}  # no default; an example")
+            else:
+                lines.append(f"# {setting.name} = {setting.kind.toml(setting.default)}")
     return "\n".join(lines) + "\n"
 
 

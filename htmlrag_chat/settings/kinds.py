@@ -9,6 +9,7 @@ where the value came from. So ``max_tokens = -5`` in the file is refused with th
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ class Kind:
     choices: Sequence[str] | None = None
     accepts_empty = False  # whether an empty environment variable is a value, not "unset"
     repeatable = False  # an option given several times adds to the list (``--site a --site b``)
+    switch = False  # an option and its ``--no-`` form, taking no value (``--web``/``--no-web``)
 
     def parse(self, text: str) -> object:
         """A value from text (an option, a variable, ``config set``)."""
@@ -250,6 +252,48 @@ class Domains(Kind):
         if not isinstance(value, list | tuple):
             raise ValueError("must be a list of domains")
         return tuple(domain(_text(item, "a list of domains")) for item in value)
+
+
+@dataclass(frozen=True)
+class Paths(Kind):
+    """Files or folders, as given (``~`` expanded; whether they are there is checked where
+    they are read): a TOML list, a repeated option, or text with ``os.pathsep`` between
+    paths (``a:b``, as in ``PATH``)."""
+
+    metavar: str = "PATH"
+    accepts_empty = True
+    repeatable = True
+
+    def parse(self, text: str) -> object:
+        return self.check([part for part in text.split(os.pathsep) if part.strip()])
+
+    def check(self, value: object) -> object:
+        if not isinstance(value, list | tuple):
+            raise ValueError("must be a list of paths")
+        return tuple(os.path.expanduser(_text(item, "a list of paths")) for item in value)
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Switch(Kind):
+    """On or off: ``--name``/``--no-name`` on the command line, ``true``/``false`` in the
+    file, ``1``/``0`` (or yes/no, on/off) in the environment."""
+
+    metavar: str = ""
+    switch = True
+
+    def parse(self, text: str) -> object:
+        word = text.strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+        raise ValueError(f"must be true or false (1 or 0), not {_shown(text)}")
+
+    def check(self, value: object) -> object:
+        if not isinstance(value, bool):
+            raise ValueError(f"must be true or false, not {_shown(value)}")
+        return value
 
 
 def domain(text: str) -> str:

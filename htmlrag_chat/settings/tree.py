@@ -25,9 +25,11 @@ from htmlrag_chat.settings.kinds import (
     Integer,
     Kind,
     Names,
+    Paths,
     Ports,
     Seconds,
     Secret,
+    Switch,
     Text,
     Url,
 )
@@ -38,6 +40,12 @@ READERS = ("local", "openai", "extractive", "auto")
 # ``two-stage`` is HtmlRAG's (the fused first stage, then the generative pruner; the first
 # stage alone when the pruner is not installed); the others are one stage with one scorer.
 PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
+# ``prune.budget``'s default, by where the reader prefills: on this machine's CPU the prefill
+# is the wait (docs/benchmarks.md), while a server or a GPU reads 4096 tokens (the paper's
+# final budget) in a second or two; without a reader (``prune``, ``eval``) it is 4096. Here
+# so that each reader backend, which knows where it prefills, and the pruning share them.
+CPU_BUDGET = 2048
+BUDGET = 4096
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
 ANSWERING = ("chat", "ask", "config", "mcp")
@@ -70,6 +78,9 @@ class Setting:
     env_aliases: tuple[str, ...] = ()  # variables read when ``HTMLRAG_CHAT_NAME`` is not set
     secret: bool = False  # never printed, never an option (shell history, process listings)
     default_help: str = ""  # how the default is found, when it is not one value (None)
+    # A value to show where there is no default (``config init``'s commented-out line, valid
+    # TOML for this kind once uncommented).
+    example: Any = None
 
     @property
     def key(self) -> str:
@@ -99,24 +110,25 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reader", "reader", Choice(READERS), "auto",
         "auto: the configured server, else Ollama, LM Studio, llama.cpp or vLLM found on "
-        "127.0.0.1, else a local model on disk, else extractive; local (transformers), "
-        "openai (the server at --base-url), extractive (no LLM)",
+        "127.0.0.1, else a local model on disk, else extractive; local (a GGUF file by "
+        "llama.cpp, else transformers), openai (the server at --base-url), extractive (no LLM)",
         (*ANSWERING, "models"),
     ),
     Setting(
         "reader", "model", Text(metavar="MODEL"), None,
         "reader model: hub id, local folder, or the server's model name",
-        (*ANSWERING, "models"), short="-m",
+        (*ANSWERING, "models"), short="-m", example="qwen2.5:7b",
         default_help="the server's best chat model, else meta-llama/Llama-3.1-8B-Instruct",
     ),
     Setting(
         "reader", "base_url", Url(), None,
         "an OpenAI-compatible server, e.g. http://localhost:11434/v1", (*ANSWERING, "models"),
+        example="http://localhost:11434/v1",
     ),
     Setting(
         "reader", "api_key", Secret(), None,
         "the server's API key (file or environment only, never an option)",
-        env_aliases=("OPENAI_API_KEY",), secret=True,
+        env_aliases=("OPENAI_API_KEY",), secret=True, example="sk-...",
     ),
     Setting(
         "reader", "max_tokens", Integer(most=MAX_TOKENS), 512, "the longest answer, in tokens",
@@ -125,7 +137,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reader", "context_tokens", Integer(most=MAX_CONTEXT), None,
         "the server's context window in tokens, when it does not say (the budget is lowered "
-        "to fit)", ANSWERING,
+        "to fit)", ANSWERING, example=8192,
     ),
     Setting(
         "reader", "device", Device(), "auto",
@@ -133,9 +145,14 @@ SETTINGS: tuple[Setting, ...] = (
         (*ANSWERING, "models", "prune", "eval"),
     ),
     Setting(
+        "reader", "gpu_layers", Integer(most=1024, least=-1), -1,
+        "a GGUF reader's layers llama.cpp offloads to the GPU when it was built with a GPU "
+        "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models"),
+    ),
+    Setting(
         "reader", "probe_ports", Ports(), None,
         "127.0.0.1 ports --reader auto asks for a server; empty: none",
-        default_help="those of Ollama, LM Studio, llama.cpp and vLLM",
+        default_help="those of Ollama, LM Studio, llama.cpp and vLLM", example=(11434, 8080),
     ),
     # -- research: how far a question looks
     Setting("research", "rounds", Integer(most=10), 2, "search rounds at most", ANSWERING),
@@ -143,6 +160,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "research", "max_queries", Integer(most=10), 3,
         "searches per round at most, the sub-queries of a comparison included", ANSWERING,
+    ),
+    Setting(
+        "research", "docs", Paths(), (),
+        "your own documents as sources beside the web: a file or a folder (read "
+        "recursively; HTML, Markdown, text, PDF), repeatable", ANSWERING,
+        example=("~/notes",),
+    ),
+    Setting(
+        "research", "web", Switch(), True,
+        "search the web; --no-web reads only --docs and touches no network", ANSWERING,
     ),
     # -- prune: what the reader gets
     Setting(
@@ -155,19 +182,21 @@ SETTINGS: tuple[Setting, ...] = (
         "prune", "budget", Integer(most=MAX_BUDGET), None,
         "tokens of pruned pages the reader gets", (*ANSWERING, "prune"),
         default_help="2048 for a reader that prefills on this machine's CPU, else 4096",
+        example=2048,
     ),
     Setting(
         "prune", "coarse_budget", Integer(most=MAX_CONTEXT), None,
         "two-stage: tokens the first stage keeps", ("prune",), default_help="twice --budget",
+        example=4096,
     ),
     Setting(
         "prune", "max_words", Integer(most=MAX_WORDS), None, "words per block of the last stage",
-        ("prune",), default_help="an eighth of its budget, 32-256",
+        ("prune",), default_help="an eighth of its budget, 32-256", example=128,
     ),
     Setting(
         "prune", "coarse_max_words", Integer(most=MAX_WORDS), None,
         "two-stage: words per block of the first stage", ("prune",),
-        default_help="from its budget",
+        default_help="from its budget", example=256,
     ),
     Setting(
         "prune", "embed_model", Text(metavar="ID_OR_PATH"),
@@ -185,6 +214,7 @@ SETTINGS: tuple[Setting, ...] = (
         "count budgets with this tokenizer: hub id, folder, or 'approx' for the built-in "
         "approximation", (*ANSWERING, "models", "prune", "eval"),
         default_help="the local reader's, else Llama-3's, else the approximation",
+        example="approx",
     ),
     # -- search: the search engines, in fallback order, and what they may return
     Setting(
@@ -195,20 +225,24 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search", "searxng_url", Url(), None,
         "a SearXNG instance for --backends searxng, e.g. http://127.0.0.1:8888", SEARCHING,
+        example="http://127.0.0.1:8888",
     ),
     Setting(
         "search", "proxy", Url(schemes=("http", "https", "socks5", "socks5h")), None,
         "proxy for every search backend, e.g. socks5://127.0.0.1:9050", SEARCHING,
+        example="socks5://127.0.0.1:9050",
     ),
     Setting(
         "search", "site", Domains(), (), "search only this site", SEARCHING,
+        example=("docs.python.org",),
     ),
     Setting(
         "search", "exclude_site", Domains(), (), "never use this site", SEARCHING,
+        example=("pinterest.com",),
     ),
     Setting(
         "search", "time", Choice(TIMES), None,
-        "only results from the last day, week, month or year", SEARCHING,
+        "only results from the last day, week, month or year", SEARCHING, example="week",
     ),
     Setting(
         "search", "region", Text(metavar="REGION"), NO_REGION,
@@ -232,11 +266,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search", "brave_api_key", Secret(), None,
         "Brave Search API key (file or environment only)",
-        env_aliases=("BRAVE_API_KEY",), secret=True,
+        env_aliases=("BRAVE_API_KEY",), secret=True, example="BSA...",
     ),
     Setting(
         "search", "tavily_api_key", Secret(), None, "Tavily API key (file or environment only)",
-        env_aliases=("TAVILY_API_KEY",), secret=True,
+        env_aliases=("TAVILY_API_KEY",), secret=True, example="tvly-...",
     ),
     # -- web: downloads
     Setting(

@@ -16,17 +16,25 @@ from sqlite_utils import Database
 
 from htmlrag_chat.store.cache import WebCache
 from htmlrag_chat.store.conversations import ConversationTables
+from htmlrag_chat.store.documents import DocumentTables
 from htmlrag_chat.store.files import StoreError, connect, default_cache_path, translate, what_to_do
-from htmlrag_chat.store.schema import CACHE_TABLES, SCHEMA_VERSION, TABLES, UPGRADES
+from htmlrag_chat.store.schema import (
+    CACHE_TABLES,
+    READ_ONLY_SINCE,
+    SCHEMA_VERSION,
+    TABLES,
+    UPGRADES,
+)
 
 __all__ = ["SCHEMA_VERSION", "Store", "StoreError", "default_cache_path"]
 
 
-class Store(WebCache, ConversationTables):
+class Store(WebCache, DocumentTables, ConversationTables):
     """One connection to one cache file; use it from one thread (the event loop's).
 
-    The web cache's methods come from ``WebCache``, the conversations' from
-    ``ConversationTables``; this class opens, upgrades and maintains the file.
+    The web cache's methods come from ``WebCache``, the local documents' from
+    ``DocumentTables``, the conversations' from ``ConversationTables``; this class opens,
+    upgrades and maintains the file.
     """
 
     @classmethod
@@ -55,9 +63,12 @@ class Store(WebCache, ConversationTables):
 
     def stats(self) -> dict[str, int]:
         """Rows per table, and ``bytes``: the file and its write-ahead log on disk."""
+        present = set(self._db.table_names())  # a read-only file may predate a table
         counts = {
-            table: self._rows(f"SELECT count(*) AS n FROM {table}")[0]["n"] for table in TABLES
-        }
+            table: self._rows(f"SELECT count(*) AS n FROM {table}")[0]["n"] if table in present
+            else 0
+            for table in TABLES
+        }  # fmt: skip
         files = (self.path, self.path.with_name(self.path.name + "-wal"))
         counts["bytes"] = sum(file.stat().st_size for file in files if file.exists())
         return counts
@@ -113,7 +124,7 @@ class Store(WebCache, ConversationTables):
                 f"{self.path} was written by a newer htmlrag-chat (schema {version}, this one"
                 f" knows {SCHEMA_VERSION}); upgrade htmlrag-chat or pass another --cache"
             )
-        if version < SCHEMA_VERSION:
+        if version < (READ_ONLY_SINCE if self.readonly else SCHEMA_VERSION):
             raise StoreError(
                 f"{self.path} needs a schema upgrade (version {version} of {SCHEMA_VERSION});"
                 " open it once without read-only"

@@ -37,9 +37,31 @@ _V1 = (
     "CREATE INDEX answers_by_message ON answers(message_id)",
 )
 
-# Step n brings a file from user_version n to n + 1. Append; never edit a released step.
-UPGRADES: tuple[tuple[str, ...], ...] = (_V1,)
-SCHEMA_VERSION = len(UPGRADES)
+# Local documents (``--docs``): each file's cleaned page by its real path, with the size,
+# modification time and content hash that say whether it must be read again, or why it
+# could not be used (``html`` NULL); and the BM25 terms of its text (``terms``: how many),
+# so that choosing the documents for a question reads no file and no page.
+_V2 = (
+    """CREATE TABLE documents (
+        id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, version INTEGER NOT NULL,
+        kind TEXT NOT NULL, title TEXT NOT NULL, html BLOB, reason TEXT,
+        terms INTEGER NOT NULL, read_at REAL NOT NULL)""",
+    """CREATE TABLE document_terms (
+        term TEXT NOT NULL,
+        document INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        count INTEGER NOT NULL, PRIMARY KEY (term, document)) WITHOUT ROWID""",
+    "CREATE INDEX document_terms_by_document ON document_terms(document)",
+)
 
-CACHE_TABLES = ("searches", "pages", "derived", "embeddings")  # what ``clear`` empties
+# Step n brings a file from user_version n to n + 1. Append; never edit a released step.
+UPGRADES: tuple[tuple[str, ...], ...] = (_V1, _V2)
+SCHEMA_VERSION = len(UPGRADES)
+# A file opened read-only (a replayed recording) cannot be upgraded; it is read as it is
+# when it has at least this version, since the steps after it add only tables a read-only
+# file is never asked for (a replay keeps documents in the side file of derived artefacts).
+READ_ONLY_SINCE = 1
+
+# What ``clear`` empties (a table before those it refers to).
+CACHE_TABLES = ("searches", "pages", "derived", "embeddings", "document_terms", "documents")
 TABLES = (*CACHE_TABLES, "conversations", "messages", "answers")

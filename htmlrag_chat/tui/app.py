@@ -33,10 +33,12 @@ from htmlrag_chat.events import AnswerDelta, AnswerRetracted, Event, Notice, Ski
 from htmlrag_chat.progress import PipelineStatus, event_line
 from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
+from htmlrag_chat.tui.keys import KEYS, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
-from htmlrag_chat.tui.readers import ReaderCommands, reader_label
-from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen, key_name
+from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
+from htmlrag_chat.tui.readers import ReaderCommands
+from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import SelectionActions
 from htmlrag_chat.tui.texts import answer_meta, describe, header_line, mode_line, quit_help
@@ -52,6 +54,7 @@ from htmlrag_chat.tui.transcript import (
 from htmlrag_chat.wiring import AgentOptions, build_agent
 
 READY = "ready: ask a question"
+REOPENED = "reopened: a question now follows up this conversation"
 
 
 class PromptInput(Input):
@@ -65,18 +68,8 @@ class ChatApp(SelectionActions):
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {ReaderCommands, SearchCommands}
     AUTO_FOCUS = "#prompt"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit"),
-        Binding("escape", "cancel", "Stop", tooltip="Stop the running question"),
-        Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
-        Binding(
-            "ctrl+l", "focus_sources", "Sources", tooltip="Go to the selected answer's sources"
-        ),
-        Binding("ctrl+o", "focus_history", "History", tooltip="Go to the saved conversations"),
-        Binding("ctrl+y", "copy_answer", "Copy answer", tooltip="Copy the selected answer"),
-        Binding("ctrl+s", "export", "Export", tooltip="Save the conversation as Markdown here"),
-        Binding("f1", "help", "Help", tooltip="This list"),
-    ]
+    HORIZONTAL_BREAKPOINTS = BREAKPOINTS  # the side panes fold on narrow terminals
+    BINDINGS: ClassVar[list[BindingType]] = list(KEYS)
 
     def __init__(
         self,
@@ -143,7 +136,7 @@ class ChatApp(SelectionActions):
         if self.running:
             return
         if switched:
-            self.set_status(f"ready: {reader_label(agent.reader)} answers from now on")
+            self.set_status(f"ready: {agent.reader.label} answers from now on")
         elif not self.session.turns:
             self.set_status(READY)
 
@@ -162,7 +155,7 @@ class ChatApp(SelectionActions):
                 self._agent = None
             raise
         if self._agent is future:  # not replaced by a switch meanwhile
-            self.title = f"{self.TITLE} · {reader_label(agent.reader)}"
+            self.title = f"{self.TITLE} · {agent.reader.label}"
         return agent
 
     def switch_reader(self, reader: ReaderSettings) -> None:
@@ -256,16 +249,17 @@ class ChatApp(SelectionActions):
         elapsed = self.clock() - self.started
         if outcome.answer is not None:
             answer = outcome.answer
-            await view.finish(answer_meta(answer, elapsed), answer.sources, answer.markdown)
+            meta = answer_meta(answer, elapsed)
+            await view.finish(meta, answer.sources, answer.markdown, answer.cited_numbers)
             try:
                 self.session.answered(message.message_id, answer)
             except UserError as error:
                 await self.transcript.mount(ErrorView(f"The answer was not saved: {error}"))
             self.set_status(f"answered in {elapsed:.1f} s")
-        elif outcome.error is not None:
-            self.session.question_failed(message.message_id)  # as ask: none left unanswered
-            self.sub_title = self.header_line()
-            await view.finish(f"failed after {elapsed:.1f} s")
+        elif outcome.error is not None:  # the question stays in the history, unanswered
+            await view.finish(
+                f"failed after {elapsed:.1f} s: it stays in the history, with no answer"
+            )
             error = ErrorView(describe(outcome.error, self.options.reader.model))
             await self.transcript.mount(error, after=view)
             self.set_status("failed: see the message above")
@@ -290,7 +284,8 @@ class ChatApp(SelectionActions):
     # -- conversations
 
     def refresh_history(self) -> None:
-        self.query_one(HistoryPanel).show(self.session.conversations(), self.session.conversation)
+        panel = self.query_one(HistoryPanel)
+        panel.show(self.session.conversations(), self.session.conversation, time.time())
 
     @on(HistoryPanel.OptionSelected)
     async def reopen(self, event: HistoryPanel.OptionSelected) -> None:
@@ -308,6 +303,8 @@ class ChatApp(SelectionActions):
         else:
             self.query_one(SourcesPanel).show(())
         self.sub_title = self.header_line()
+        self.set_status(REOPENED)  # not the time of the chat shown before
+        self.refresh_history()
         self.transcript.scroll_end(animate=False)
         self.query_one("#prompt").focus()
 
@@ -346,6 +343,7 @@ class ChatApp(SelectionActions):
         if self.question is not None and self.question.is_running:
             self.question.cancel()
         else:
+            self.panes.by_width()
             self.query_one("#prompt").focus()
 
     async def action_new_chat(self) -> None:
@@ -364,8 +362,17 @@ class ChatApp(SelectionActions):
         self.refresh_history()
         self.query_one("#prompt").focus()
 
-    def action_focus_history(self) -> None:
-        self.query_one(HistoryPanel).focus()
+    @property
+    def panes(self) -> Panes:
+        return Panes(self.query_one("#body"))
+
+    def action_sources(self) -> None:
+        if not self.panes.toggle(self.query_one(SourcesPanel), "sources"):
+            self.query_one("#prompt").focus()
+
+    def action_history(self) -> None:
+        if not self.panes.toggle(self.query_one(HistoryPanel), "history"):
+            self.query_one("#prompt").focus()
 
     def action_export(self) -> None:
         try:
@@ -376,15 +383,7 @@ class ChatApp(SelectionActions):
         self.notify(f"Exported to {path}")
 
     def action_help(self) -> None:
-        keys = [
-            (
-                key_name(binding.key),
-                quit_help(self.session.kept) if binding.action == "quit" else binding.tooltip,
-            )
-            for binding in self.BINDINGS
-            if isinstance(binding, Binding) and binding.show
-        ]
-        self.push_screen(HelpScreen([("Enter", "Send the question"), *keys]))
+        self.push_screen(HelpScreen(help_rows(quit_help(self.session.kept))))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -394,6 +393,6 @@ class ChatApp(SelectionActions):
             "Export conversation", "Save it as Markdown in the folder", self.action_export
         )
         yield SystemCommand("Copy answer", "Copy the selected answer", self.action_copy_answer)
-        yield SystemCommand("Sources", "Focus the sources panel", self.action_focus_sources)
-        yield SystemCommand("History", "Focus the saved conversations", self.action_focus_history)
+        yield SystemCommand("Sources", "Show the sources, or hide them", self.action_sources)
+        yield SystemCommand("History", "Show the conversations, or hide them", self.action_history)
         yield SystemCommand("Help", "List every key", self.action_help)

@@ -17,7 +17,8 @@ HELP = """\
 Ask a question and press **Enter**. The app searches the web, downloads the pages, prunes
 them to what matters for the question (BM25 and an embedding model, then a small generative
 model when it is installed) and a reader model answers with citations like [1] to the
-numbered sources on the right.
+numbered sources on the right: those it cites, then those it read. On a narrow terminal
+the side panes fold away: Ctrl+L and Ctrl+O bring them back.
 Follow-up questions use the conversation.
 
 | Key | Does |

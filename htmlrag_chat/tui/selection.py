@@ -25,14 +25,14 @@ class SelectionActions(App[None]):
     def preview_sources(self, view: AnswerView, sources: Sequence[Source]) -> None:
         """The sources of an answer still to come, readable while the reader prefills; the
         answer's own list replaces them when it ends."""
-        view.sources = tuple(sources)
+        view.sources, view.cited = tuple(sources), None
         if self.selected is view:
             self.query_one(SourcesPanel).show(view.sources)
 
     def select(self, view: AnswerView, number: int | None = None) -> None:
         self.selected = view
         panel = self.query_one(SourcesPanel)
-        panel.show(view.sources)
+        panel.show(view.sources, view.cited)
         if number is not None and not panel.highlight(number):
             self.notify(f"This answer has no source [{number}].", severity="warning")
 
@@ -60,9 +60,6 @@ class SelectionActions(App[None]):
             return
         webbrowser.open(url, new=2)
         self.notify(f"Opened {terminal_safe(url)}")
-
-    def action_focus_sources(self) -> None:
-        self.query_one(SourcesPanel).focus()
 
     def action_copy_answer(self) -> None:
         view = self.selected

@@ -4,6 +4,7 @@ answer (how it was made) and an error as the chat shows it (what happened, what 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer
@@ -22,6 +23,8 @@ def mode_line(options: AgentOptions, kept: bool) -> str:
     parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
     budget = options.prune.budget or "by reader"
     parts.append(f"pruner: {options.prune.pruner}, budget {budget}")
+    if options.docs:
+        parts.append(f"documents: {', '.join(options.docs)}" + ("" if options.web else " only"))
     if options.replay:
         parts.append("replay: answers come from the recorded cache only, nothing is fetched")
     if not kept:
@@ -33,6 +36,22 @@ def header_line(title: str, replayed: str) -> str:
     """The conversation's title, after ``REPLAY <file>`` when the cache ``replayed`` is."""
     title = terminal_safe(title) or "New chat"
     return f"REPLAY {replayed} (read-only) · {title}" if replayed else title
+
+
+def last_active(timestamp: float, now: float) -> str:
+    """When a conversation was last active, as a person says it: "just now", "5 min ago",
+    "today 14:02", "yesterday 09:15", else the day."""
+    age = now - timestamp
+    if age < 60:
+        return "just now"
+    if age < 3600:
+        return f"{int(age // 60)} min ago"
+    then, today = datetime.fromtimestamp(timestamp), datetime.fromtimestamp(now).date()
+    if then.date() == today:
+        return f"today {then:%H:%M}"
+    if then.date() == today - timedelta(days=1):
+        return f"yesterday {then:%H:%M}"
+    return f"{then:%Y-%m-%d}"
 
 
 def quit_help(kept: bool) -> str:
@@ -50,20 +69,26 @@ def answer_meta(answer: Answer, elapsed: float) -> str:
     if answer.removed_citations:
         notes.append(f"{answer.removed_citations} invented citation(s) removed")
     notes.append(f"{elapsed:.1f} s")
-    return meta_line(answer.reader, answer.model, len(answer.sources), answer.flags, notes)
+    sources = sources_read(len(answer.sources), len(answer.cited_numbers))
+    return meta_line(answer.reader, answer.model, sources, answer.flags, notes)
 
 
-def stored_meta(stored: dict) -> str:
+def stored_meta(stored: dict, cited: int) -> str:
     """The same line for an answer reopened from the store (``reader`` is "kind:model")."""
     reader, _, model = stored["reader"].partition(":")
-    return meta_line(reader, model, len(stored["sources"]), stored["flags"])
+    return meta_line(reader, model, sources_read(len(stored["sources"]), cited), stored["flags"])
+
+
+def sources_read(read: int, cited: int) -> str:
+    """How many sources the answer cites of those its reader read."""
+    return f"cites {cited} of {read} sources read" if read else "no sources"
 
 
 def meta_line(
-    reader: str, model: str, sources: int, flags: Sequence[str], notes: Sequence[str] = ()
+    reader: str, model: str, sources: str, flags: Sequence[str], notes: Sequence[str] = ()
 ) -> str:
     parts = [reader] if model in ("", reader) else [reader, model]
-    parts += [f"{sources} sources" if sources else "no sources", *notes]
+    parts += [sources, *notes]
     lines = [" · ".join(parts), *(f"! {flag}" for flag in flags)]
     return terminal_safe("\n".join(lines))
 
@@ -71,6 +96,8 @@ def meta_line(
 def describe(error: BaseException, model: str | None, doing: str = "answer") -> str:
     """An error as the chat shows it: what happened and what to do. Errors a user can act on
     carry their advice; anything else is a bug, said plainly, and the app keeps running."""
+    if isinstance(error, ModelUnavailable) and error.next_step:
+        return f"Could not {doing}: {error}."
     if isinstance(error, ModelUnavailable):
         hint = no_llm_hint(model)
         return (

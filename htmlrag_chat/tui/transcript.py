@@ -6,7 +6,7 @@ widget, never a string parsed as console markup.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from textual import events
@@ -75,10 +75,17 @@ class AnswerView(Vertical, can_focus=True):
             self.view = view
             self.number = number  # a source to highlight, if a citation was picked
 
-    def __init__(self, text: str = "", sources: Sequence[Source] = (), meta: str = "") -> None:
+    def __init__(
+        self,
+        text: str = "",
+        sources: Sequence[Source] = (),
+        meta: str = "",
+        cited: Collection[int] | None = None,
+    ) -> None:
         super().__init__()
         self.text = text  # Markdown: text quoted from sources is escaped
         self.sources = tuple(sources)
+        self.cited = cited  # the sources the answer cites; None until it is complete
         self._meta = meta
         self._stream: MarkdownStream | None = None
         self._linker = CitationLinker()
@@ -110,7 +117,11 @@ class AnswerView(Vertical, can_focus=True):
         await self.query_one(Markdown).update("")
 
     async def finish(
-        self, meta: str, sources: Sequence[Source] = (), text: str | None = None
+        self,
+        meta: str,
+        sources: Sequence[Source] = (),
+        text: str | None = None,
+        cited: Collection[int] | None = None,
     ) -> None:
         """End the stream; ``text`` is the answer as saved (the streamed one, trimmed)."""
         if self._stream is not None:
@@ -121,7 +132,7 @@ class AnswerView(Vertical, can_focus=True):
             self._stream = None
         if text is not None:
             self.text = text
-        self.sources = tuple(sources)
+        self.sources, self.cited = tuple(sources), cited
         self.set_meta(meta)
 
     def set_meta(self, meta: str) -> None:
@@ -148,7 +159,22 @@ def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
         if message["answers"]:
             stored = message["answers"][-1]
             sources = [stored_source(s) for s in stored["sources"]]
-            views.append(AnswerView(stored["text"], sources, stored_meta(stored)))
+            cited = _cited(stored)
+            views.append(
+                AnswerView(stored["text"], sources, stored_meta(stored, len(cited)), cited)
+            )
         else:
             views.append(NoteView("no answer (stopped or failed)"))
     return views
+
+
+def _cited(stored: dict[str, Any]) -> set[int]:
+    """The source numbers a stored answer's checked citations name (as ``to_json`` kept
+    them: ``{"sentence", "sources": [n, ...], ...}``)."""
+    return {
+        number
+        for citation in stored["citations"]
+        if isinstance(citation, dict)
+        for number in citation.get("sources") or ()
+        if isinstance(number, int)
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
@@ -11,6 +12,19 @@ class SearchResult:
     url: str
     title: str = ""
     snippet: str = ""
+
+
+def interleave(lists: Sequence[Sequence[SearchResult]]) -> list[SearchResult]:
+    """Several queries' results as one list, rank by rank (each query's best first), each
+    URL once."""
+    seen: set[str] = set()
+    merged = []
+    for rank in range(max(map(len, lists), default=0)):
+        for results in lists:
+            if rank < len(results) and results[rank].url not in seen:
+                seen.add(results[rank].url)
+                merged.append(results[rank])
+    return merged
 
 
 class Outcome(StrEnum):

@@ -33,10 +33,9 @@ from htmlrag_chat.web.sites import allowed
 # for a new user is nothing: offline, the way forward is a recording.
 _REPLAY = "or replay a question asked before with --replay"
 _ADVICE = {
-    "offline": "the search engines cannot be reached (no network?): check the connection; "
-    "offline, answer from a recording: htmlrag-chat cache import --jsonl FILE (a checkout "
-    "has demo/recording.jsonl.gz, which `make demo` replays), or --replay-db FILE for a "
-    "cache file made elsewhere",
+    "offline": "check the connection; offline, answer from a recording: htmlrag-chat cache "
+    "import --jsonl FILE (a checkout has demo/recording.jsonl.gz, which `make demo` replays), "
+    "or --replay-db FILE for a cache file made elsewhere",
     "rate_limited": "no results: the search engines returned none, which is also how "
     f"DuckDuckGo answers when it rate-limits: wait a minute and retry, rephrase, {_REPLAY}",
     "timeout": f"the search timed out: retry, raise the timeout, {_REPLAY}",
@@ -49,13 +48,35 @@ _TRACKING_PARAMS = ("utm_", "fbclid", "gclid", "mc_cid", "mc_eid")
 
 
 class SearchError(UserError):
-    """A search that failed on every backend after the retries; ``kind`` says why."""
+    """A search that failed on every backend after the retries; ``kind`` says why.
+
+    Unreachable engines are said in words (``offline_cause``): their own messages are dumps
+    of an HTTP stack (``DNSError('error sending request for url (...) > error resolving
+    DNS > ...')``), hundreds of characters a line. Those stay in ``raw``, for ``-v``."""
 
     exit_code = EXIT_NETWORK
 
     def __init__(self, query: str, kind: str, detail: str) -> None:
-        super().__init__(f"search for {query!r} failed: {_ADVICE[kind]} ({detail})")
+        if kind == "offline":
+            said = f"the search engines cannot be reached ({offline_cause(detail)})"
+            message = f"search for {query!r} failed: {said}: {_ADVICE[kind]}"
+        else:
+            message = f"search for {query!r} failed: {_ADVICE[kind]} ({detail})"
+        super().__init__(message)
         self.kind = kind
+        self.raw = detail if kind == "offline" else ""  # what the message leaves out
+
+
+def offline_cause(detail: str) -> str:
+    """Why the engines cannot be reached, in words, from their messages."""
+    text = detail.lower()
+    if "dns" in text or "resolv" in text or "name or service not known" in text:
+        return "their names do not resolve: no network?"
+    if "refused" in text or "errno 111" in text or "connect call failed" in text:
+        return "the connection was refused: a proxy or firewall?"
+    if "unreachable" in text:
+        return "the network is unreachable"
+    return "no connection: no network?"
 
 
 def normalize_url(url: str) -> str:

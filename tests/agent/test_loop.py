@@ -776,3 +776,46 @@ def test_search_settings_change_through_the_agent(store: Store) -> None:
 
     elsewhere, back = asyncio.run(main())
     assert elsewhere.sources == [] and urls(back) == [LYON_URL]
+
+
+# -- the user's documents beside the web
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "festival.md").write_text(
+        "# Festival notes\n\nLyon is known for the Festival of Lights; my aunt lit 40 candles."
+    )
+    (folder / "census.txt").write_text("The population count of 2020 gave 522,250 people.\n")
+    (folder / "porto.md").write_text("# Porto\n\nThe Dom Luís I bridge crosses the Douro.\n")
+    return folder
+
+
+def test_documents_join_each_round_for_its_queries_before_the_pages(
+    store: Store, notes: Path
+) -> None:
+    from htmlrag_chat.library import DocumentLibrary
+
+    llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
+    documents = DocumentLibrary.of([str(notes)], store)
+    run = ask(llm, store, LYON_QUESTION, rounds=2, max_pages=1, documents=documents)
+    local = [s.url.rsplit("/", 1)[1] for s in run.answer.sources if s.local]
+    assert local == ["festival.md", "census.txt"]  # one a round, each for its round's query
+    assert urls(run.answer)[2:] == [LYON_URL, CENSUS_URL]
+    [read] = requests_of(llm, "read")
+    assert (
+        "my aunt lit 40 candles" in read[-1]["content"] and "522,250 people" in read[-1]["content"]
+    )
+    assert run.stages(StageFinished).count("documents") == 2
+
+
+def test_without_the_web_only_documents_are_read(store: Store, notes: Path) -> None:
+    from htmlrag_chat.library import DocumentLibrary
+
+    documents = DocumentLibrary.of([str(notes)], store)
+    run = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1, documents=documents,
+              search_web=False)  # fmt: skip
+    assert all(source.local for source in run.answer.sources) and run.answer.sources
+    assert "search" not in run.stages(StageStarted) and "fetch" not in run.stages(StageStarted)

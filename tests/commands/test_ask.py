@@ -53,7 +53,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
     out = capsys.readouterr().out
     assert code == 0
     record = json.loads(out)
-    assert record["reader"] == "local" and record["model"] == model
+    assert record["reader"] == "transformers" and record["model"] == model
     assert record["queries"] == [QUESTION["question"]]
     assert {"plan", "search", "fetch", "clean", "fused/score", "gen/score", "read", "cite"} <= set(
         record["timings_ms"]
@@ -88,8 +88,8 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     """The missing models are one block, said once per cache file (a replay keeps that in
     its side file); -v says every time why, and how to get an LLM."""
     monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
-    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--model", "no/such")]
-    argv += ["--pruner", "bm25"]
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))  # no default model
+    argv = ["--cache", str(recording), *ask("--replay", "--reader", "auto", "--pruner", "bm25")]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith(HEADER)
@@ -105,24 +105,84 @@ def test_auto_without_a_model_says_it_answers_extractively_once_per_cache(
     assert main([*argv, "-v"]) == 0
     err = capsys.readouterr().err
     assert "answering extractively" in err and "Ollama" in err
-    assert "htmlrag-chat models pull no/such" in err
+    assert "htmlrag-chat models pull reader" in err
 
 
-def test_an_embedding_model_that_is_not_here_leaves_bm25_and_main_text(
-    recording: Path, capsys: pytest.CaptureFixture[str]
+def test_each_missing_model_is_said_once_per_cache_file_replays_included(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The fused stage still runs; only a pruner that is the embedding model alone fails."""
-    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--tokenizer",
-            "approx", "--embed-model", "no/such", "--pruner", "fused", "-v")]  # fmt: skip
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    assert "note: embedding model no/such: not a local path" in captured.err
-    assert "the first stage ranks by BM25 and main text alone" in captured.err
-    assert "candidates 0, encoded 0" in captured.err
-    assert GOLD in captured.out
-    assert main([*argv, "--pruner", "embed"]) == 2
-    (line,) = capsys.readouterr().err.splitlines()[-1:]
-    assert line.startswith("htmlrag-chat: no/such: not a local path")
+    """The README's offline block: an ask in record mode, then replays of the same file (a
+    follow-up with the default pruner): the tokenizer's line once, the pruner's once."""
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.db"))
+    cache = import_demo(tmp_path)
+    extractive = ["--cache", str(cache), "ask", "--reader", "extractive"]
+    runs = [
+        [*extractive, "--pruner", "bm25", QUESTION["question"]],
+        [*extractive, "--replay", "-c", "Which iPhones get it?"],
+        [*extractive, "--replay", "--pruner", "bm25", QUESTION["question"]],
+        [*extractive, "--replay", "-c", "Which iPhones get it?"],
+    ]
+    said = []
+    for argv in runs:
+        assert main(argv) == 0
+        err = capsys.readouterr().err.splitlines()
+        said.append(
+            [line.split()[0] for line in err if line.startswith("  ") and "how" not in line]
+        )
+    assert said == [["tokenizer"], ["pruner"], [], []]
+
+
+def test_a_model_named_that_cannot_be_used_is_an_error_not_an_extractive_answer(
+    recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under --reader auto (the default) as under --reader local: one line that says why
+    the named model cannot be used, exit 2, no answer; nothing is saved."""
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + bytes(range(256)) * 64)  # the magic, then no model
+    cache = tmp_path / "cache.db"
+    cache.write_bytes(recording.read_bytes())
+    cases = {
+        str(broken): f"{broken.resolve()}: llama.cpp cannot load it",
+        str(tmp_path / "missing.gguf"): f"{tmp_path / 'missing.gguf'}: no such GGUF file",
+        "no/such": "--model no/such: no server found lists it, and it is not downloaded",
+        str(tmp_path): f"--model {tmp_path}: no complete model in that folder",
+    }
+    for model, reason in cases.items():
+        for reader in ("auto", "local"):
+            argv = ["--cache", str(cache), *ask("--reader", reader, "--model", model)]
+            if reader == "local" and not model.endswith(".gguf"):
+                continue  # --reader local would download a hub id (offline: another reason)
+            assert main([*argv, "--pruner", "bm25"]) == 2, (model, reader)
+            out, err = capsys.readouterr()
+            assert out == "", (model, reader)
+            (line,) = err.splitlines()
+            assert line.startswith(f"htmlrag-chat: {reason}"), (line, reader)
+    assert main(["--cache", str(cache), "history", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # no question kept without its answer
+
+
+def test_an_embedding_or_pruning_model_named_that_cannot_be_used_is_an_error(
+    recording: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--embed-model and --gen-model as --model: the models the user chose must load; only
+    the defaults fall back (the first stage alone, BM25 and main text) with a notice."""
+    broken = tmp_path / "pruner"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")
+    base = ["--replay-db", str(recording), *ask("--reader", "extractive", "--tokenizer", "approx")]
+    for option, pruner, model in (
+        ("--embed-model", "fused", "no/such"),
+        ("--embed-model", "two-stage", str(tmp_path / "nothing")),
+        ("--gen-model", "two-stage", "no/such"),
+        ("--gen-model", "two-stage", str(broken)),
+    ):
+        assert main([*base, "--pruner", pruner, option, model]) == 2, (option, model)
+        out, err = capsys.readouterr()
+        (line,) = err.splitlines()
+        assert out == "" and line.startswith(f"htmlrag-chat: {model}: "), line
+    # A model the settings leave out is not loaded, so not an error.
+    assert main([*base, "--pruner", "bm25", "--embed-model", "no/such"]) == 0
+    assert GOLD in capsys.readouterr().out
 
 
 def test_a_server_model_name_is_never_offered_to_models_pull(
@@ -132,11 +192,11 @@ def test_a_server_model_name_is_never_offered_to_models_pull(
     the old advice named is refused by the same test of what a hub id is."""
     monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "")
     argv = ["--cache", str(recording), *ask("--replay", "-m", "llama3.1:8b", "--pruner", "bm25")]
-    assert main([*argv, "-v"]) == 0  # every note in full, as the models block names them
-    err = capsys.readouterr().err
-    assert "answering extractively" in err and "serving 'llama3.1:8b'" in err
-    assert "models pull llama3.1:8b" not in err
-    assert "htmlrag-chat models pull reader" in err
+    assert main(argv) == 2  # named, and no server lists it
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "no server found on 127.0.0.1 lists it" in line and "serving 'llama3.1:8b'" in line
+    assert "models pull llama3.1:8b" not in line
+    assert "htmlrag-chat models pull reader" in line
     assert main(["models", "pull", "llama3.1:8b"]) == 2
     assert "not a role" in capsys.readouterr().err
 
@@ -277,6 +337,12 @@ def test_offline_on_an_empty_cache_the_failure_is_said_once_with_advice_that_wor
     assert line.startswith("htmlrag-chat: search for 'Who designed the Eiffel tower?' failed")
     assert "cache import --jsonl FILE" in line and "--replay-db FILE" in line
     assert "make demo" in line and "with --replay" not in line
+    # The cause in words; the backend's own message (an exception's text) only with -v.
+    assert "cannot be reached (the connection was refused: a proxy or firewall?)" in line
+    assert "Error" not in line and len(line) < 400
+    assert main([*argv, "-v"]) == 5
+    *_, said, detail = capsys.readouterr().err.splitlines()
+    assert said == line and detail.startswith("htmlrag-chat: detail: searxng cannot be reached (")
 
 
 def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources(
@@ -369,6 +435,42 @@ def test_usage_errors_are_one_line(recording: Path, capsys: pytest.CaptureFixtur
     assert "question is empty" in errors[0] and "--base-url" in errors[1]
 
 
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (
+            ["--reader", "local"],
+            "meta-llama/Llama-3.1-8B-Instruct: not a local path, not in "
+            "the Hugging Face cache, and the hub is unreachable; get one: htmlrag-chat models "
+            "pull reader (or --model FILE.gguf), or answer without a model: --reader extractive",
+        ),
+        (
+            ["--reader", "local", "--model", "/abs/missing/dir"],
+            "/abs/missing/dir: no such file or folder; get one: htmlrag-chat models pull reader",
+        ),
+        (
+            ["--pruner", "gen"],
+            "zstanjj/HTML-Pruner-Llama-1B: not a local path, not in the "
+            "Hugging Face cache, and the hub is unreachable; get it: htmlrag-chat models pull "
+            "pruner, or prune without it: --pruner fused",
+        ),
+        (
+            ["--pruner", "gen", "--gen-model", "./missing"],
+            "./missing: no such file or folder; get it: htmlrag-chat models pull pruner",
+        ),
+    ],
+    ids=["reader", "reader-path", "pruner", "pruner-path"],
+)
+def test_a_missing_local_model_says_what_to_do(
+    recording: Path, capsys: pytest.CaptureFixture[str], options: list[str], said: str
+) -> None:
+    """Named on purpose and not here: one line with the next step (a path is "no such file
+    or folder", never a matter of the hub)."""
+    assert main(["--replay-db", str(recording), *ask("--reader", "extractive", *options)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()[-1:]
+    assert line.startswith(f"htmlrag-chat: {said}")
+
+
 def test_an_unreachable_reader_server_exits_5_before_any_search(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -390,8 +492,12 @@ def test_an_unreachable_reader_server_exits_5_before_any_search(
 
 
 def test_a_question_missing_from_the_replay_is_named(
-    recording: Path, capsys: pytest.CaptureFixture[str]
+    recording: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(tmp_path / "history.db"))  # kept here
     argv = [
         "--replay-db",
         str(recording),
@@ -401,9 +507,13 @@ def test_a_question_missing_from_the_replay_is_named(
         "extractive",
     ]
     assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "skipped query What is the capital of Peru?: query not in the recording" in err
+    out, err = capsys.readouterr()
+    assert "skipped query What is the capital of Peru?: not in the recording\n" in err
     assert "none of the searches is in the recording" in err
+    assert out == ""  # nothing answer-shaped: no "The sources do not say", no "No sources."
+    # ... and no question left in the history that nobody answered
+    assert main(["history"]) == 0
+    assert "No conversations in" in capsys.readouterr().err
 
 
 # -- untrusted text and oversized pages (issue 13)
@@ -819,3 +929,23 @@ def test_plain_stdout_of_an_extractive_answer_carries_nothing_hostile_from_the_p
     assert not UNSAFE.search(shown) and not re.search("[\U000e0000-\U000e007f]", shown)
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
     assert cited == {1}  # one source, and only it is cited
+
+
+def test_the_sources_a_person_reads_are_the_cited_ones_first(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo cites [3]: the terminal lists it in full, then the five others read, folded
+    by site under their own numbers; --json keeps number order and marks each one."""
+    argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--pruner", "bm25")]
+    assert main(argv) == 0
+    after = capsys.readouterr().out.split("\n\nSources:\n")[1].splitlines()
+    assert after[0].startswith("[3] iOS 13 will fix the FaceTime eye contact problem")
+    assert after[1] == (
+        "Also read, not cited (5): [1] villagevoice.com, [2] pcmag.com, [4] docs.docker.com, "
+        "[5] youhadmeatgardening.com, [6] blog.gaijinpot.com"
+    )
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(s["number"], s["cited"]) for s in record["sources"]] == [
+        (1, False), (2, False), (3, True), (4, False), (5, False), (6, False)
+    ]  # fmt: skip

@@ -29,7 +29,7 @@ def test_a_gguf_file_answers_offline_in_process(
     assert main([*argv, QUESTION]) == 0
     captured = capsys.readouterr()
     record = json.loads(captured.out)
-    assert (record["reader"], record["model"]) == ("local", gguf.name)
+    assert (record["reader"], record["model"]) == ("gguf", gguf.name)
     assert record["answer"] and record["sources"]
     assert record["cited"] is (UNCITED not in record["flags"])
     assert "approximation" not in captured.err  # counted with the GGUF's own vocabulary

@@ -45,7 +45,7 @@ def test_auto_finds_the_server_and_answers_with_one_prefill(
     record = json.loads(captured.out)
 
     assert f"reader: {ALIAS} on the server at 127.0.0.1:{server.port}" in captured.err
-    assert (record["reader"], record["model"]) == ("openai", ALIAS)
+    assert (record["reader"], record["model"]) == ("found", ALIAS)
     assert not any("<" in query or ">" in query for query in record["queries"])
     assert record["sources"]  # listed whether or not the answer cites them
     assert record["cited"] is (UNCITED not in record["flags"])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.cli import main
+from htmlrag_chat.settings.tree import SETTINGS
 
 SECRET = "sk-do-not-print-me"
 
@@ -80,7 +81,7 @@ def test_help_leaves_out_the_options_config_does_not_take(
     with pytest.raises(SystemExit):
         main(["config", "--help"])
     out = capsys.readouterr().out
-    assert "--deadline" in out and "--reader" in out and "-m MODEL, --model" in out
+    assert "--deadline" in out and "--reader" in out and "-m, --model MODEL" in out
     assert "--max-results" not in out and "--coarse-budget" not in out  # search's, prune's
     assert "exit codes" not in out and "examples:" in out
 
@@ -296,3 +297,23 @@ def test_init_writes_every_setting_at_its_default_once(
     assert config_file.read_text(encoding="utf-8") == "# mine\n"
     assert config_command(capsys, "init", "--force")[0] == 0
     assert config_file.read_text(encoding="utf-8") == text
+
+
+def test_every_line_config_init_writes_is_a_valid_setting_once_uncommented(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A setting with no default is written at an example (``# model = "qwen2.5:7b"``),
+    never as ``# model =``, which is no TOML: uncomment any line and the file still loads."""
+    import re
+
+    config_file.unlink()
+    assert config_command(capsys, "init")[0] == 0
+    text = config_file.read_text(encoding="utf-8")
+    setting = re.compile(r"^# (\w+ = .*)$", re.MULTILINE)
+    assert len(setting.findall(text)) == len(SETTINGS)
+    config_file.write_text(setting.sub(r"\1", text), encoding="utf-8")
+    code, out, err = config_command(capsys, "--json")
+    assert code == 0, err
+    record = json.loads(out)
+    model = record["reader"]["model"]
+    assert (model["value"], model["source"]) == ("qwen2.5:7b", "file")

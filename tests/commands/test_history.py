@@ -112,6 +112,15 @@ def test_export_writes_the_file_ctrl_s_writes(cache, capsys, tmp_path):
     path = Path(out.strip())
     assert code == 0 and path == folder / "conversation-2-which-framework.md"
     assert path.read_text(encoding="utf-8") == history(capsys, cache, "show", "2")[1]
+    # Again: the file there is kept unless --force says to write over it.
+    path.write_text("my notes", encoding="utf-8")
+    code, out, err = history(capsys, cache, "export", "2", "--out-dir", str(folder))
+    assert (
+        code == 2 and out == "" and err == f"htmlrag-chat: {path} exists: --force writes over it\n"
+    )
+    assert path.read_text(encoding="utf-8") == "my notes"
+    assert history(capsys, cache, "export", "2", "--out-dir", str(folder), "--force")[0] == 0
+    assert path.read_text(encoding="utf-8") == history(capsys, cache, "show", "2")[1]
 
 
 @pytest.mark.parametrize("action", ["show", "export"])

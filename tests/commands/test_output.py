@@ -134,21 +134,28 @@ def test_quiet_prints_only_the_answer_and_its_sources(recording: Path, tmp_path:
     assert terminal == ""  # no status line, no notes
     answer, sources = out.split("\n\nSources:\n")
     assert answer.startswith(HEADER) and "[" in answer
-    assert all(re.match(r"\[\d+\] .+ - https?://", line) for line in sources.splitlines())
+    *cited, read = sources.splitlines()  # the cited ones, then the others folded
+    assert cited and all(re.match(r"\[\d+\] .+ - https?://", line) for line in cited)
+    assert re.fullmatch(r"Also read, not cited \(\d\): \[\d\] [\w.-]+(, \[\d\] [\w.-]+)*", read)
 
 
 def test_an_answer_piped_elsewhere_leaves_the_terminal_clean(
     recording: Path, tmp_path: Path
 ) -> None:
-    """``ask ... > answer.txt``: the status line counts the answer's characters, then goes."""
+    """``ask ... | tee answer.txt``: the pipe's end may be this terminal too, so the status
+    line is cleared for good when the answer starts (never redrawn into its text); held
+    back with ``--no-stream``, the answer is counted on the line meanwhile."""
     argv = ["--replay-db", str(recording), "ask", "--reader", "extractive", "--pruner", "bm25",
             "--tokenizer", "approx", QUESTION]  # fmt: skip
     status, terminal, out = in_terminal(argv, tmp_path, stdout_pipe=True)
     assert status == 0, terminal
     lines, most = screens(terminal)
     assert most == 1 and not [line for line in lines if STATUS.match(line)]
-    assert re.search(r"answering · .*\d+ chars", terminal)
+    assert "chars" not in terminal  # gone before the answer: none of it counted
     assert out.startswith(HEADER) and "\x1b" not in out
+    status, terminal, out = in_terminal([*argv, "--no-stream"], tmp_path, stdout_pipe=True)
+    assert status == 0 and re.search(r"answering · .*\d+ chars", terminal)
+    assert out.startswith(HEADER)
 
 
 def test_verbose_prints_the_timestamped_trace_in_a_terminal_too(
@@ -160,6 +167,9 @@ def test_verbose_prints_the_timestamped_trace_in_a_terminal_too(
     assert status == 0, drawn
     assert "\r" not in drawn.replace("\r\n", "")
     assert re.search(r"^\[ *\d+\.\d\ds\] search done in", drawn, re.MULTILINE)
+    # An extractive answer comes at once: its sources are listed after it, not also before.
+    assert re.search(r"^\[ *\d+\.\d\ds\] sources: \d ready", drawn, re.MULTILINE)
+    assert "while the reader reads" not in drawn and drawn.count("theverge.com") == 1
 
 
 def test_a_failure_in_a_terminal_is_one_line_and_no_status_line_is_left(tmp_path: Path) -> None:
@@ -238,10 +248,13 @@ def test_the_block_of_missing_models_is_said_once_per_cache_file(
         assert first_showing(cache, "block") and not first_showing(cache, "block")
         assert first_showing(cache, "another block")
     with Store.open(tmp_path / "a.db", readonly=True) as replay:
-        assert first_showing(replay, "block")  # a replay remembers in its side file
-        assert not first_showing(replay, "block")
+        assert not first_showing(replay, "block")  # said to this file in record mode
+        assert first_showing(replay, "a replay's block")  # remembered in its side file...
+        assert not first_showing(replay, "a replay's block")
     with Store.open(tmp_path / "b.db") as other:
         assert first_showing(other, "block")
+    with Store.open(tmp_path / "b.db", readonly=True) as replay:
+        assert first_showing(replay, "a replay's block")  # ... for that file only
 
 
 def test_a_failure_leaves_no_status_line_and_no_block(capsys: pytest.CaptureFixture[str]) -> None:

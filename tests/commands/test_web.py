@@ -90,9 +90,10 @@ def test_fetch_records_then_replays_and_explains_skips(capsys, tmp_path):
 
 def test_fetch_refuses_private_addresses_by_default(capsys, tmp_path):
     with LoopbackSite() as site:
-        code, lines, _ = run(capsys, "fetch", "--cache", str(tmp_path / "c"), site.url("a"))
+        code, lines, err = run(capsys, "fetch", "--cache", str(tmp_path / "c"), site.url("a"))
         assert site.hits == []
     assert code == 3 and lines[0]["outcome"] == "blocked"  # none came back ok
+    assert f"htmlrag-chat: {site.url('a')}: {lines[0]['reason']}\n" in err  # and why, on stderr
 
 
 def test_replay_names_the_missing_url_and_query(capsys, tmp_path):

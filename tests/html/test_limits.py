@@ -1,4 +1,5 @@
-"""The page cap as the documentation states it: the figure users read is the one enforced."""
+"""The page cap (and a PDF document's) as the documentation states it: the figure users
+read is the one enforced."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.documents.pdf import MAX_PDF_BYTES
 from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, read_page_file
 from htmlrag_chat.web.apis import MAX_ANSWER_BYTES
@@ -21,11 +23,12 @@ def test_every_mib_figure_in_the_docs_is_the_cap_the_code_enforces() -> None:
         for path in DOCS
         for size in re.findall(r"(\d+) MiB", path.read_text(encoding="utf-8"))
     }
-    cap = MAX_PAGE_BYTES >> 20
+    cap, pdf_cap = MAX_PAGE_BYTES >> 20, MAX_PDF_BYTES >> 20
     answer = MAX_ANSWER_BYTES >> 20  # a search API's answer
-    allowed = {cap, 1, answer}  # 1 MiB: a long Wikipedia article, and the config file cap
+    allowed = {cap, pdf_cap, answer, 1}  # 1 MiB: a long Wikipedia article, the config file cap
     assert figures and {size for _, size in figures} <= allowed, sorted(figures)
     assert ("cli.md", cap) in figures and ("search.md", answer) in figures
+    assert ("docs.md", pdf_cap) in figures
 
 
 def test_a_file_one_byte_over_the_cap_is_refused(tmp_path: Path) -> None:

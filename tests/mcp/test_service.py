@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from htmlrag_chat import loader
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event, StageStarted
+from htmlrag_chat.loader import load_count
 from htmlrag_chat.mcp.server import build_server
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
 from htmlrag_chat.prune_factory import PruneSettings
@@ -153,3 +155,31 @@ def test_page_context_refuses_an_address_that_leads_to_a_private_one(
 ) -> None:
     with pytest.raises(UserError, match="is a private or local address"):
         asyncio.run(service.page_context(url, "metadata", lambda event: None))
+
+
+def test_a_second_answer_loads_no_model(
+    tmp_path: Path, tiny_lm_dir: Path, tiny_tied_lm_dir: Path
+) -> None:
+    """``mcp`` builds its parts once, the reader and the pruner loaded with them (the
+    embedding model may still be landing from its warm-up thread when the first question
+    comes); a later ``answer`` call, in a new conversation, loads nothing."""
+    path = import_demo(tmp_path)
+    options = AgentOptions(
+        reader=ReaderSettings(reader="local", model=str(tiny_lm_dir), max_tokens=8),
+        prune=PruneSettings(pruner="two-stage", gen_model=str(tiny_tied_lm_dir), budget=1024),
+        replay=True,
+    )
+    with Store.open(path, readonly=True) as cache, Store.open(tmp_path / "h.db") as history:
+        parts = shared(build_parts(options, cache, lambda event: None))
+        # The reader and the pruner are loaded before any question (this process may have
+        # loaded them for an earlier test: the loader keeps each model once).
+        loaded = {key[0] for key in loader._LOADED["causal-lm"]}
+        assert {str(tiny_lm_dir), str(tiny_tied_lm_dir)} <= loaded
+        service = ContextService(parts, cache, history)
+        results, loads = [], []
+        for _ in range(2):
+            results.append(asyncio.run(service.answer(QUESTION["question"], lambda event: None)))
+            loads.append(load_count())
+    assert loads[1] == loads[0]
+    assert all(result.sources and result.answer for result in results)
+    assert results[0].conversation_id != results[1].conversation_id

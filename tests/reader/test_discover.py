@@ -8,6 +8,7 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +18,7 @@ from aiohttp import web
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.events import Event, Notice
 from htmlrag_chat.reader import Source
+from htmlrag_chat.reader.choice import OnDisk, look_around
 from htmlrag_chat.reader.discover import (
     SERVERS,
     Server,
@@ -29,9 +31,9 @@ from htmlrag_chat.reader.discover import (
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
-from htmlrag_chat.wiring import build_reader
 from tests.loopback import serve_app, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
+from tests.reader.building import build_reader
 
 REPLY = "Sea otters float in kelp forests [1]."
 SOURCES = [Source(1, "https://example.org/otters", "Otters", "<p>kelp</p>", "kelp")]
@@ -118,9 +120,16 @@ def test_a_server_with_only_embedding_models_is_not_a_reader() -> None:
 
     async def scenario() -> None:
         async with serve_llm(llm) as url:
-            settings = ReaderSettings(probe_ports=(port_of(url),), model="/no/such/model")
-            reader, notices = await build(settings)
+            settings = ReaderSettings(probe_ports=(port_of(url),))
+            around = await asyncio.to_thread(look_around, settings)
+            found = replace(around, disk=OnDisk())  # no model of this machine
+            assert [server.models for server in found.found] == [
+                ("nomic-embed-text:latest", "bge-m3")
+            ]
+            events: list[Event] = []
+            reader = await asyncio.to_thread(build_reader, settings, events.append, found)
             assert isinstance(reader, ExtractiveReader)
+            notices = [event.message for event in events if isinstance(event, Notice)]
             assert "answering extractively" in notices[0] and "Ollama" in notices[0]
             assert not llm.requests
 

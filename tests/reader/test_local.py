@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.reader import Message
-from htmlrag_chat.reader.local import LocalChat
+from htmlrag_chat.reader import Message, local
+from htmlrag_chat.reader.local import LocalChat, _TextStream
 from htmlrag_chat.reader.streaming import fit_answer
 from htmlrag_chat.reader.think import OPEN
 from tests.tiny_models import CHAT_TEMPLATE
@@ -110,3 +112,40 @@ def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
     assert chunks[0] == OPEN and OPEN not in "".join(chunks[1:])
     plain = asyncio.run(collect(LocalChat(str(tiny_lm_dir), "cpu"), QUESTION, 4))
     assert plain and OPEN not in "".join(plain)
+
+
+def put_one_at_a_time(stream: _TextStream, ids: list[int]) -> None:
+    stream.put(torch.tensor([[1, 2, 3]]))  # the prompt, which generate hands over first
+    for token in ids:
+        stream.put(torch.tensor([token]))
+    stream.end()
+
+
+def test_the_stream_puts_whole_characters_that_add_up_to_the_decoded_answer(
+    tiny_lm_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Byte-level tokens can each hold part of a character (an emoji, a rare kana): the
+    incremental decoding holds those back until the character is whole."""
+    monkeypatch.setattr(local, "PUT_INTERVAL", 0.0)  # a piece at every token that ends one
+    _, tokenizer = LocalChat(str(tiny_lm_dir), "cpu").load()
+    text = "Docker 🐳 ランタイム, naïve café\nSecond line: 東京 ✓ done."
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    assert len(ids) > len(text) // 2  # many pieces, some of them parts of a character
+    pieces: list[str] = []
+    put_one_at_a_time(_TextStream(tokenizer, pieces.append, threading.Event()), ids)
+    assert "".join(pieces) == tokenizer.decode(ids) == text
+    assert len(pieces) > 10 and not any("\ufffd" in piece for piece in pieces)
+
+
+def test_tokens_that_come_fast_are_put_together(tiny_lm_dir: Path) -> None:
+    """The first token's text goes at once; then at most one piece every PUT_INTERVAL."""
+    _, tokenizer = LocalChat(str(tiny_lm_dir), "cpu").load()
+    text = "Docker Engine is an open source containerization technology. " * 8
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    pieces: list[str] = []
+    start = time.monotonic()
+    put_one_at_a_time(_TextStream(tokenizer, pieces.append, threading.Event()), ids)
+    elapsed = time.monotonic() - start
+    assert "".join(pieces) == text
+    assert pieces[0] == tokenizer.decode(ids[:1])
+    assert len(pieces) <= 2 + elapsed / local.PUT_INTERVAL < len(ids)

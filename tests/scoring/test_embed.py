@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable
@@ -66,21 +65,6 @@ def test_models_load_once_per_process():
 def test_bge_models_get_their_query_instruction():
     assert query_instruction_for("BAAI/bge-large-en-v1.5") == BGE_QUERY_INSTRUCTION
     assert query_instruction_for(DEFAULT_EMBED_MODEL) == ""
-
-
-@pytest.fixture(scope="module")
-def max_pooled_minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled MiniLM with max pooling: a layout only sentence-transformers runs."""
-    bundled = bundled_embedding(DEFAULT_EMBED_MODEL)
-    assert bundled is not None
-    folder = tmp_path_factory.mktemp("max-pooled") / "minilm"
-    shutil.copytree(bundled, folder, copy_function=os.symlink)
-    pooling = folder / "1_Pooling" / "config.json"
-    config = json.loads(pooling.read_text(encoding="utf-8"))
-    pooling.unlink()
-    config.update(pooling_mode_mean_tokens=False, pooling_mode_max_tokens=True)
-    pooling.write_text(json.dumps(config), encoding="utf-8")
-    return folder
 
 
 def test_on_the_cpu_bert_folders_run_in_numpy_and_the_rest_in_sentence_transformers(

@@ -289,6 +289,7 @@ def test_each_value_names_where_it_came_from(
         "max_tokens": Origin("file", str(path)),
         "context_tokens": Origin("default"),
         "device": Origin("default"),
+        "gpu_layers": Origin("default"),
         "probe_ports": Origin("environment", "HTMLRAG_CHAT_PROBE_PORTS"),
     }
     assert settings.probe_ports == (11434,)

@@ -371,8 +371,8 @@ def test_a_fresh_file_has_the_current_schema_and_keeps_data(path):
     with Store.open(path) as store:
         store.put_derived("k", "v", b"1")
         conversation = store.new_conversation("c")
-    assert SCHEMA_VERSION == 1
-    assert sql(path, "PRAGMA user_version") == [(1,)]
+    assert SCHEMA_VERSION == 2
+    assert sql(path, "PRAGMA user_version") == [(2,)]
     assert sql(path, "PRAGMA journal_mode") == [("wal",)]
     with Store.open(path) as store:
         assert store.get_derived("k", "v") == b"1"
@@ -490,6 +490,8 @@ def test_clear_keeps_conversations_and_vacuum_shrinks_the_file(store):
         "pages": 20,
         "derived": 1,
         "embeddings": 1,
+        "document_terms": 0,
+        "documents": 0,
         "conversations": 1,
         "messages": 1,
         "answers": 0,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import webbrowser
+from argparse import Namespace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +13,15 @@ from textual.widgets import Markdown
 
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.cli import main
-from htmlrag_chat.commands.chat import history_store
+from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.events import AnswerDelta
+from htmlrag_chat.loader import load_count
+from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.app import ChatApp
+from htmlrag_chat.tui.app import REOPENED, ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
@@ -59,11 +63,18 @@ def test_a_question_is_answered_with_citations_and_its_sources_listed(
             assert any(
                 GOLD in line and line.endswith(f"[{number}]") for line in view.text.splitlines()
             )
+            # The cited source first, in full; the others read under a line that says so,
+            # each its number (the answer's) and site.
             panel = app.query_one(SourcesPanel)
-            assert panel.sources == view.sources and panel.option_count == len(view.sources)
-            prompt = str(panel.get_option_at_index(number - 1).prompt)
-            assert prompt.startswith(f"[{number}] ") and "theverge.com" in prompt
-            assert QUESTION["gold_url"] in prompt
+            assert panel.sources == view.sources
+            prompts = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+            assert prompts[0].startswith(f"[{number}] ") and "theverge.com" in prompts[0]
+            assert QUESTION["gold_url"] in prompts[0]
+            others = [source for source in view.sources if source.number != number]
+            assert others and prompts[1] == f"read, not cited ({len(others)}):"
+            assert prompts[2:] == [f"[{source.number}] {source.site}" for source in others]
+            assert panel.border_subtitle == f"1 cited · {len(view.sources)} read"
+            assert panel.highlight(others[0].number) and panel.current == others[0]
             assert "answered in" in str(app.query_one("#status").render())
             (conversation,) = history.conversations()
             (message,) = history.messages(conversation["id"])
@@ -129,7 +140,7 @@ def test_escape_stops_the_running_question(cache: Store, history: Store, tmp_pat
                 (message,) = history.messages(conversation["id"])
                 assert message["answers"] == []
                 llm.hang_after = None
-                await ask(pilot, "again?")
+                await ask(pilot, QUESTION["question"])  # in the recording: answered
                 assert len(answers(app)) == 2 and answers(app)[1].text.startswith("This answer")
 
     run(scenario())
@@ -220,21 +231,31 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
     assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}")
 
 
-def test_a_replay_shows_the_conversations_of_its_cache_and_writes_none_into_it(
-    tmp_path: Path,
+def test_a_replay_whose_history_cannot_be_kept_shows_the_cache_conversations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bare command's replay: the cache read-only, the history a scratch copy of the
-    cache's conversations (``commands/chat.history_store``), so the History panel shows what
-    ``htmlrag-chat history`` shows, and a reopened one can be followed up."""
+    """The bare command's replay keeps its conversations in the cache file
+    (``commands/common.history_store``); when that file cannot be used, the history is a
+    scratch copy of the cache's conversations, so the History panel shows what
+    ``htmlrag-chat history`` shows, a reopened one can be followed up, and the recording is
+    never written."""
     path = import_demo(tmp_path)
     with Store.open(path) as writable:
         session = ChatSession(writable)
         asked = session.question_asked(QUESTION["question"])
         session.answered(asked, extractive_answer(QUESTION["question"]))
     before = path.read_bytes()
+    damaged = tmp_path / "mine.db"
+    damaged.write_bytes(b"not SQLite" * 1000)
+    monkeypatch.setenv("HTMLRAG_CHAT_CACHE", str(damaged))
+    args = Namespace(cache=None, replay_db=path)
 
     async def scenario() -> None:
-        with Store.open(path, readonly=True) as cache, history_store(cache) as history:
+        with (
+            Store.open(path, readonly=True) as cache,
+            history_store(args, cache) as (history, not_kept),
+        ):
+            assert not_kept.startswith(f"{damaged} cannot be used")
             app = ChatApp(options(), cache, ChatSession(history, kept=False), export_dir=tmp_path)
             async with app.run_test(size=SIZE) as pilot:
                 assert app.query_one(HistoryPanel).option_count == 1
@@ -276,10 +297,11 @@ def test_export_copy_and_the_source_actions(
             markdown = view.query_one(Markdown)
             markdown.post_message(Markdown.LinkClicked(markdown, f"cite:{number}"))
             panel = app.query_one(SourcesPanel)
-            await wait_until(pilot, lambda: panel.highlighted == number - 1, 5, "highlight")
+            await wait_until(pilot, lambda: panel.highlighted == 0, 5, "highlight")
+            assert panel.current is not None and panel.current.number == number  # cited: first
             view.focus()
             await pilot.press("1")
-            assert panel.highlighted == 0
+            assert panel.current == view.sources[0]
             await pilot.press("ctrl+l", "c")
             assert app.clipboard == view.sources[0].url
             await pilot.press("o")
@@ -297,7 +319,10 @@ def test_help_screen_and_command_palette(cache: Store, history: Store, tmp_path:
             text = app.screen.query_one(Markdown).source
             for row in (
                 "| Ctrl+Q | Quit (this session's conversations are not kept) |",
-                "| Esc | Stop the running question |",
+                "| Esc | Stop the running question (else: back to the question box, the panes as "
+                "the width has them) |",
+                "| Ctrl+L | Show the selected answer's sources and go to them (again: hide them) |",
+                "| Ctrl+O | Show the saved conversations and go to them (again: hide them) |",
                 "| Ctrl+N | Start a new conversation |",
                 "| Ctrl+S | Save the conversation as Markdown here |",
             ):
@@ -361,8 +386,11 @@ def test_a_failed_search_says_what_to_do(history: Store, tmp_path: Path) -> None
                     # Said once: not also as a note that the search was skipped.
                     notes = [str(n.render()) for n in app.query(NoteView)]
                     assert not [n for n in notes if "HTTP 429" in n], notes
-                    # Taken back from the history, as ask does: nobody answered it.
-                    assert app.session.conversations() == []
+                    # Kept in the history, with no answer (docs/chat-app.md), and shown so
+                    # when the conversation is reopened.
+                    (kept,) = app.session.conversations()
+                    (message,) = history.messages(kept["id"])
+                    assert message["content"] == "what is htmlrag" and not message["answers"]
 
     run(scenario())
 
@@ -389,10 +417,10 @@ def test_a_tiny_local_model_answers_in_the_app(
             (view,) = answers(app)
             assert not app.query(ErrorView)
             meta = str(view.query_one(".meta").render())
-            assert meta.startswith(f"local · {tiny_lm_dir}")
+            assert meta.startswith(f"transformers · {tiny_lm_dir}")
             (conversation,) = history.conversations()
             (message,) = history.messages(conversation["id"])
-            assert message["answers"][0]["reader"] == f"local:{tiny_lm_dir}"
+            assert message["answers"][0]["reader"] == f"transformers:{tiny_lm_dir}"
 
     run(scenario())
     stages = [
@@ -468,3 +496,68 @@ def test_reasoning_closed_by_an_unnamed_model_is_taken_back_from_the_transcript(
 
     run(scenario())
     assert any("hmm3" in text for text in seen)  # it was shown while it streamed
+
+
+def test_the_history_tells_conversations_apart_and_reaches_the_one_left(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """The same question asked in two chats: each row says when and how many questions,
+    the open one is marked; after opening the older, the one left is a row to go back to,
+    and the status line no longer shows the time of the chat left."""
+
+    def rows(app: ChatApp) -> list[str]:
+        panel = app.query_one(HistoryPanel)
+        return [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+
+    async def scenario() -> None:
+        app = make_app(cache, history, options(), tmp_path)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await ask(pilot, QUESTION["question"])
+            first = app.session.conversation
+            await pilot.press("ctrl+n")
+            await ask(pilot, QUESTION["question"])
+            second = app.session.conversation
+            await ask(pilot, "Which iPhones get it?")
+            notes = [str(note.render()) for note in app.query(NoteView)]
+            assert "skipped query Which iPhones get it?: not in the recording" in notes
+            title = title_for(QUESTION["question"])
+            assert rows(app) == [
+                f"● {title}\njust now · 2 questions · open",
+                f"{title}\njust now · 1 question",
+            ]
+            await pilot.press("ctrl+o", "down", "enter")
+            await wait_until(pilot, lambda: app.session.conversation == first, 5, "reopen")
+            assert len(answers(app)) == 1 and rows(app)[1].startswith("● ")
+            assert str(app.query_one("#status").render()) == REOPENED
+            await pilot.press("ctrl+o", "home", "enter")
+            await wait_until(pilot, lambda: app.session.conversation == second, 5, "back")
+            assert len(answers(app)) == 2 and rows(app)[0].startswith("● ")
+
+    run(scenario())
+
+
+def test_a_second_question_loads_no_model(
+    cache: Store, history: Store, tmp_path: Path, tiny_lm_dir: Path, tiny_tied_lm_dir: Path
+) -> None:
+    """The app loads the reader and the pruning models once, when it starts: a question
+    asked later, in a new conversation too, is answered by the models already loaded."""
+    loads: list[int] = []
+
+    async def scenario() -> None:
+        agent_options = replace(
+            options(reader="local", model=str(tiny_lm_dir), max_tokens=8),
+            prune=PruneSettings(pruner="two-stage", gen_model=str(tiny_tied_lm_dir), budget=1024),
+        )
+        app = make_app(cache, history, agent_options, tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await ask(pilot, QUESTION["question"])
+            loads.append(load_count())
+            await pilot.press("ctrl+n")
+            await ask(pilot, QUESTION["question"])
+            loads.append(load_count())
+            assert not app.query(ErrorView) and answers(app)[-1].text
+
+    run(scenario())
+    first, second = loads
+    assert second == first
+    assert len(history.conversations()) == 2

@@ -68,7 +68,7 @@ def test_the_header_names_the_found_server_and_the_palette_switches_reader(
         found = options(reader="auto", probe_ports=(urlsplit(url).port,))
         app = make_app(cache, history, found, tmp_path)
         async with app.run_test(size=SIZE) as pilot:
-            named = f"htmlrag-chat · {LLAMA} on {address}"  # Llama 3 first
+            named = f"htmlrag-chat · {LLAMA} on the server at {address}"  # Llama 3 first
             await wait_until(pilot, lambda: header(app).startswith(named), 60, "the name")
             await ask(pilot, QUESTION["question"])
             assert llm.requests[-1]["model"] == LLAMA
@@ -77,13 +77,13 @@ def test_the_header_names_the_found_server_and_the_palette_switches_reader(
             await choose(pilot, "qwen2.5", f"Reader: {QWEN} on the server at {address}")
             await wait_until(pilot, lambda: QWEN in header(app), 60, "the switch")
             status = str(app.query_one("#status").render())
-            assert status == f"ready: {QWEN} on {address} answers from now on"
+            assert status == f"ready: {QWEN} on the server at {address} answers from now on"
             await ask(pilot, "And which sensor?")
             assert llm.requests[-1]["model"] == QWEN
 
             asked = len(llm.requests)
             await choose(pilot, "extractive", "Reader: extractive (no LLM)")
-            extractive = "htmlrag-chat · extractive reader (no LLM)"
+            extractive = "htmlrag-chat · extractive (no LLM)"
             await wait_until(pilot, lambda: header(app).startswith(extractive), 60)
             await ask(pilot, QUESTION["question"])
             assert answers(app)[-1].text.startswith(HEADER) and len(llm.requests) == asked
@@ -104,7 +104,7 @@ def test_the_palette_offers_chat_models_and_a_local_model_on_disk(tiny_lm_dir: P
             switched = {choice.title: choice.settings for choice in choices}
             qwen = switched[f"Reader: {QWEN} on the server at {urlsplit(url).netloc}"]
             assert (qwen.reader, qwen.base_url, qwen.model) == ("openai", url, QWEN)
-            local = switched[f"Reader: {tiny_lm_dir} (local)"]
+            local = switched[f"Reader: {tiny_lm_dir.name} (transformers)"]
             assert (local.reader, local.model, local.base_url) == ("local", str(tiny_lm_dir), None)
             return list(switched)
 
@@ -112,7 +112,7 @@ def test_the_palette_offers_chat_models_and_a_local_model_on_disk(tiny_lm_dir: P
     assert titles[0] == "Reader: extractive (no LLM)" and len(titles) == 5  # no bge-m3
     # Last, auto and what it picks now: a found server must list the model named, so the
     # model on disk.
-    assert titles[-1] == f"Reader: auto, now {tiny_lm_dir} (transformers)"
+    assert titles[-1] == f"Reader: auto, now {tiny_lm_dir.name} (transformers)"
     # Nothing on disk, no server: the extractive reader alone, which auto also picks.
     nothing = [c.title for c in reader_choices(ReaderSettings(probe_ports=()))]
     assert nothing == [titles[0], "Reader: auto, now extractive (no LLM)"]

@@ -1,4 +1,5 @@
-"""Snapshots of the main screens at 120x36 (pytest-textual-snapshot; SVGs in __snapshots__).
+"""Snapshots of the main screens at 120x36, and of an answer at 80x24, 100x30 and 160x50
+where the side panes fold by the width (pytest-textual-snapshot; SVGs in __snapshots__).
 
 After a deliberate change of the look, review and accept with ``pytest --snapshot-update``.
 The clock is frozen, the answers extractive over BM25 and every screen is taken once the
@@ -10,13 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import READY, ChatApp
 from htmlrag_chat.tui.transcript import ErrorView
-from tests.tui.conftest import QUESTION, SIZE, ask, make_app, options, wait_until
+from tests.tui.conftest import QUESTION, SIZE, ask, make_app, options, run, wait_until
+from tests.tui.screenshot import draw, readme_picture
 
 
 def frozen_app(cache: Store, history: Store, tmp_path: Path, **reader: Any) -> ChatApp:
@@ -42,11 +45,29 @@ def test_welcome(snap_compare: Any, cache: Store, history: Store, tmp_path: Path
     assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
 
 
+@pytest.mark.parametrize(
+    "size", [(80, 24), (100, 30), SIZE, (160, 50)], ids=("80", "100", "120", "160")
+)
 def test_answer_with_sources(
+    snap_compare: Any, cache: Store, history: Store, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """80 columns: the transcript has them all; 100 and 120: the sources beside it; 160:
+    both panes."""
+    app = frozen_app(cache, history, tmp_path)
+    assert snap_compare(app, terminal_size=size, run_before=answered)
+
+
+def test_sources_brought_back_at_80x24(
     snap_compare: Any, cache: Store, history: Store, tmp_path: Path
 ) -> None:
     app = frozen_app(cache, history, tmp_path)
-    assert snap_compare(app, terminal_size=SIZE, run_before=answered)
+    assert snap_compare(app, press=["ctrl+l"], terminal_size=(80, 24), run_before=answered)
+
+
+def test_the_readme_shows_the_chat_app_as_it_draws(tmp_path: Path) -> None:
+    assert readme_picture() == run(draw(tmp_path)), (
+        "README.md's chat app is not what the app draws: .venv/bin/python -m tests.tui.screenshot"
+    )
 
 
 def test_help(snap_compare: Any, cache: Store, history: Store, tmp_path: Path) -> None:

@@ -27,6 +27,29 @@ def test_failures_are_classified(error, kind):
     assert classify(error) == kind
 
 
+@pytest.mark.parametrize(
+    ("detail", "said"),
+    [
+        (
+            "duckduckgo,brave,mojeek: DNSError: DNSError('error sending request for url "
+            "(https://search.brave.com/search?q=x) > error resolving DNS > DNS error: no …",
+            "their names do not resolve: no network?",
+        ),
+        (
+            "searxng cannot be reached ([Errno 111] Connection refused)",
+            "the connection was refused",
+        ),
+        ("brave: ConnectError: Network is unreachable (os error 101)", "network is unreachable"),
+    ],
+)
+def test_unreachable_engines_are_said_in_words_and_their_dump_kept_apart(detail, said):
+    failure = SearchError("q", "offline", detail)
+    assert said in str(failure) and detail not in str(failure) and failure.raw == detail
+    assert "Error" not in str(failure) and "check the connection" in str(failure)
+    limited = SearchError("q", "rate_limited", "searxng answered HTTP 429")
+    assert "(searxng answered HTTP 429)" in str(limited) and limited.raw == ""
+
+
 def test_urls_are_normalized_for_duplicates():
     same = [
         "https://www.example.com/a/?utm_source=x&b=2&a=1#top",

@@ -1,0 +1,137 @@
+"""What a reader backend is: one way of answering, and all the rest of the program asks of it.
+
+A backend is a ``Backend`` subclass listed in ``reader/registry.py`` (``BACKENDS``, in
+``--reader auto``'s order). Given the reader settings and what was found around
+(``reader/choice.py``: servers, model files, loading nothing) it says whether it would answer
+(``plan``); asked later, it loads that reader, says which tokens budgets count, the budget
+it reads best, how to name it in a few words, and its row in ``htmlrag-chat models``. The
+assembly (``wiring.py``), ``models`` (``inventory.py``), ``config`` and the chat app ask the
+plan's backend and never test which backend it is, so a new backend is one module with a
+subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
+
+Its ``name`` is the one name of the backend everywhere: the plan's, the answer's ``reader``
+in the history and ``--json``, ``config``'s "answers with". ``--reader`` chooses among
+backends: ``auto`` asks each in order, the other values only those whose ``chosen_by``
+names them (``local``: the GGUF and transformers backends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.events import Notice
+from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.listing import ModelRow
+from htmlrag_chat.reader.discover import Server
+from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.safety import one_line
+from htmlrag_chat.settings.tree import BUDGET
+
+if TYPE_CHECKING:
+    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.reader.choice import Surroundings
+
+Reader = LLMReader | ExtractiveReader
+PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
+MIN_BUDGET = 256  # a window smaller than that and the answer leaves the reader no sources
+Warn = Callable[[str], None]  # a notice for the user (the line ``-v`` shows)
+Counting = Callable[[], TokenCounter]  # loads --tokenizer's counter, only when asked
+
+
+@dataclass(frozen=True)
+class ReaderPlan:
+    """The reader that will answer, decided before anything loads."""
+
+    backend: Backend
+    settings: ReaderSettings  # those it was made from, the device resolved
+    model: str  # the server's model name, the GGUF file, the hub id or folder, "extractive"
+    why: str  # one line for the user
+    server: Server | None = None  # the server that answers, for the server backends
+    problem: str | None = None  # why these settings cannot work (loading it fails with it)
+
+    @property
+    def auto(self) -> bool:
+        """Chosen by ``--reader auto``: only what is here, never a download."""
+        return self.settings.reader == "auto"
+
+    def checked(self) -> ReaderPlan:
+        """This plan, or ``ModelUnavailable`` saying why it cannot work (before anything
+        loads: a model named that is not here is said at once)."""
+        if self.problem is not None:
+            raise ModelUnavailable(self.problem)
+        return self
+
+    @property
+    def label(self) -> str:
+        """The reader in a few words (the chat app's header and palette, ``config``)."""
+        if self.problem is not None:
+            return f"none: {self.problem}"
+        return self.backend.label(self)
+
+
+class Backend:
+    """One way of answering. A subclass sets ``name`` and ``chosen_by`` and gives ``plan``
+    and ``load``; the other answers default to those of a model read elsewhere (a server):
+    the budget for a fast reader, ``--tokenizer``'s tokens, a row that names the model."""
+
+    name: ClassVar[str]  # the one name of the backend (plans, answers, config, models)
+    chosen_by: ClassVar[tuple[str, ...]]  # the --reader values that ask it ("auto": all)
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        """This backend's plan when it would answer under ``settings``, given what is
+        ``around``, or a plan with a ``problem`` when the user named something for it that
+        cannot work; None leaves the choice to the backends after it."""
+        raise NotImplementedError
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+        """The planned reader, loaded (slow: models load here). ``ModelUnavailable`` when
+        its model cannot be loaded, ``ReaderFailed`` when its server cannot be reached."""
+        raise NotImplementedError
+
+    def label(self, plan: ReaderPlan) -> str:
+        return f"{one_line(plan.model)} ({self.name})"
+
+    def announce(self, plan: ReaderPlan) -> Notice:
+        """The line that says, under ``auto``, who answers."""
+        return Notice(plan.why)
+
+    def counter(self, reader: Reader, tokenizer: str | None, fallback: Counting) -> TokenCounter:
+        """The counter budgets use: the reader's own tokens (``own_counter``) unless the
+        user named a ``--tokenizer``, else ``fallback()``'s (``--tokenizer``'s, default
+        Llama-3's, else the approximation)."""
+        own = None if tokenizer else self.own_counter(reader)
+        return own if own is not None else fallback()
+
+    def own_counter(self, reader: Reader) -> TokenCounter | None:
+        """A counter of the tokens this reader reads, when it has one (loaded already)."""
+        return None
+
+    def default_budget(self, reader: Reader) -> int:
+        """The pruning budget when none is given: ``CPU_BUDGET`` for a reader that
+        prefills on this machine's CPU, where the prefill is the wait; else ``BUDGET``."""
+        return BUDGET
+
+    def budget(self, reader: Reader, given: int | None, warn: Warn) -> int:
+        """The pruning budget: ``given``, else ``default_budget``; lowered, with a notice,
+        when the reader's window cannot hold it with the longest answer and the prompt
+        around the sources (``PROMPT_RESERVE``)."""
+        budget = given or self.default_budget(reader)
+        if not isinstance(reader, LLMReader) or reader.chat.context_tokens is None:
+            return budget
+        window, answer = reader.chat.context_tokens, reader.max_tokens
+        if budget + answer + PROMPT_RESERVE <= window:
+            return budget
+        fitted = max(window - answer - PROMPT_RESERVE, MIN_BUDGET)
+        warn(f"the reader's context of {window} tokens fits a budget of {fitted}")
+        return fitted
+
+    def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
+        """The reader's row in ``htmlrag-chat models`` (``device``: where local models
+        would run; ``cache_dir``: the Hugging Face cache), loading nothing."""
+        present = plan.problem is None
+        return ModelRow("reader", plan.model, self.name, None, present, None, None, plan.why)

@@ -1,0 +1,299 @@
+"""The five reader backends: the configured server, a server found on this machine, a GGUF
+file on disk (llama.cpp in this process, the practical reader on a CPU), a transformers
+model, and the extractive reader. ``reader/registry.py`` lists them in ``--reader auto``'s
+order; each says when it answers, how it loads, what it counts and how it is listed.
+Nothing is downloaded for ``auto``, and a model the user names (``--model``) that cannot be
+used is a plan with a ``problem``, never an extractive answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from htmlrag_chat.counting import HFTokenCounter, TokenCounter
+from htmlrag_chat.device import gpu_possible
+from htmlrag_chat.events import Notice
+from htmlrag_chat.extras import install_line
+from htmlrag_chat.hub import check_obtainable, hub_endpoint
+from htmlrag_chat.listing import ModelRow, model_row, with_extra
+from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
+from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
+from htmlrag_chat.reader.choice import (
+    DEFAULT_GGUF,
+    DEFAULT_GGUF_REPO,
+    hub_file,
+    is_gguf,
+    is_hub_id,
+    no_llm_hint,
+)
+from htmlrag_chat.reader.discover import best_model, choose_server
+from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
+
+if TYPE_CHECKING:
+    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.reader.choice import Surroundings
+    from htmlrag_chat.reader.openai import OpenAIChat
+
+
+class _Server(Backend):
+    """An OpenAI-compatible server: what the configured and the found one share."""
+
+    configured = False  # the API key goes to the configured server only
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+        from htmlrag_chat.reader.openai import OpenAIChat
+        from htmlrag_chat.reader.window import context_window
+
+        server, settings = plan.server, plan.settings
+        assert server is not None
+        api_key = settings.api_key if self.configured else None
+        window = settings.context_tokens or context_window(
+            server.name, server.base_url, plan.model, api_key
+        )
+        chat = OpenAIChat(
+            base_url=server.base_url,
+            model=plan.model,
+            api_key=api_key,
+            context_tokens=window,
+            llama_cpp=server.name == "llama.cpp",
+            warn=warn,
+        )
+        return LLMReader(chat, self.name, settings.max_tokens, self.label(plan))
+
+    def label(self, plan: ReaderPlan) -> str:
+        assert plan.server is not None
+        return f"{one_line(plan.model)} on {plan.server.describe()}"
+
+    def counter(self, reader: Reader, tokenizer: str | None, fallback: Counting) -> TokenCounter:
+        """The server's tokenize endpoint when it has one (llama.cpp), else ``fallback``'s;
+        the chat compares it with what the server says it read, to tell when it read less."""
+        from htmlrag_chat.reader.window import ServerTokenCounter, token_route
+
+        chat = cast("OpenAIChat", reader.chat)
+        route = None if tokenizer else token_route(chat.base_url)
+        counter = ServerTokenCounter(chat.base_url, chat.model, route) if route else fallback()
+        chat.counter = counter
+        return counter
+
+    def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
+        server = plan.server
+        if server is None:  # --reader openai without a URL
+            return super().row(plan, device, cache_dir)
+        listed = best_model(server.models, plan.model) is not None
+        if not self.configured:
+            note = f"found: {server.describe()}"
+        elif not server.models:
+            note = "the server does not answer"
+        else:
+            note = "" if listed else "the server lists no such model"
+        return ModelRow("reader", plan.model, "server", server.base_url, listed, None, None, note)
+
+
+class ConfiguredServer(_Server):
+    """The server at ``--base-url`` (or ``base_url`` in the settings file)."""
+
+    name = "openai"
+    chosen_by = ("auto", "openai")
+    configured = True
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        server = around.configured
+        if server is not None:
+            model = settings.model or best_model(server.models) or DEFAULT_READER_MODEL
+            why = f"reader: {one_line(model)} on {server.describe()} (configured)"
+            return ReaderPlan(self, settings, model, why, server)
+        if settings.reader != "openai":
+            return None
+        problem = (
+            "--reader openai needs the server's URL: --base-url or base_url in the [reader] "
+            "table of the config file"
+        )
+        return ReaderPlan(self, settings, settings.model or "", problem, problem=problem)
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+        from htmlrag_chat.reader.discover import unreachable
+
+        assert plan.server is not None
+        down = unreachable(plan.server.base_url)
+        if down is not None:  # said before any search or pruning, not after them
+            raise ReaderFailed(
+                f"cannot reach the reader server at {safe_url(plan.server.base_url)} "
+                f"({down}): start it, fix --base-url, or answer without it: --reader extractive"
+            )
+        return super().load(plan, warn)
+
+
+class FoundServer(_Server):
+    """Ollama, LM Studio, llama.cpp's server or vLLM, found on 127.0.0.1's default ports:
+    the best chat model they list, or the one ``--model`` names."""
+
+    name = "found"
+    chosen_by = ("auto",)
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        choice = choose_server(around.found, settings.model)
+        if choice is None:
+            return None
+        where = f"{choice.server.describe()} (found on this machine)"
+        why = f"reader: {one_line(choice.model)} on {where}"
+        return ReaderPlan(self, settings, choice.model, why, choice.server)
+
+
+class GGUFFile(Backend):
+    """A GGUF file read by llama.cpp in this process (the ``gguf`` extra): ``--model``'s, or
+    the quant ``models pull reader`` fetches on a CPU machine."""
+
+    name = "gguf"
+    chosen_by = ("auto", "local")
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        model = settings.model
+        if around.disk.gguf is not None:
+            why = f"reader: {Path(around.disk.gguf).name} in this process (llama.cpp)"
+            return ReaderPlan(self, settings, around.disk.gguf, why)
+        if not is_gguf(model):
+            return None
+        assert model is not None
+        one_file = hub_file(model)
+        problem = f"{model}: no such GGUF file"
+        if one_file is not None:
+            problem = f"{model} is not downloaded: htmlrag-chat models pull {model}"
+        return ReaderPlan(self, settings, model, problem, problem=problem)
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+        from htmlrag_chat.reader.gguf import GGUFChat
+
+        settings = plan.settings
+        chat = GGUFChat(plan.model, settings.context_tokens, gpu_layers=settings.gpu_layers)
+        chat.load()
+        return LLMReader(chat, self.name, settings.max_tokens, self.label(plan))
+
+    def label(self, plan: ReaderPlan) -> str:
+        return f"{Path(plan.model).name} (llama.cpp)"
+
+    def own_counter(self, reader: Reader) -> TokenCounter:
+        from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
+
+        chat = cast("GGUFChat", reader.chat)
+        return GGUFTokenCounter(chat.load(), chat.name)
+
+    def default_budget(self, reader: Reader) -> int:
+        from htmlrag_chat.reader.gguf import GGUFChat
+
+        return BUDGET if cast("GGUFChat", reader.chat).on_gpu else CPU_BUDGET
+
+    def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
+        """llama.cpp's device, not torch's: the GPU when this build offloads layers."""
+        from htmlrag_chat.reader.gguf import gpu_offload
+
+        path = Path(plan.model).expanduser()
+        here = path.is_file()
+        layers = plan.settings.gpu_layers
+        if layers != 0 and gpu_offload():
+            device = "gpu"
+            note = f"llama.cpp, {'all' if layers < 0 else layers} layers on the GPU (--gpu-layers)"
+        else:
+            device, note = "cpu", "llama.cpp on the CPU"
+            if layers != 0 and gpu_possible():
+                note += " (this llama.cpp build has no GPU backend: see docs/install.md)"
+        size = path.stat().st_size if here else None
+        row = ModelRow("reader", plan.model, "gguf", str(path), here, size, device, note)
+        return with_extra(replace(row, note=plan.problem) if plan.problem else row, "gguf")
+
+
+class TransformersModel(Backend):
+    """A transformers causal LM in this process (the ``transformers`` extra): ``--model``'s
+    hub id or folder, default Llama-3.1-8B-Instruct; ``auto`` only reads one already here."""
+
+    name = "transformers"
+    chosen_by = ("auto", "local")
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        model = settings.model or DEFAULT_READER_MODEL
+        if settings.reader != "auto" or around.disk.transformers:
+            why = f"reader: {one_line(model)} in this process (transformers)"
+            return ReaderPlan(self, settings, model, why)
+        if settings.model is None:
+            return None
+        problem = f"--model {model}: {_not_here(model)}; {no_llm_hint(model)}"
+        return ReaderPlan(self, settings, model, problem, problem=problem)
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+        check_obtainable(plan.model, plan.auto)  # a model that is not here costs no torch import
+        from htmlrag_chat.reader.local import LocalChat
+
+        chat = LocalChat(plan.model, plan.settings.device, plan.auto)
+        chat.load()
+        return LLMReader(chat, self.name, plan.settings.max_tokens, self.label(plan))
+
+    def label(self, plan: ReaderPlan) -> str:
+        path = Path(plan.model).expanduser()
+        return f"{path.name if path.is_dir() else one_line(plan.model)} (transformers)"
+
+    def own_counter(self, reader: Reader) -> TokenCounter:
+        from htmlrag_chat.reader.local import LocalChat
+
+        chat = cast("LocalChat", reader.chat)
+        _, tokenizer = chat.load()  # loaded already
+        return HFTokenCounter(tokenizer, chat.model_name)
+
+    def default_budget(self, reader: Reader) -> int:
+        from htmlrag_chat.reader.local import LocalChat
+
+        model, _ = cast("LocalChat", reader.chat).load()  # loaded already
+        return CPU_BUDGET if model.device.type == "cpu" else BUDGET
+
+    def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
+        row = model_row("reader", plan.model, device, cache_dir, missing=plan.problem or "")
+        return with_extra(row, "transformers")
+
+
+def _not_here(model: str) -> str:
+    """Why ``--reader auto`` cannot read the model the user named."""
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return "no complete model in that folder (config.json and weights)"
+    if model.startswith(("/", ".", "~")):
+        return "no such model folder or GGUF file"
+    if is_hub_id(model):
+        return "no server found lists it, and it is not downloaded (auto never downloads)"
+    return "no server found on 127.0.0.1 lists it, and no model folder of that name is here"
+
+
+class Extractive(Backend):
+    """No LLM: the sources' sentences that best match the question, each cited."""
+
+    name = "extractive"
+    chosen_by = ("auto", "extractive")
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        if settings.reader == "extractive":
+            return ReaderPlan(self, settings, "extractive", "--reader extractive: no LLM")
+        why = f"no LLM found: answering extractively; {no_llm_hint()}"
+        return ReaderPlan(self, settings, "extractive", why)
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+        return ExtractiveReader()
+
+    def label(self, plan: ReaderPlan) -> str:
+        return ExtractiveReader.label
+
+    def announce(self, plan: ReaderPlan) -> Notice:
+        """Grouped with the other missing models (``ask`` says them once per cache)."""
+        return Notice(plan.why, role="reader", instead="extractive answers (no LLM)")
+
+    def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
+        """Under ``auto``, the model a pull would get (a GGUF quant on a CPU machine)."""
+        if not plan.auto:
+            return ModelRow("reader", "extractive", "built-in", None, True, None, None, "no LLM")
+        missing = "answers are extractive until it is here"
+        if device != "cpu":
+            return model_row("reader", DEFAULT_READER_MODEL, device, cache_dir, missing=missing)
+        page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
+        note = f"{missing} (llama.cpp in this process: {install_line('gguf')})"
+        return ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)

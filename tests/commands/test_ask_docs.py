@@ -1,0 +1,160 @@
+"""``ask --docs``: the user's own files as sources, through the real CLI on a real cache.
+
+The issue's check: a folder holding a Markdown note, an HTML page and a PDF, each with a
+fact found nowhere else; ``ask --docs DIR --no-web`` answers a question about each from its
+file and cites it, with every socket refused; with the web on (the demo recording), local
+and web sources are listed together."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from htmlrag_chat.agent.loop import UNCITED
+from htmlrag_chat.cli import main
+from htmlrag_chat.store.db import Store
+from tests.conftest import DEMO, import_demo
+from tests.smollm2 import smollm2_gguf
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FACTS = [
+    ("Who caught the swarm from the blue hive?", "beekeeping.md", "Orla Vance"),
+    ("How much paraffin does the Skarvik lamp burn a week in winter?", "lighthouse.html",
+     "38 litres of paraffin"),
+    ("Who planted the quince tree by the north wall?", "orchard.pdf", "Margit Halvorsen"),
+]  # fmt: skip
+DEMO_QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURES / "documents", tmp_path / "docs")
+    return tmp_path / "docs"
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection or name lookup this process tries fails the test."""
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("--no-web touched the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refused)
+    monkeypatch.setattr(socket.socket, "connect_ex", refused)
+    monkeypatch.setattr(socket, "getaddrinfo", refused)
+
+
+def ask_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    code = main(["ask", *argv, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def cited_files(record: dict) -> set[str]:
+    by_number = {s["number"]: Path(s["url"]).name for s in record["sources"]}
+    return {by_number[n] for citation in record["citations"] for n in citation["sources"]}
+
+
+@pytest.mark.parametrize(("question", "file", "fact"), FACTS, ids=[f for _, f, _ in FACTS])
+def test_each_fact_is_answered_from_its_file_and_cited_with_no_network(
+    folder: Path, no_network: None, capsys: pytest.CaptureFixture[str],
+    question: str, file: str, fact: str,
+) -> None:  # fmt: skip
+    record = ask_json(capsys, question, "--docs", str(folder), "--no-web", "--reader", "extractive")
+    assert fact in record["answer"]
+    assert record["cited"] and cited_files(record) == {file}
+    assert all(s["local"] and s["url"].startswith("file:///") for s in record["sources"])
+    assert record["queries"] == [question] and "search" not in record["timings_ms"]
+    (source,) = [s for s in record["sources"] if s["url"].endswith(file)]
+    assert fact in source["content"]
+
+
+def test_smollm2_reads_the_documents_in_process_with_no_network(
+    folder: Path, tmp_path: Path, no_network: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real model answers from the files alone. SmolLM2-135M is too small to answer
+    reliably (docs/docs.md has what it did); what is checked is that it read the fact."""
+    question, file, fact = FACTS[2]
+    argv = [question, "--docs", str(folder), "--no-web", "--reader", "local"]
+    argv += ["--model", str(smollm2_gguf()), "--rounds", "1", "--max-tokens", "48"]
+    record = ask_json(capsys, *argv, "--pruner", "bm25", "--budget", "256")
+    assert record["reader"] == "gguf" and record["answer"].strip()
+    assert all(s["local"] for s in record["sources"])
+    (source,) = [s for s in record["sources"] if s["url"].endswith(file)]
+    assert fact in source["content"]
+    assert record["cited"] is (UNCITED not in record["flags"])
+
+
+def test_with_the_web_on_local_and_web_sources_are_listed_together(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.sqlite3"))
+    recording = import_demo(tmp_path)
+    capsys.readouterr()
+    (folder / "facetime.md").write_text(
+        "# FaceTime notes\n\nAttention Correction in iOS 13 FaceTime was first shown to me"
+        " by Dana Whitlock; it uses ARKit to grab a depth map of the face.\n"
+    )
+    argv = ["--replay-db", str(recording), "ask", DEMO_QUESTION["question"]]
+    argv += ["--docs", str(folder), "--reader", "extractive", "--pruner", "bm25"]
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    local = [s for s in record["sources"] if s["local"]]
+    web = [s for s in record["sources"] if not s["local"]]
+    assert [Path(s["url"]).name for s in local] == ["facetime.md"]
+    assert any(s["url"] == DEMO_QUESTION["gold_url"] for s in web)
+    assert all(s["url"].startswith("https://") for s in web)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    listed = out.split("\nSources:\n")[1].splitlines()
+    assert any("facetime.md" in line for line in listed)
+    assert any(DEMO_QUESTION["gold_url"] in line for line in listed)
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["--no-web"], 2, "--no-web leaves nothing to read: give your documents with --docs PATH"),
+        (["--docs", "{tmp}/missing"], 3, "--docs {tmp}/missing: no such file or folder"),
+        (["--docs", "{tmp}/a.png"], 3, "--docs {tmp}/a.png: not a type this reads"),
+    ],
+)
+def test_documents_that_cannot_be_used_stop_the_question_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int, message: str
+) -> None:
+    (tmp_path / "a.png").write_bytes(b"\x89PNG")
+    argv = [part.format(tmp=tmp_path) for part in argv]
+    assert (
+        main(["--cache", str(tmp_path / "c.db"), "ask", "q", *argv, "--reader", "extractive"])
+        == code
+    )
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert (
+        captured.err.strip()
+        .splitlines()[-1]
+        .startswith(f"htmlrag-chat: {message.format(tmp=tmp_path)}")
+    )
+    with Store.open(tmp_path / "c.db") as store:
+        assert store.conversations() == []  # nothing was saved for a question never asked
+
+
+def test_asking_again_reads_no_file_and_embeds_no_block(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question, _, _ = FACTS[0]
+    argv = ["--cache", str(tmp_path / "c.db"), "ask", question, "--docs", str(folder)]
+    argv += ["--no-web", "--reader", "extractive", "--pruner", "fused", "--progress"]
+    traces = []
+    for _ in range(2):
+        assert main(argv) == 0
+        traces.append(capsys.readouterr().err)
+    assert "files 4, cached 0, read 4" in traces[0] and "files 4, cached 4, read 0" in traces[1]
+    encoded = [int(trace.split("encoded ")[1].split(",")[0]) for trace in traces]
+    assert encoded[0] > 0 and encoded[1] == 0  # the blocks' embeddings came from the cache

