@@ -15,9 +15,8 @@ import pytest
 from htmlrag_chat.cli import main
 from tests.tiny_models import make_tiny_lm, make_tiny_tokenizer
 
-# Markers for the slow tests, set from what each test reaches (tests/tiers.py); pytester
-# collects small suites for its own test (tests/test_tiers.py).
-pytest_plugins = ("tests.tiers", "pytester")
+# Markers for the slow tests, set from what each test reaches (tests/tiers.py).
+pytest_plugins = ("tests.tiers",)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO = Path(__file__).resolve().parent.parent / "demo"

@@ -3,11 +3,17 @@ helpers and fixtures, and nothing else is; checked on a small suite pytest colle
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).parent
+ROOT = TESTS.parent
+TERMINAL = "test_a_terminal_shows_one_status_line_cleared_before_the_answer"
 
 SUITE = """
 import subprocess
@@ -34,6 +40,8 @@ class Terminal:
 
         return pty.openpty
 
+
+class Program:
     @property
     def program(self):
         return run_a_program
@@ -78,7 +86,7 @@ def test_a_method_of_a_helper_class():
 
 
 def test_a_property_of_a_helper_class():
-    assert Terminal().program
+    assert Program().program
 
 
 def test_a_fixture(gguf):
@@ -105,20 +113,58 @@ def test_a_kind_said_by_hand():
 """
 
 
-@pytest.fixture
-def tiers(pytester: pytest.Pytester) -> dict[str, tuple[set[str], set[str]]]:
-    """Each test of ``SUITE`` -> its tier markers and its xdist groups."""
-    pytester.makeconftest('pytest_plugins = ("tests.tiers",)')
-    pytester.makepyfile(test_suite=SUITE)
-    items, recorder = pytester.inline_genitems("-p", "no:cacheprovider")
-    recorder.assertoutcome()  # collected without an error
-    tier_markers = {"slow", "model", "subprocess", "pty", "fuzz", "snapshot", "tui", "eval"}
-    found = {}
-    for item in items:
-        names = {marker.name for marker in item.iter_markers()}
-        groups = {m.args[0] for m in item.iter_markers("xdist_group")}
-        found[item.name] = (names & tier_markers, groups)
-    return found
+# A plugin for the inner pytest: each collected test's tier markers and xdist groups, as JSON.
+DUMP = """
+import json
+import os
+
+TIERS = {"slow", "model", "subprocess", "pty", "fuzz", "snapshot", "tui", "eval"}
+
+
+def pytest_collection_finish(session):
+    found = {
+        item.nodeid: (
+            sorted({marker.name for marker in item.iter_markers()} & TIERS),
+            sorted({marker.args[0] for marker in item.iter_markers("xdist_group")}),
+        )
+        for item in session.items
+    }
+    with open(os.environ["TIERS_DUMP"], "w", encoding="utf-8") as out:
+        json.dump(found, out)
+"""
+
+Tiers = dict[str, tuple[set[str], set[str]]]
+
+
+def collect(folder: Path, *args: str) -> Tiers:
+    """Collect ``args`` in a child pytest run in ``folder`` (``--collect-only``, as ``make
+    test-fast`` selects): each test's node id -> its tier markers and its xdist groups. A
+    child process, not pytester's in-process run, so that plugins with session-wide state
+    (the snapshot plugin's report folder) meet a session of their own."""
+    (folder / "tiers_dump.py").write_text(DUMP, encoding="utf-8")
+    dump = folder / "tiers.json"
+    env = {
+        **os.environ,
+        "TIERS_DUMP": str(dump),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(folder)]),
+    }
+    env.pop("PYTEST_XDIST_WORKER", None)  # the child is a session of its own
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "tiers_dump"]
+    command += ["-p", "no:cacheprovider", "-p", "no:xdist", *args]
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(dump.read_text(encoding="utf-8"))
+    return {nodeid: (set(kinds), set(groups)) for nodeid, (kinds, groups) in found.items()}
+
+
+@pytest.fixture(scope="module")
+def tiers(tmp_path_factory: pytest.TempPathFactory) -> Tiers:
+    """Each test of ``SUITE`` (by name) -> its tier markers and its xdist groups."""
+    folder = tmp_path_factory.mktemp("suite")
+    (folder / "conftest.py").write_text('pytest_plugins = ("tests.tiers",)\n', encoding="utf-8")
+    (folder / "test_suite.py").write_text(SUITE, encoding="utf-8")
+    found = collect(folder, "test_suite.py")
+    return {nodeid.rpartition("::")[2]: tier for nodeid, tier in found.items()}
 
 
 def test_plain_tests_are_in_the_fast_tier(tiers) -> None:
@@ -143,20 +189,27 @@ def test_a_test_may_say_it_is_slow(tiers) -> None:
     assert tiers["test_a_kind_said_by_hand"] == ({"slow", "eval"}, set())
 
 
-def test_this_suite_s_slow_tests_are_marked(pytester: pytest.Pytester) -> None:
-    """One file per kind of this suite, collected as ``make test-fast`` collects it."""
+def test_this_suite_s_slow_tests_are_marked(tmp_path: Path) -> None:
+    """One file per kind of this suite, and a fast one, collected as ``make test-fast`` would."""
     expected = {
         "reader/test_gguf.py": "model",
         "mcp/test_stdio.py": "subprocess",
-        "commands/test_output.py::test_a_terminal_shows_one_status_line_cleared_before_the_answer": "pty",
+        f"commands/test_output.py::{TERMINAL}": "pty",
         "html/test_fuzz.py": "fuzz",
-        "tui/test_snapshots.py": "snapshot",
-        "tui/test_app.py": "tui",
+        "tui/test_snapshots.py::test_welcome": "snapshot",
+        "tui/test_app.py::test_a_tiny_local_model_answers_in_the_app": "tui",
+        # Beside the chat app's tests, but it never runs the app.
+        "tui/test_app.py::test_without_a_terminal_the_bare_command_says_how_to_ask": None,
+        "html/test_clean.py": None,
     }
+    found = collect(tmp_path, *(str(TESTS / where) for where in expected))
     for where, kind in expected.items():
-        items, _ = pytester.inline_genitems(str(TESTS / where), "-p", "no:cacheprovider")
+        file, _, name = where.partition("::")
+        items = {
+            nodeid: kinds
+            for nodeid, (kinds, _) in found.items()
+            if nodeid.startswith(f"tests/{file}::{name}")
+        }
         assert items, where
-        for item in items:
-            assert item.get_closest_marker(kind) and item.get_closest_marker("slow"), item.nodeid
-    fast, _ = pytester.inline_genitems(str(TESTS / "html/test_clean.py"), "-p", "no:cacheprovider")
-    assert fast and not any(item.get_closest_marker("slow") for item in fast)
+        for nodeid, kinds in items.items():
+            assert ({kind, "slow"} <= kinds) if kind else not kinds, (nodeid, kinds)

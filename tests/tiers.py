@@ -15,6 +15,7 @@ one worker, so two llama.cpp instances, each asking for every core, never run at
 
 from __future__ import annotations
 
+import dis
 import importlib
 import inspect
 import types
@@ -99,7 +100,9 @@ class Reach:
             unwrapped = inspect.unwrap(function) if callable(function) else function
             code = getattr(unwrapped, "__code__", None)
             namespace: dict[str, Any] = getattr(unwrapped, "__globals__", {})
-            for name in _names(code) if isinstance(code, types.CodeType) else ():
+            codes = list(_codes(code)) if isinstance(code, types.CodeType) else []
+            targets |= {name for name in _imported(codes) if name in self.modules}
+            for name in {name for each in codes for name in each.co_names}:
                 found = namespace.get(name)
                 target = self.targets.get(id(found))
                 if found is None:
@@ -114,12 +117,20 @@ class Reach:
         return self.direct[key]
 
 
-def _names(code: types.CodeType) -> Iterator[str]:
-    """Global and attribute names used by ``code`` and the functions defined inside it."""
-    yield from code.co_names
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code`` and the code of the functions defined inside it."""
+    yield code
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
-            yield from _names(constant)
+            yield from _codes(constant)
+
+
+def _imported(codes: list[types.CodeType]) -> Iterator[str]:
+    """The modules that ``import`` statements inside these functions name."""
+    for code in codes:
+        for instruction in dis.get_instructions(code):
+            if instruction.opname == "IMPORT_NAME":
+                yield instruction.argval
 
 
 def _functions(found: object) -> list[object]:
