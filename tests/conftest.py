@@ -32,6 +32,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ["HTMLRAG_CHAT_PROBE_PORTS"] = ""
 # ...and never touch the user's cache: commands without --cache use a throwaway file.
 os.environ["HTMLRAG_CHAT_CACHE"] = str(Path(tempfile.mkdtemp()) / "cache.sqlite3")
+# ...and see no terminal size from the environment: GNU readline, imported by pytest in the
+# process that starts xdist's workers, writes the terminal's LINES and COLUMNS (80x24 without
+# one) into the environment they inherit, so a table would be cut to 80 columns under `make
+# test` and not in a serial run.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 @dataclass(frozen=True)

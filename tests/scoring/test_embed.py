@@ -129,8 +129,13 @@ def test_a_stopped_question_stops_sentence_transformers_between_its_modules(
         nonlocal started
         started += 1
 
-    # After the stop's own hooks (``make_stoppable``): a module counts once it is cleared.
-    handles = [module.register_forward_pre_hook(start) for module in model.modules()]
+    # After the stop's own hooks (``make_stoppable``: the model and each block of its
+    # stacks), on the same modules: a module counts once it is cleared.
+    from torch.nn import ModuleList, Sequential
+
+    stacks = [m for m in model.modules() if isinstance(m, ModuleList | Sequential)]
+    checked = [model, *(block for stack in stacks for block in stack.children())]
+    handles = [module.register_forward_pre_hook(start) for module in checked]
     try:
         embed_all_blocks_and_stop(str(max_pooled_minilm), lambda: started > 0, lambda: started, 1)
     finally:
