@@ -4,17 +4,21 @@
 loopback, the configured server's listing, model files on disk); ``look_around`` finds
 those, loading nothing. ``--reader auto`` takes, in order: the configured server, a server
 found on this machine, a GGUF file on disk (llama.cpp in this process, the practical
-reader on a CPU), a transformers model on disk, and else the extractive reader. Nothing is
-ever downloaded for ``auto``.
+reader on a CPU: the quant ``models pull reader`` fetched, else the largest file in the
+models folder, where ``make reader-models`` puts one), a transformers model on disk, and
+else the extractive reader. Nothing is ever downloaded for ``auto``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import platformdirs
 
 from htmlrag_chat.hub import cached_file, complete_model, located_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
@@ -36,6 +40,25 @@ if TYPE_CHECKING:
 DEFAULT_GGUF_REPO = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF"
 DEFAULT_GGUF_FILE = "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"
 DEFAULT_GGUF = f"{DEFAULT_GGUF_REPO}/{DEFAULT_GGUF_FILE}"  # a file on the hub: repo/file
+# GGUF files placed by hand or by ``make reader-models``; the variable moves the folder.
+MODELS_ENV = "HTMLRAG_CHAT_MODELS"
+
+
+def models_folder() -> Path:
+    """Where ``auto`` looks for GGUF files besides the pulled quant: ``$HTMLRAG_CHAT_MODELS``,
+    else ``models`` in the user data folder (``~/.local/share/htmlrag-chat/models``)."""
+    named = os.environ.get(MODELS_ENV)
+    return Path(named).expanduser() if named else platformdirs.user_data_path("htmlrag-chat") / "models"
+
+
+def folder_gguf(folder: Path) -> Path | None:
+    """The largest GGUF file in ``folder`` (a bigger quant of the same family reads better;
+    ties by name), or None."""
+    try:
+        files = [path for path in folder.iterdir() if is_gguf(path.name) and path.is_file()]
+    except OSError:
+        return None
+    return max(files, key=lambda path: (path.stat().st_size, path.name), default=None)
 
 
 def no_llm_hint(model: str | None = None) -> str:
@@ -164,12 +187,16 @@ def look_around(settings: ReaderSettings, cache_dir: Path | None = None) -> Surr
 
 
 def on_disk(model: str | None, cache_dir: Path | None = None) -> OnDisk:
-    """The reader models here: ``model`` when it is a GGUF file, else the pulled default
-    GGUF (unless ``model`` names another model); the transformers model when complete."""
+    """The reader models here: ``model`` when it is a GGUF file, else (unless ``model``
+    names another model) the pulled default GGUF, else the models folder's largest; the
+    transformers model when complete."""
     if is_gguf(model):
         path = Path(str(model)).expanduser()
         return OnDisk(gguf=str(path) if path.is_file() else None)
-    gguf = None if model else cached_file(DEFAULT_GGUF_REPO, DEFAULT_GGUF_FILE, cache_dir)
+    gguf = None
+    if not model:
+        gguf = cached_file(DEFAULT_GGUF_REPO, DEFAULT_GGUF_FILE, cache_dir)
+        gguf = gguf or folder_gguf(models_folder())
     folder = located_model(model or DEFAULT_READER_MODEL, cache_dir)
     return OnDisk(
         gguf=str(gguf) if gguf else None,
