@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.device import check_device
 from htmlrag_chat.events import EventSink, Notice, stage
+from htmlrag_chat.html.rendering import rendered_counter
 from htmlrag_chat.hub import ModelUnavailable, check_obtainable
 from htmlrag_chat.prune_factory import (
     BUDGET,
@@ -238,15 +239,22 @@ class Parts:
     prune: PruneSettings  # the options' pruning, its budget fitted to the reader's context
 
     def agent(
-        self, store: Store, emit: EventSink, budget: int | None = None, pages: int | None = None
+        self,
+        store: Store,
+        emit: EventSink,
+        budget: int | None = None,
+        pages: int | None = None,
+        rendering: str | None = None,
     ) -> Agent:
-        """An agent on ``store`` pruning to ``budget`` tokens (default: the options') and
-        reading ``pages`` pages a round (default: the options')."""
+        """An agent on ``store`` pruning to ``budget`` tokens (default: the options'),
+        reading ``pages`` pages a round (default: the options'), its budget counting the
+        pages as ``rendering`` writes them for the reader (default: the options')."""
         from htmlrag_chat.agent.loop import Agent
         from htmlrag_chat.recorder import WebRecorder
         from htmlrag_chat.web.search import WebSearcher
 
         options = self.options
+        rendering = rendering or self.prune.render
         web = WebRecorder(
             store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         )
@@ -254,12 +262,13 @@ class Parts:
             web=web,
             reader=self.reader,
             stages=self.recipe.stages(budget or self.prune.budget),
-            counter=self.counter.counter,
+            counter=rendered_counter(self.counter.counter, rendering),
             emit=emit,
             rounds=options.rounds,
             max_pages=pages or options.pages,
             max_queries=options.max_queries,
             deadline=options.deadline,
+            rendering=rendering,
         )
 
 

@@ -67,6 +67,7 @@ class Agent:
     max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
+    rendering: str = default("prune.render")  # how the reader gets the pages (``counter``'s)
     _worker: asyncio.Future[Any] | None = field(default=None, init=False, repr=False)
 
     async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
@@ -261,7 +262,7 @@ class Agent:
         if not loaded.document.pages:
             return []
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        sources = numbered_sources(results[-1].result.document, titles)
+        sources = numbered_sources(results[-1].result.document, titles, self.rendering)
         if not sources and visible_text(loaded.document.root):
             budget = self.stages[-1].budget
             emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))

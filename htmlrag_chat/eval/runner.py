@@ -117,7 +117,7 @@ def _run_method(
         prepare_ms = (time.perf_counter() - start) * 1000
         for budget in todo:
             start = time.perf_counter()
-            context = fit(budget)
+            context = fit(budget).text
             ms = prepare_ms + (time.perf_counter() - start) * 1000
             text = html_text(context) if method.html else context
             result = {

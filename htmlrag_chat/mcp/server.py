@@ -71,8 +71,9 @@ def build_server(service: ContextService) -> MCPServer:
             str | None, Field(description="Only pages of this domain, e.g. docs.python.org.")
         ] = None,
         format: Annotated[
-            Literal["html", "markdown"], Field(description="How contents are written.")
-        ] = "html",
+            Literal["html", "markdown", "text"] | None,
+            Field(description="How contents are written (default: the server's --render)."),
+        ] = None,
     ) -> Annotated[CallToolResult, WebContext]:
         result = await _relayed(
             ctx,

@@ -20,7 +20,7 @@ from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event, EventSink, Notice, Skipped
 from htmlrag_chat.html.blocks import BlockTree
-from htmlrag_chat.html.markdown import html_to_markdown
+from htmlrag_chat.html.rendering import RENDERINGS, render
 from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebContext
 from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.recorder import MissingFromRecording
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
     from htmlrag_chat.wiring import Parts
 
-FORMATS = ("html", "markdown")
+FORMATS = RENDERINGS  # how contents are written: html, markdown or text
 MIN_BUDGET, MAX_BUDGET = 256, 32768
 MAX_PAGES = 10
 # Tokens set aside per source for its delimiter lines before pruning, so that the contents
@@ -94,14 +94,18 @@ class ContextService:
         budget_tokens: int = 2048,
         pages: int = 5,
         site: str | None = None,
-        format: str = "html",
+        format: str | None = None,
     ) -> WebContext:
+        """``format`` None: the server's ``--render``; the budget counts contents as written."""
         query = _checked_query(query)
         search = f"{query} site:{_checked_site(site)}" if site else query
+        format = format or self.parts.prune.render
         _check_limits(budget_tokens, pages, format)
 
         async def gather(agent_emit: EventSink, budget: int) -> list[Source]:
-            agent = self.parts.agent(self.cache, agent_emit, budget=budget, pages=pages)
+            agent = self.parts.agent(
+                self.cache, agent_emit, budget=budget, pages=pages, rendering=format
+            )
             sources = await agent.search_context(search)
             try:  # the search again, from the cache: pages fetched but pruned to nothing
                 found = (await agent.web.search(search))[:pages]
@@ -125,7 +129,9 @@ class ContextService:
             raise UserError(f"will not fetch {safe_url(url)}: {refused}") from None
 
         async def gather(agent_emit: EventSink, budget: int) -> list[Source]:
-            agent = self.parts.agent(self.cache, agent_emit, budget=budget, pages=1)
+            agent = self.parts.agent(
+                self.cache, agent_emit, budget=budget, pages=1, rendering="html"
+            )
             sources = await agent.page_context(url, query)
             if not sources:
                 left.setdefault(url, NOTHING_LEFT)
@@ -179,7 +185,7 @@ class ContextService:
         fence = Fence()
         counter = self.parts.counter.counter
         contents = [
-            fence.wrap(s.number, html_to_markdown(s.html) if format == "markdown" else s.html)
+            fence.wrap(s.number, render(s.html, format))
             for s in sources
         ]
         tokens = counter.count_many(contents)

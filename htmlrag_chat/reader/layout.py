@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from htmlrag_chat.html.rendering import render
 from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.citations import escape_markers
@@ -30,17 +31,24 @@ _CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | 
 
 
 def render_sources(sources: Sequence[Source]) -> str:
-    """The sources as the reader reads them. Chat-template control tokens in page text must
-    stay text: HTML serialization escapes "<" in text, but titles and URLs are raw, and a
-    server's template cannot be asked to sanitize, so the markers themselves are broken
-    (``text_safe``: with the controls, overrides and tag characters a model may obey)."""
+    """The sources as the reader reads them, each in its rendering (HTML, Markdown or text).
+    Chat-template control tokens in page text must stay text: HTML serialization escapes
+    "<" in text, but titles, URLs and the other renderings are raw, and a server's template
+    cannot be asked to sanitize, so the markers themselves are broken (``text_safe``: with
+    the controls, overrides and tag characters a model may obey)."""
     if not sources:
         return "(no sources)"
     return "\n\n".join(
         text_safe(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
-        f"URL: {source.url}\n{_published(source)}{_escape_prose_markers(source.html)}")
+        f"URL: {source.url}\n{_published(source)}{source_content(source)}")
         for source in sources
     )  # fmt: skip
+
+
+def source_content(source: Source) -> str:
+    """What the reader gets of a source's pruned HTML: its own markers escaped outside code
+    (before rendering, while code is still marked up), then rendered."""
+    return render(_escape_prose_markers(source.html), source.rendering)
 
 
 def _published(source: Source) -> str:

@@ -38,6 +38,8 @@ READERS = ("local", "openai", "extractive", "auto")
 # ``two-stage`` is HtmlRAG's (the fused first stage, then the generative pruner; the first
 # stage alone when the pruner is not installed); the others are one stage with one scorer.
 PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
+# How the reader receives the pruned pages (``html/rendering.py``, which this must match).
+RENDERINGS = ("html", "markdown", "text")
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
 ANSWERING = ("chat", "ask", "config", "mcp")
@@ -83,28 +85,32 @@ SETTINGS: tuple[Setting, ...] = (
         "auto: the configured server, else Ollama, LM Studio, llama.cpp or vLLM found on "
         "127.0.0.1, else a local model on disk, else extractive; local (transformers), "
         "openai (the server at --base-url), extractive (no LLM)",
-        (*ANSWERING, "models"),
+        (*ANSWERING, "models", "eval"),
     ),
     Setting(
         "reader", "model", Text(metavar="MODEL"), None,
         "reader model: hub id, local folder, or the server's model name (default: the "
         "server's best chat model, else meta-llama/Llama-3.1-8B-Instruct)",
-        (*ANSWERING, "models"), short="-m",
+        (*ANSWERING, "models", "eval"), short="-m",
     ),
     Setting(
         "reader", "base_url", Url(), None,
-        "an OpenAI-compatible server, e.g. http://localhost:11434/v1", (*ANSWERING, "models"),
+        "an OpenAI-compatible server, e.g. http://localhost:11434/v1",
+        (*ANSWERING, "models", "eval"),
     ),
     Setting(
         "reader", "api_key", Secret(), None,
         "the server's API key (file or environment only, never an option)",
         env_aliases=("OPENAI_API_KEY",), secret=True,
     ),
-    Setting("reader", "max_tokens", Integer(), 512, "the longest answer, in tokens", ANSWERING),
+    Setting(
+        "reader", "max_tokens", Integer(), 512, "the longest answer, in tokens",
+        (*ANSWERING, "eval"),
+    ),
     Setting(
         "reader", "context_tokens", Integer(), None,
         "the server's context window in tokens, when it does not say (the budget is lowered "
-        "to fit)", ANSWERING,
+        "to fit)", (*ANSWERING, "eval"),
     ),
     Setting(
         "reader", "device", Device(), "auto",
@@ -132,8 +138,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "prune", "budget", Integer(), None,
-        "tokens of pruned HTML the reader gets (default: 2048 for a reader that prefills on "
-        "this machine's CPU, else 4096)", (*ANSWERING, "prune"),
+        "tokens of pruned pages the reader gets, as --render writes them (default: 2048 for a "
+        "reader that prefills on this machine's CPU, else 4096)", (*ANSWERING, "prune"),
+    ),
+    Setting(
+        "prune", "render", Choice(RENDERINGS), "html",
+        "how the reader gets the pruned pages: html (tags kept), markdown (headings, lists "
+        "and table rows kept, fewer tokens) or text; the budget counts what it gets",
+        (*ANSWERING, "prune"),
     ),
     Setting(
         "prune", "coarse_budget", Integer(), None,

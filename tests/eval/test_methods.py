@@ -25,7 +25,7 @@ def test_every_method_stays_within_its_budget(name, pages, tiny_counter, tiny_lm
     fit = method.prepare(env, QUESTION, pages)
     sizes = []
     for budget in BUDGETS:
-        context = fit(budget)
+        context = fit(budget).text
         sizes.append(tiny_counter.count(context))
         assert sizes[-1] <= budget
     assert 0 < sizes[1] <= sizes[2] <= sizes[3]
@@ -36,7 +36,7 @@ def test_every_method_stays_within_its_budget(name, pages, tiny_counter, tiny_lm
 def test_a_generous_budget_keeps_both_pages(name, pages, tiny_counter):
     env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu")
     method = METHODS[name]
-    context = method.prepare(env, QUESTION, pages)(10**6)
+    context = method.prepare(env, QUESTION, pages)(10**6).text
     text = html_text(context) if method.html else context
     assert "Apache License" in text and "Riverside" in text
 
@@ -46,7 +46,7 @@ def test_query_aware_methods_keep_the_answer_where_truncation_loses_it(pages, ti
     found = {}
     for name in ("clean", "htmlrag-bm25", "chunk-bm25"):
         method = METHODS[name]
-        context = method.prepare(env, QUESTION, pages)(600)
+        context = method.prepare(env, QUESTION, pages)(600).text
         found[name] = "Apache License" in (html_text(context) if method.html else context)
     assert found == {"clean": False, "htmlrag-bm25": True, "chunk-bm25": True}
 

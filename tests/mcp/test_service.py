@@ -59,7 +59,7 @@ def test_the_total_is_never_over_the_budget(
     [
         ({"budget_tokens": 100}, "budget_tokens must be between 256 and 32768"),
         ({"pages": 0}, "pages must be between 1 and 10"),
-        ({"format": "pdf"}, "format must be one of html, markdown"),
+        ({"format": "pdf"}, "format must be one of html, markdown, text"),
         ({"site": "a b"}, "site must be a domain"),
     ],
 )
