@@ -47,7 +47,6 @@ if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
 
-
 @dataclass(frozen=True)
 class Piece:
     """What a context holds of one page: its pruned HTML (an HTML method) or its text."""

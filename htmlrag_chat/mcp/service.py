@@ -184,10 +184,7 @@ class ContextService:
     ) -> WebContext:
         fence = Fence()
         counter = self.parts.counter.counter
-        contents = [
-            fence.wrap(s.number, render(s.html, format))
-            for s in sources
-        ]
+        contents = [fence.wrap(s.number, render(s.html, format)) for s in sources]
         tokens = counter.count_many(contents)
         used = {source.url for source in sources}
         return WebContext(

@@ -48,7 +48,9 @@ def models_folder() -> Path:
     """Where ``auto`` looks for GGUF files besides the pulled quant: ``$HTMLRAG_CHAT_MODELS``,
     else ``models`` in the user data folder (``~/.local/share/htmlrag-chat/models``)."""
     named = os.environ.get(MODELS_ENV)
-    return Path(named).expanduser() if named else platformdirs.user_data_path("htmlrag-chat") / "models"
+    if named:
+        return Path(named).expanduser()
+    return platformdirs.user_data_path("htmlrag-chat") / "models"
 
 
 def folder_gguf(folder: Path) -> Path | None:
