@@ -16,11 +16,15 @@ from dataclasses import dataclass
 from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.markdown import html_to_markdown
-from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.html.text import NEVER_VISIBLE, visible_text
+
+
+# The page's title is a field of its source header, as in Markdown, not a line of its text.
+_NOT_TEXT = NEVER_VISIBLE | {"title"}
 
 
 def _text(html: str) -> str:
-    return visible_text(parse(html), lines=True) if html.strip() else ""
+    return visible_text(parse(html), _NOT_TEXT, lines=True) if html.strip() else ""
 
 
 # Pages are serialized one ``<html>`` element after another; in a wrapper element the parser

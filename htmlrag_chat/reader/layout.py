@@ -70,9 +70,9 @@ def answer_messages(
     question: str, sources: Sequence[Source], turns: Sequence[Turn] = ()
 ) -> list[Message]:
     """The answer's prompt: the conversation, then the sources (unless an earlier turn
-    already holds them) and the question."""
+    already holds them), the question and the answer's reminder."""
     prefix, placed = _conversation(turns, sources)
-    return [*prefix, Message("user", _ask(question, sources, placed))]
+    return [*prefix, Message("user", _answering(question, sources, placed))]
 
 
 def check_messages(
@@ -105,10 +105,18 @@ def _conversation(turns: Sequence[Turn], sources: Sequence[Source]) -> tuple[lis
     for index, turn in enumerate(turns):
         shown = sources if index == start else ()
         messages += [
-            Message("user", _ask(turn.question, shown, placed=not shown)),
+            Message("user", _answering(turn.question, shown, placed=not shown)),
             Message("assistant", turn.answer),
         ]
     return messages, start < len(turns)
+
+
+def _answering(question: str, sources: Sequence[Source], placed: bool) -> str:
+    """An answer's user message: the question, then a reminder of how to answer (a small
+    model heeds the last words it read: the rules are far above, before the sources). An
+    earlier turn is written the same way, so a follow-up continues it word for word; the
+    check stops before the reminder, so it shares everything up to the question."""
+    return f"{_ask(question, sources, placed)}\n{load_prompt('answer').strip()}"
 
 
 def _ask(question: str, sources: Sequence[Source], placed: bool) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat.agent.answer import Answer, Turn
+from htmlrag_chat.agent.answer import Answer, Turn, stored_source
 from htmlrag_chat.agent.loop import UNCITED, Agent
 from htmlrag_chat.events import (
     AnswerDelta,
@@ -513,6 +513,23 @@ def test_a_reader_llm_sees_footnotes_escaped_and_its_code_is_left_alone(store: S
     assert "<code>heights[0]</code>" in read[-1]["content"]  # code reaches it as it is
     assert run.answer.text == reply and run.answer.removed_citations == 0
     assert [c.sources for c in run.answer.citations] == [(1,), (1,)]
+
+
+def test_a_markdown_reader_gets_markdown_and_the_record_keeps_how(store: Store) -> None:
+    """``--render markdown``: the reader's sources are Markdown (no tags), markers still
+    escaped, and a follow-up from the stored record renders them the same way."""
+    add_footnoted_page(store)
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: x", answer="In 1889 [1]."))
+    run = ask(llm, store, TOWER_QUESTION, rounds=1, rendering="markdown")
+    (read,) = requests_of(llm, "read")
+    content = read[-1]["content"]
+    assert "Paris \\[3\\] and was finished in 1889 \\[2\\]" in content
+    assert "<p>" not in content and "`heights[0]`" in content
+    sources = json.loads(json.dumps(run.answer.to_json()))["sources"]
+    [source] = [source for source in sources if source["url"] == FOOTNOTED_URL]
+    assert source["rendering"] == "markdown" and source["content"].startswith("<html")
+    assert stored_source(source).rendering == "markdown"
+    assert stored_source({**source, "rendering": "pdf"}).rendering == "html"  # not ours
 
 
 def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:

@@ -13,6 +13,7 @@ import pytest
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event
+from htmlrag_chat.html.rendering import render
 from htmlrag_chat.mcp.service import ContextService, shared
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
@@ -41,7 +42,7 @@ def web_context(service: ContextService, **arguments: Any) -> Any:
     return asyncio.run(service.web_context(QUESTION["question"], events.append, **arguments))
 
 
-@pytest.mark.parametrize("format", ["html", "markdown"])
+@pytest.mark.parametrize("format", ["html", "markdown", "text"])
 @pytest.mark.parametrize("budget", [256, 300, 512, 700, 1024, 4096])
 def test_the_total_is_never_over_the_budget(
     service: ContextService, tiny_counter: Any, budget: int, format: str
@@ -68,6 +69,22 @@ def test_bad_arguments_are_one_line_errors(
 ) -> None:
     with pytest.raises(UserError, match=message):
         web_context(service, **arguments)
+
+
+def test_each_format_is_pruned_counting_the_contents_as_written(service: ContextService) -> None:
+    """The agent a call builds counts its budget in the call's format and numbers its
+    sources for it; ``page_context`` returns HTML, so it counts HTML."""
+    parts, ignore = service.parts, lambda event: None
+    for format in ("html", "markdown", "text"):
+        agent = parts.agent(service.cache, ignore, budget=512, rendering=format)
+        assert agent.rendering == format
+        counter = agent.counter
+        assert counter.count("<p>a</p>") == parts.counter.counter.count(render("<p>a</p>", format))
+    assert parts.agent(service.cache, ignore).rendering == parts.prune.render == "html"
+
+
+def test_without_a_format_the_server_s_rendering_is_used(service: ContextService) -> None:
+    assert web_context(service, budget_tokens=512, pages=5).format == "html"
 
 
 def test_a_query_the_recording_lacks_is_said(service: ContextService) -> None:

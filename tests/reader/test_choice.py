@@ -19,7 +19,15 @@ from htmlrag_chat.events import Notice
 from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.inventory import reader_row
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.choice import OnDisk, Surroundings, look_around, plan_reader
+from htmlrag_chat.reader.choice import (
+    MODELS_ENV,
+    OnDisk,
+    Surroundings,
+    look_around,
+    models_folder,
+    on_disk,
+    plan_reader,
+)
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.gguf import GGUFChat
@@ -172,3 +180,20 @@ def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path)
     server = OpenAIChat("http://127.0.0.1:9/v1", "m")
     assert default_budget(LLMReader(server, "openai")) == BUDGET == 4096
     assert default_budget(ExtractiveReader()) == BUDGET
+
+
+def test_auto_finds_the_largest_gguf_in_the_models_folder(tmp_path: Path, monkeypatch) -> None:
+    """Where ``make reader-models`` puts Qwen2.5: found after the pulled default quant,
+    never in place of a model the settings name."""
+    folder = tmp_path / "models"
+    monkeypatch.setenv(MODELS_ENV, str(folder))
+    hub = tmp_path / "hub"
+    assert models_folder() == folder and on_disk(None, hub).gguf is None  # no folder yet
+    folder.mkdir()
+    (folder / "small.gguf").write_bytes(b"GGUF" + bytes(10))
+    (folder / "big.GGUF").write_bytes(b"GGUF" + bytes(100))
+    (folder / "notes.txt").write_bytes(bytes(1000))
+    assert on_disk(None, hub).gguf == str(folder / "big.GGUF")
+    assert on_disk("owner/other-model", hub).gguf is None
+    plan = plan_reader(ReaderSettings(), Surroundings(None, (), on_disk(None, hub)))
+    assert (plan.kind, plan.model) == ("gguf", str(folder / "big.GGUF"))

@@ -1,0 +1,94 @@
+"""``eval answers``: each method's context read by a real reader, the answers scored.
+
+The reader is built as ``ask`` builds it (``wiring.build_reader``: ``--reader``, ``--model``,
+``--base-url``; a reader named on purpose that cannot be had is an error), and budgets count
+its own tokens (``wiring.reader_counter``). Every budget must fit the reader's window with
+the longest answer, or nothing runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from htmlrag_chat.commands.common import open_store, progress_printer
+from htmlrag_chat.commands.eval import (
+    ANSWER_METHODS,
+    model_device,
+    out_folder,
+    parse_budgets,
+    parse_methods,
+)
+from htmlrag_chat.commands.options import settings_of
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.errors import EXIT_OK, UserError
+from htmlrag_chat.eval.cache import EvalCache
+from htmlrag_chat.eval.datasets import QAItem, load_dataset
+from htmlrag_chat.eval.methods import Env
+from htmlrag_chat.eval.runner import EvalSettings
+from htmlrag_chat.eval_answers.report import markdown, write_report
+from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
+from htmlrag_chat.events import Notice, stage
+from htmlrag_chat.html.rendering import RENDERINGS
+from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.wiring import PROMPT_RESERVE, build_reader, reader_counter
+
+
+def run_answers(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    prune = PruneSettings.of(settings)
+    budgets = parse_budgets(args.budgets)
+    methods = parse_methods(args.methods or ANSWER_METHODS)
+    renderings = parse_renderings(args.render)
+    if args.k < 0:
+        raise UserError(f"--k must be 0 or more: {args.k}")
+    emit = progress_printer(args.progress or sys.stderr.isatty())
+    items = [
+        item
+        for item in load_dataset("qa", args.dataset, args.limit, args.pages_dir)
+        if isinstance(item, QAItem)
+    ]
+    reader_settings = ReaderSettings(**settings.section("reader"))
+    reader = build_reader(reader_settings, emit)
+    window = reader.chat.context_tokens if reader.chat is not None else None
+    if window is not None and max(budgets) + reader_settings.max_tokens + PROMPT_RESERVE > window:
+        raise UserError(
+            f"--budget {max(budgets)} with the answer ({reader_settings.max_tokens} tokens) "
+            f"and the prompt around the sources ({PROMPT_RESERVE}) is more than "
+            f"{reader.name}'s context of {window} tokens: lower --budget or --max-tokens"
+        )
+    counter = reader_counter(reader, prune.tokenizer)
+    if counter.notice:
+        emit(Notice(counter.notice))
+    run = EvalSettings(
+        task="answers",
+        dataset=args.dataset,
+        budgets=budgets,
+        methods=methods,
+        k=args.k,
+        distractors=args.distractors,
+        seed=args.seed,
+        pool=args.pool,
+        pages=args.pages_dir,
+    )
+    env = Env(counter.counter, prune.embed_model, prune.gen_model, model_device(prune, methods))
+    with open_store(args) as store, stage(emit, STAGE, len(items)) as counts:
+        answering = evaluate_answers(items, run, renderings, env, reader, EvalCache(store), emit)
+        report, done = asyncio.run(answering)
+        counts.update(read=done.computed, cached=done.cached)
+    print(markdown(report))
+    if args.out is not None:
+        out_folder(args.out)
+        write_report(args.out, report)
+    return EXIT_OK
+
+
+def parse_renderings(text: str) -> tuple[str, ...]:
+    """``html,markdown`` -> ("html", "markdown"): known renderings, each once, in order."""
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in RENDERINGS]
+    if unknown or not names:
+        named = ", ".join(unknown) if unknown else repr(text)
+        raise UserError(f"--render: unknown rendering {named} (known: {', '.join(RENDERINGS)})")
+    return names
