@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.settings.sources import Resolved
 
 
-CPU_BUDGET = 2048  # tokens, for a reader that prefills on this machine's CPU
 BUDGET = 4096  # for a server or a GPU (the paper's final budget), and without a reader
 
 

@@ -18,7 +18,6 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.markdown import html_to_markdown
 from htmlrag_chat.html.text import NEVER_VISIBLE, visible_text
 
-
 # The page's title is a field of its source header, as in Markdown, not a line of its text.
 _NOT_TEXT = NEVER_VISIBLE | {"title"}
 

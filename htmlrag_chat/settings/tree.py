@@ -142,7 +142,7 @@ SETTINGS: tuple[Setting, ...] = (
         "reader that prefills on this machine's CPU, else 4096)", (*ANSWERING, "prune"),
     ),
     Setting(
-        "prune", "render", Choice(RENDERINGS), "html",
+        "prune", "render", Choice(RENDERINGS), "markdown",
         "how the reader gets the pruned pages: html (tags kept), markdown (headings, lists "
         "and table rows kept, fewer tokens) or text; the budget counts what it gets",
         (*ANSWERING, "prune"),

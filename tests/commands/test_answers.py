@@ -43,7 +43,7 @@ def test_two_questions_read_by_smollm2_then_again_from_the_cache(capsys, tmp_pat
         assert any(line.startswith(f"| {name} | ") for line in lines)
 
     report = json.loads(gzip.decompress(out_file.read_bytes()))
-    assert list(report) == ["results", "groups", "items", "unavailable", "settings"]
+    assert list(report) == ["results", "items", "unavailable", "settings"]
     assert list(report["results"]) == names
     for budgets in report["results"].values():
         summary = budgets["256"]
@@ -74,7 +74,7 @@ def test_two_questions_read_by_smollm2_then_again_from_the_cache(capsys, tmp_pat
     [
         (["--render", "html,pdf"], 2, "--render: unknown rendering pdf"),
         (["--budget", "8000"], 2, "context of"),
-        (["--model", "missing.gguf"], 4, "missing.gguf"),
+        (["--model", "missing.gguf"], 2, "missing.gguf: no such GGUF file"),
     ],
 )
 def test_bad_settings_are_one_line_and_an_exit_code(capsys, tmp_path, more, code, message):
