@@ -9,11 +9,11 @@
 #
 # Qwen comes from `make reader-models`; SmolLM2 from `make venv` (its answers are cut at
 # 128 tokens: it loops to the limit otherwise). CACHE moves the cache file (default
-# ~/.cache/htmlrag-chat/answers.sqlite3).
+# ~/.cache/htmlrag-chat/answers-READER.sqlite3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reader=$1 sets=$2 budgets=${3:-1024}
-cache=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/htmlrag-chat/answers.sqlite3}
+cache=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/htmlrag-chat/answers-$reader.sqlite3}
 mkdir -p "$(dirname "$cache")"
 case $reader in
   qwen) model=$(.venv/bin/python -c 'from htmlrag_chat.reader.choice import models_folder; print(models_folder() / "Qwen2.5-Coder-1.5B-Instruct-Q4.gguf")')
