@@ -24,6 +24,7 @@ import zipfile
 from pathlib import Path
 
 from benchlib import ROOT  # noqa: F401  (the repository on the import path)
+from htmlrag_chat.eval_answers.reading import file_sha256
 from htmlrag_chat.reader.choice import models_folder
 
 PARTS = 22
@@ -67,7 +68,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help=f"the GGUF file (default: models folder/{NAME})")
     args = parser.parse_args()
     target: Path = args.out or models_folder() / NAME
-    if target.is_file() and target.stat().st_size == SIZE and _sha256(target) == SHA256:
+    if target.is_file() and target.stat().st_size == SIZE and file_sha256(target) == SHA256:
         print(f"{target}: already there")
         return 0
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -87,14 +88,6 @@ def main() -> int:
             partial.unlink(missing_ok=True)
     print(f"{target}: {SIZE:,} bytes, sha256 {SHA256}")
     return 0
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while block := file.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 if __name__ == "__main__":

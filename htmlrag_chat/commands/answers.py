@@ -15,6 +15,7 @@ import sys
 from htmlrag_chat.commands.common import open_store, progress_printer
 from htmlrag_chat.commands.eval import (
     ANSWER_METHODS,
+    eval_settings,
     model_device,
     out_folder,
     parse_budgets,
@@ -26,7 +27,6 @@ from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
-from htmlrag_chat.eval.runner import EvalSettings
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
 from htmlrag_chat.events import Notice, stage
@@ -61,17 +61,7 @@ def run_answers(args: argparse.Namespace) -> int:
     counter = reader_counter(reader, prune.tokenizer)
     if counter.notice:
         emit(Notice(counter.notice))
-    run = EvalSettings(
-        task="answers",
-        dataset=args.dataset,
-        budgets=budgets,
-        methods=methods,
-        k=args.k,
-        distractors=args.distractors,
-        seed=args.seed,
-        pool=args.pool,
-        pages=args.pages_dir,
-    )
+    run = eval_settings(args, "answers", budgets, methods)
     env = Env(counter.counter, prune.embed_model, prune.gen_model, model_device(prune, methods))
     with open_store(args) as store, stage(emit, STAGE, len(items)) as counts:
         answering = evaluate_answers(items, run, renderings, env, reader, EvalCache(store), emit)

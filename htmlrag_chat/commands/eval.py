@@ -121,17 +121,7 @@ def run_eval(args: argparse.Namespace) -> int:
     tokenizer = load_token_counter(prune.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
-    settings = EvalSettings(
-        task=args.task,
-        dataset=args.dataset,
-        budgets=budgets,
-        methods=methods,
-        k=args.k,
-        distractors=args.distractors,
-        seed=args.seed,
-        pool=args.pool,
-        pages=args.pages_dir,
-    )
+    settings = eval_settings(args, args.task, budgets, methods)
     env = Env(tokenizer.counter, prune.embed_model, prune.gen_model, model_device(prune, methods))
     with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:
         report, done = evaluate(items, settings, env, EvalCache(store), emit)
@@ -141,6 +131,23 @@ def run_eval(args: argparse.Namespace) -> int:
         out_folder(args.out)
         write_text(args.out, dumps(report))
     return EXIT_OK
+
+
+def eval_settings(
+    args: argparse.Namespace, task: str, budgets: tuple[int, ...], methods: tuple[str, ...]
+) -> EvalSettings:
+    """The run's settings from the options every task shares."""
+    return EvalSettings(
+        task=task,
+        dataset=args.dataset,
+        budgets=budgets,
+        methods=methods,
+        k=args.k,
+        distractors=args.distractors,
+        seed=args.seed,
+        pool=args.pool,
+        pages=args.pages_dir,
+    )
 
 
 def out_folder(out: Path) -> None:

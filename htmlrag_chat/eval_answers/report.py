@@ -15,7 +15,6 @@ per second of prefill, the figure a CPU reader's default budget is chosen by.
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 from htmlrag_chat.atomic import atomic_output
 from htmlrag_chat.errors import UserError
-from htmlrag_chat.eval.report import GROUP_KEYS
+from htmlrag_chat.eval.report import dumps_json, grouped, report_json
 
 Summary = dict[str, float | int | None]
 
@@ -46,30 +45,11 @@ class AnswerReport:
     def groups(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Per group key (language, answer location) and value: the items counted and each
         name's share of right answers per budget."""
-        groups: dict[str, dict[str, dict[str, Any]]] = {}
-        for key in GROUP_KEYS:
-            for value in sorted({item[key] for item in self.items if item.get(key)}):
-                members = [item for item in self.items if item.get(key) == value]
-                correct = {
-                    name: {
-                        str(budget): _share(
-                            [item["results"][name][str(budget)] for item in members], "correct"
-                        )
-                        for budget in self.budgets
-                    }
-                    for name in self.names
-                }
-                groups.setdefault(key, {})[value] = {"items": len(members), "correct": correct}
-        return groups
+        return grouped(self.items, self.names, self.budgets, "correct", "correct")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "results": self.results(),
-            **({"groups": groups} if (groups := self.groups()) else {}),
-            "items": self.items,
-            "unavailable": self.unavailable,
-            "settings": self.settings,
-        }
+        results, groups = self.results(), self.groups()
+        return report_json(results, groups, self.items, self.unavailable, self.settings)
 
     def _rows(self, name: str, budget: str) -> list[dict[str, Any]]:
         return [item["results"][name][budget] for item in self.items if name in item["results"]]
@@ -108,26 +88,10 @@ def _mean(rows: list[dict[str, Any]], key: str, digits: int = 3) -> float | None
     return round(fmean(values), digits) if values else None
 
 
-def dumps(report: AnswerReport) -> str:
-    """The JSON report: the summary indented, then one line per item (a diff between two
-    runs shows which questions changed)."""
-    data = report.to_json()
-    items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in data["items"])
-    parts = [f'"results": {json.dumps(data["results"], indent=1)}']
-    if "groups" in data:
-        parts.append(f'"groups": {json.dumps(data["groups"], indent=1, ensure_ascii=False)}')
-    parts += [
-        f'"items": [\n{items}\n]',
-        f'"unavailable": {json.dumps(data["unavailable"], ensure_ascii=False)}',
-        f'"settings": {json.dumps(data["settings"], ensure_ascii=False)}',
-    ]
-    return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
 def write_report(path: Path, report: AnswerReport) -> None:
-    """The JSON report at ``path``, gzip-compressed when its name ends in ``.gz`` (the
-    answers and sources of a full grid run to megabytes)."""
-    data = dumps(report).encode("utf-8")
+    """The JSON report at ``path`` laid out as ``eval qa``'s (one line per item), gzip-
+    compressed when its name ends in ``.gz`` (a grid's answers and sources run to megabytes)."""
+    data = dumps_json(report.to_json()).encode("utf-8")
     try:
         with atomic_output(path) as file:
             file.write(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)

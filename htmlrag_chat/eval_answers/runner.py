@@ -21,15 +21,14 @@ from htmlrag_chat.agent.reading import Reader
 from htmlrag_chat.eval.cache import EvalCache, key_of
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.datasets import QAItem
-from htmlrag_chat.eval.distractors import load_pool
-from htmlrag_chat.eval.items import Distractors, Ready, describe, ready_qa
-from htmlrag_chat.eval.methods import METHODS, Env, Method, model_names, unavailable_models
-from htmlrag_chat.eval.runner import Counts, EvalSettings
+from htmlrag_chat.eval.items import Ready, describe, ready_qa
+from htmlrag_chat.eval.methods import Env, Method, model_names
+from htmlrag_chat.eval.runner import Counts, EvalSettings, available_methods, distractors_for
 from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
 from htmlrag_chat.eval_answers.grading import grade
 from htmlrag_chat.eval_answers.reading import read, reader_identity
 from htmlrag_chat.eval_answers.report import AnswerReport
-from htmlrag_chat.events import EventSink, Notice, Progress, ignore
+from htmlrag_chat.events import EventSink, Progress, ignore
 from htmlrag_chat.html.rendering import rendered_counter
 
 ANSWERS = "eval-answers"  # the derived-artefact kind of answer records in the store
@@ -79,22 +78,10 @@ async def evaluate_answers(
 ) -> tuple[AnswerReport, Counts]:
     """Answer every item's question from every cell's context at every budget; the report,
     and how many answers were read now and how many came from the cache."""
-    methods = [METHODS[name] for name in settings.methods]
-    kinds = {kind for method in methods for kind in (*method.models, *method.optional)}
-    missing = unavailable_models(kinds, env)
-    unavailable: dict[str, str] = {}
-    for method in methods:
-        reasons = [missing[kind] for kind in method.models if kind in missing]
-        if reasons:
-            unavailable[method.name] = "; ".join(reasons)
-            emit(Notice(f"{method.name} is unavailable: {unavailable[method.name]}"))
-    cells = cells_of([m for m in methods if m.name not in unavailable], renderings)
-
+    runnable, unavailable, missing = available_methods(settings.methods, env, emit)
+    cells = cells_of(runnable, renderings)
     folder = settings.pages or settings.dataset.parent
-    distractors = Distractors(())
-    if any(item.distractors for item in items):
-        pool = load_pool(settings.pool or folder, cache, emit)
-        distractors = Distractors(pool, settings.k, settings.distractors, settings.seed)
+    distractors = distractors_for(items, settings, cache, emit)
 
     run = _Run(settings, env, reader, cache, emit, set(missing), reader_identity(reader))
     run.total = len(items) * len(cells) * len(settings.budgets)
