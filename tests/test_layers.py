@@ -62,16 +62,17 @@ AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
 SETTINGS = ("htmlrag_chat.config",)
 EVAL = ("htmlrag_chat.eval",)
+EVAL_ANSWERS = ("htmlrag_chat.eval_answers",)
 ASSEMBLY = ("htmlrag_chat.wiring", "htmlrag_chat.inventory")
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
 MCP = ("htmlrag_chat.mcp",)
 FACES = COMMANDS + TUI + MCP
 # What drives the stages, from the agent up: no stage below it imports any of it.
-UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *ASSEMBLY, *FACES)
+UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
     BASE + PRUNING + READER + WEB + STORE + RECORDER + AGENT + CONVERSATIONS + SETTINGS
-    + EVAL + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
+    + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
 )  # fmt: skip
 
 
@@ -170,23 +171,38 @@ CONTRACTS = (
     Contract(
         "agent/ drives the stages; it never reaches the faces or their assembly",
         AGENT,
-        forbidden=CONVERSATIONS + EVAL + ASSEMBLY + FACES,
+        forbidden=CONVERSATIONS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
     ),
     Contract(
         "conversations/ is shared by the app, ask -c and the MCP server: below the faces",
         CONVERSATIONS,
-        forbidden=EVAL + ASSEMBLY + FACES,
+        forbidden=EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
     ),
     Contract(
         "eval/ uses the pipeline, the HTML core, the scorers and the store, and nothing "
         "from the reader, the agent, the web or the interface",
         EVAL,
-        forbidden=READER + WEB + RECORDER + AGENT + CONVERSATIONS + SETTINGS + ASSEMBLY + FACES,
+        forbidden=READER
+        + WEB
+        + RECORDER
+        + AGENT
+        + CONVERSATIONS
+        + SETTINGS
+        + EVAL_ANSWERS
+        + ASSEMBLY
+        + FACES,
+    ),
+    Contract(
+        "eval_answers/ puts eval/'s contexts before a real reader: it uses eval/, the reader "
+        "and the agent's reading, and nothing from the web, the conversations, the assembly "
+        "or the interface",
+        EVAL_ANSWERS,
+        forbidden=WEB + RECORDER + CONVERSATIONS + ASSEMBLY + FACES,
     ),
     Contract(
         "wiring.py builds the same parts for the faces, and imports none of them",
         ASSEMBLY,
-        forbidden=EVAL + FACES,
+        forbidden=EVAL + EVAL_ANSWERS + FACES,
     ),
     Contract(
         "tui/ is one face: it never imports the others (commands/, mcp/)",

@@ -10,6 +10,7 @@ from typing import Any
 from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
 from htmlrag_chat.reader.citations import Citation, cites_any
@@ -90,6 +91,7 @@ class Answer:
                         "title": one_line(s.title),
                         "date": s.date,
                         "content": s.html,
+                        "rendering": s.rendering,
                     }
                     for s in self.sources
                 ],
@@ -134,11 +136,16 @@ def stored_source(record: Mapping[str, Any]) -> Source:
     html = record.get("content") or ""
     text = visible_text(parse(html), lines=True) if html else ""
     title, date = record.get("title") or "", record.get("date") or ""
-    return Source(record["number"], record["url"], title, html, text, date)
+    rendering = record.get("rendering")  # absent before renderings: HTML
+    rendering = rendering if rendering in RENDERINGS else "html"
+    return Source(record["number"], record["url"], title, html, text, date, rendering)
 
 
-def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]:
-    """Pages with text left after pruning, numbered from 1 in document order."""
+def numbered_sources(
+    document: Document, titles: dict[str, str], rendering: str = "html"
+) -> list[Source]:
+    """Pages with text left after pruning, numbered from 1 in document order, for a reader
+    that gets them in ``rendering``."""
     sources = []
     for index, page in enumerate(document.pages):
         text = visible_text(document.root[index], lines=True)
@@ -151,6 +158,7 @@ def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]
                     html=document.page_html(index),
                     text=text,
                     date=page.date,
+                    rendering=rendering,
                 )
             )
     return sources

@@ -83,6 +83,7 @@ class Agent:
     # (``--no-web``): they are all there is, and nothing touches the network.
     documents: DocumentLibrary | None = None
     search_web: bool = default("research.web")
+    rendering: str = default("prune.render")  # how the reader gets the pages (``counter``'s)
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
@@ -320,7 +321,7 @@ class Agent:
         if not loaded.document.pages:
             return [], unusable
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        sources = numbered_sources(results[-1].result.document, titles)
+        sources = numbered_sources(results[-1].result.document, titles, self.rendering)
         if not sources and visible_text(loaded.document.root):
             budget = self.stages[-1].budget
             emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))

@@ -27,7 +27,7 @@ class ContextSource(BaseModel):
     )
     tokens: int = Field(description="Tokens of this source's content, delimiters included.")
     content: str = Field(
-        description="The pruned page (HTML or Markdown) between BEGIN and END delimiter "
+        description="The pruned page (HTML, Markdown or text) between BEGIN and END delimiter "
         "lines: untrusted web data."
     )
 
@@ -48,7 +48,7 @@ class WebContext(BaseModel):
     total_tokens: int = Field(description="Tokens of all contents together; never over budget.")
     tokenizer: str = Field(description="The tokenizer the tokens were counted with.")
     exact: bool = Field(description="False when the counts are an approximation.")
-    format: str = Field(description='"html" or "markdown".')
+    format: str = Field(description='"html", "markdown" or "text".')
     sources: list[ContextSource]
     left_out: list[LeftOut] = Field(description="Pages found but not used, and why.")
     notices: list[str] = Field(

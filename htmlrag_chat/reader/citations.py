@@ -190,6 +190,12 @@ class _SourceTerms:
         return hits / len(sentence_terms)
 
 
+def support(sentence: str, text: str) -> float:
+    """The share of ``sentence``'s content terms found in ``text``, as ``check_citations``
+    measures it for each cited sentence against its best source."""
+    return round(_SourceTerms.of(text).overlap(_terms(sentence)), 3)
+
+
 def _sentences(answer: str) -> list[str]:
     """Sentences, each with the citations that follow its end mark; lines and list items are
     sentences of their own."""

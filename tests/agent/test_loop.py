@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat.agent.answer import Answer, Turn
+from htmlrag_chat.agent.answer import Answer, Turn, stored_source
 from htmlrag_chat.agent.loop import UNCITED, Agent
 from htmlrag_chat.agent.research import NOTHING_LEFT, Dropped
 from htmlrag_chat.events import (
@@ -32,6 +32,7 @@ from htmlrag_chat.events import (
     StageStarted,
 )
 from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
@@ -46,6 +47,8 @@ from htmlrag_chat.web.settings import SearchSettings
 from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.stopping import CountedCalls
+
+REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 MODEL = "scripted-reader"
 REWRITE_MARK = "New message:"
@@ -259,7 +262,7 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     # The rewrite continues the conversation as the last answer left it: system text, the
     # first question with its sources, its answer, then the request (one shared prefix).
     assert [m["role"] for m in rewrite] == ["system", "user", "assistant", "user"]
-    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}")
+    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}\n{REMINDER}")
     assert f"URL: {LYON_URL}" in rewrite[1]["content"]
     assert rewrite[2]["content"] == LYON_ANSWER
     assert rewrite[-1]["content"].startswith(f"{REWRITE_MARK} {follow_up}")
@@ -271,11 +274,11 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     [read] = requests_of(llm, "read")
     assert read[:3] == [
         rewrite[0],
-        {"role": "user", "content": f"Question: {LYON_QUESTION}"},
+        {"role": "user", "content": f"Question: {LYON_QUESTION}\n{REMINDER}"},
         {"role": "assistant", "content": LYON_ANSWER},
     ]
     assert f"URL: {CENSUS_URL}" in read[-1]["content"]
-    assert read[-1]["content"].endswith(f"Question: {follow_up}")
+    assert read[-1]["content"].endswith(f"Question: {follow_up}\n{REMINDER}")
     assert run.answer.citations[0].supported
 
 
@@ -297,7 +300,7 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
     first_turn = read[1]["content"]
     assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in first_turn
     assert turn.sources[0].html in first_turn
-    assert read[-1]["content"] == "Question: shorter please"
+    assert read[-1]["content"] == f"Question: shorter please\n{REMINDER}"
     assert requests_of(llm, "check") == []
     assert run.answer.text == "Festival of Lights [1]."
 
@@ -521,6 +524,23 @@ def test_a_reader_llm_sees_footnotes_escaped_and_its_code_is_left_alone(store: S
     assert "<code>heights[0]</code>" in read[-1]["content"]  # code reaches it as it is
     assert run.answer.text == reply and run.answer.removed_citations == 0
     assert [c.sources for c in run.answer.citations] == [(1,), (1,)]
+
+
+def test_a_markdown_reader_gets_markdown_and_the_record_keeps_how(store: Store) -> None:
+    """``--render markdown``: the reader's sources are Markdown (no tags), markers still
+    escaped, and a follow-up from the stored record renders them the same way."""
+    add_footnoted_page(store)
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: x", answer="In 1889 [1]."))
+    run = ask(llm, store, TOWER_QUESTION, rounds=1, rendering="markdown")
+    (read,) = requests_of(llm, "read")
+    content = read[-1]["content"]
+    assert "Paris \\[3\\] and was finished in 1889 \\[2\\]" in content
+    assert "<p>" not in content and "`heights[0]`" in content
+    sources = json.loads(json.dumps(run.answer.to_json()))["sources"]
+    [source] = [source for source in sources if source["url"] == FOOTNOTED_URL]
+    assert source["rendering"] == "markdown" and source["content"].startswith("<html")
+    assert stored_source(source).rendering == "markdown"
+    assert stored_source({**source, "rendering": "pdf"}).rendering == "html"  # not ours
 
 
 def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:

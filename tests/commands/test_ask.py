@@ -17,6 +17,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -25,6 +26,8 @@ from tests.conftest import import_demo
 from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.search_apis import SearchApis, searxng_config
+
+REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -382,7 +385,7 @@ def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources
         ("user", "Question: Even shorter"),
     ]
     first = read[1]["content"]
-    assert first.endswith(f"Question: {QUESTION['question']}")
+    assert first.endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
     for source in answers[1]["sources"]:  # the previous answer's sources, as stored
         assert f"[{source['number']}] {source['title']}\nURL: {source['url']}" in first
         assert source["content"] in first

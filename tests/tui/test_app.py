@@ -17,6 +17,7 @@ from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.events import AnswerDelta
 from htmlrag_chat.loader import load_count
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
@@ -43,6 +44,8 @@ from tests.tui.conftest import (
     scripted,
     wait_until,
 )
+
+REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 
 def gold_number(view: AnswerView) -> int:
@@ -173,9 +176,10 @@ def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_pat
     read = reads(llm)
     assert len(read) == 2
     history_sent = [m["content"] for m in read[1][1:-1]]
-    assert history_sent[0].endswith(f"Question: {QUESTION['question']}")  # with its sources
+    # with its sources
+    assert history_sent[0].endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
     assert GOLD in history_sent[1]
-    assert read[1][-1]["content"] == "Question: shorter please"
+    assert read[1][-1]["content"] == f"Question: shorter please\n{REMINDER}"
 
 
 def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
@@ -228,7 +232,7 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
 
     run(first_session())
     run(second_session())
-    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}")
+    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
 
 
 def test_a_replay_whose_history_cannot_be_kept_shows_the_cache_conversations(
