@@ -1,5 +1,6 @@
-"""What one question produces: the answer, its checked citations, and what its research did
-(sources, queries run and skipped, pages left out, timings, notices: ``agent/research.py``)."""
+"""What one question produces: the answer, its claims with their evidence, and what its
+research did (sources, queries run and skipped, pages left out, timings, notices:
+``agent/research.py``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag_chat.agent.research import Dropped
+from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.records import claim_from_record, claim_record
 from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
-from htmlrag_chat.reader.citations import Citation, cites_any
 from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 
 
@@ -23,9 +25,9 @@ class Answer:
     reader: str  # "local", "openai" or "extractive": never pass one off as another
     model: str
     sources: list[Source]
-    citations: list[Citation]
+    claims: list[Claim]  # each sentence with the passages that back it (``evidence/``)
     removed_citations: int  # citation numbers with no such source, taken out of the text
-    flags: list[str]  # one line per citation its source does not support
+    flags: list[str]  # one line per sentence no source backs
     queries: list[str]  # the queries searched for, in order (``skipped`` among them)
     rounds: int  # search rounds (0: answered from the conversation's sources)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
@@ -44,7 +46,10 @@ class Answer:
 
     @property
     def cited(self) -> bool:
-        return cites_any(self.citations)
+        """Whether every sentence that says something is backed by a source, cited by the
+        model or found by the checker; an answer without one is not."""
+        checked = [claim for claim in self.claims if claim.checked]
+        return bool(checked) and all(claim.supported for claim in checked)
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
@@ -52,21 +57,14 @@ class Answer:
         Page text, titles and URLs are untrusted: every string passes ``json_safe`` (no
         controls, bidi overrides or control tokens) and URLs ``safe_url``, for the scripts
         and the models that read this record, and for the cache that keeps it."""
+        urls = {source.number: safe_url(source.url) for source in self.sources}
         return json_safe(
             {
                 "question": self.question,
                 "answer": self.text,
                 "reader": self.reader,
                 "model": self.model,
-                "citations": [
-                    {
-                        "sentence": c.sentence,
-                        "sources": list(c.sources),
-                        "support": c.support,
-                        "supported": c.supported,
-                    }
-                    for c in self.citations
-                ],
+                "sentences": [claim_record(claim, urls) for claim in self.claims],
                 "cited": self.cited,
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
@@ -98,7 +96,7 @@ class Answer:
             "reader": f"{self.reader}:{self.model}",
             "text": markdown_safe(self.markdown),
             "sources": record["sources"],
-            "citations": record["citations"],
+            "citations": record["sentences"],  # the column kept its name (records.py)
             "flags": self.flags,
         }
 
@@ -120,6 +118,12 @@ def turns_from_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
             Turn(message["content"], answer["text"], tuple(map(stored_source, answer["sources"])))
         )
     return turns
+
+
+def stored_claims(records: Sequence[object]) -> list[Claim]:
+    """An answer's claims as ``Answer.store_record`` kept them; a record of neither shape
+    ``claim_from_record`` reads is left out (an older version, or another tool, wrote it)."""
+    return [claim for claim in map(claim_from_record, records) if claim is not None]
 
 
 def stored_source(record: Mapping[str, Any]) -> Source:

@@ -35,15 +35,13 @@ from htmlrag_chat.events import (
     ignore,
     stage,
 )
+from htmlrag_chat.evidence.claims import Claim, check_answer
+from htmlrag_chat.evidence.matching import Embedder
+from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source, Turn
-from htmlrag_chat.reader.citations import (
-    check_citations,
-    cites_any,
-    flag_lines,
-)
 from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
@@ -53,7 +51,6 @@ from htmlrag_chat.web.settings import SearchSettings
 
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
-UNCITED = "the answer cites none of its sources: it may not come from them"
 
 
 @dataclass
@@ -71,6 +68,7 @@ class Agent:
     max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
+    embedder: Embedder | None = None  # the pruner's embedding model, for the claims' meaning
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
@@ -109,19 +107,16 @@ class Agent:
         text, markdown, first_token, removed = await read_answer(
             self.reader, message, sources, history, emit, start
         )
-        with stage(emit, "cite") as counts:
-            citations = check_citations(markdown, sources)
-            flags = flag_lines(citations)
-            counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
-            if sources and not cites_any(citations):
-                flags.append(UNCITED)
+        # After the last token: the check never delays the answer.
+        claims = await self._worker.run(emit, self._check, message, markdown, sources)
+        flags = flag_lines(claims)
         return Answer(
             question=message,
             text=text,
             reader=self.reader.kind,
             model=self.reader.name,
             sources=sources,
-            citations=citations,
+            claims=claims,
             removed_citations=removed,
             flags=flags,
             queries=run.queries,
@@ -134,6 +129,19 @@ class Agent:
             left_out=run.left_out,
             notes=run.notes,
         )
+
+    def _check(
+        self, question: str, markdown: str, sources: list[Source], emit: EventSink
+    ) -> list[Claim]:
+        """Each sentence of the answer with the passages of the sources that back it."""
+        with stage(emit, "cite") as counts:
+            claims = check_answer(question, markdown, sources, self.embedder)
+            counts.update(
+                sentences=len(claims),
+                unsupported=sum(not claim.supported for claim in claims),
+                added=sum(quote.added for claim in claims for quote in claim.backing),
+            )
+        return claims
 
     # -- context without an answer (the MCP server's tools: the caller is the reader)
 

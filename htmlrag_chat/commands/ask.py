@@ -82,6 +82,11 @@ def output_options(ask: argparse.ArgumentParser) -> None:
         "--no-stream", dest="stream", action="store_false",
         help="print the answer once it is complete instead of as it is written",
     )  # fmt: skip
+    ask.add_argument(
+        "--quotes", action=argparse.BooleanOptionalAction, default=None,
+        help="under the answer, the words of the sources that back each sentence (default: "
+        "in a terminal; --json always has them)",
+    )  # fmt: skip
     verbosity = ask.add_mutually_exclusive_group()
     verbosity.add_argument(
         "-q", "--quiet", action="store_true",
@@ -116,7 +121,8 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
-        print_after_answer(answer, quiet=args.quiet)
+        quotes = args.quotes if args.quotes is not None else sys.stdout.isatty()
+        print_after_answer(answer, quiet=args.quiet, quotes=quotes)
     # Sources may be missing for another reason (no block fits the budget): said by a note.
     # In a replay, a skipped query is one the recording lacks (nothing else can fail).
     skipped = {dropped.what for dropped in answer.skipped}
@@ -182,9 +188,15 @@ async def _answer(
     return answer
 
 
-def print_after_answer(answer: Answer, quiet: bool = False) -> None:
-    """The numbered sources, then (unless ``quiet``) what the citation check found."""
+def print_after_answer(answer: Answer, quiet: bool = False, quotes: bool = False) -> None:
+    """With ``quotes``, each backed sentence's quotes; the numbered sources; then (unless
+    ``quiet``) the sentences no source backs."""
+    from htmlrag_chat.evidence.words import evidence_lines
+
     lines = ["", ""]
+    evidence = evidence_lines(answer.claims) if quotes else []
+    if evidence:
+        lines += ["Evidence:", *map(text_safe, evidence), ""]
     if answer.sources:
         lines.append("Sources:")
         for source in answer.sources:

@@ -7,12 +7,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag_chat.agent.answer import stored_claims
+from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.words import quote_line, shorten
+from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import markdown_safe, one_line, safe_url
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
-    """Each question as a heading, its latest answer, then that answer's numbered sources
-    as links (the citations in the answer refer to them)."""
+    """Each question as a heading, its latest answer, the quotes that back its sentences,
+    then its numbered sources as links (the citations in the answer refer to them)."""
     lines = [f"# {one_line(title) or 'Conversation'}", ""]
     for message in messages:
         if message["role"] != "user":
@@ -23,6 +27,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
             continue
         answer = message["answers"][-1]
         lines += [answer["text"].strip(), ""]
+        lines += _evidence(stored_claims(answer["citations"]))
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
@@ -37,6 +42,18 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
     # Stored text is data (an older version, or another tool, may have stored anything):
     # the whole document passes the sanitiser, links to anything but web pages go.
     return markdown_safe("\n".join(lines).rstrip() + "\n")
+
+
+def _evidence(claims: Sequence[Claim]) -> list[str]:
+    """Each backed sentence with its quotes, as text (a quote's "[3]" or "**" is the
+    page's, shown as it is)."""
+    lines = []
+    for claim in claims:
+        if claim.backing:
+            lines.append(f"- {escape_markdown(shorten(claim.sentence))}")
+            quotes = (quote_line(quote, claim.sentence) for quote in claim.backing)
+            lines += [f"  - {escape_markdown(quote)}" for quote in quotes]
+    return ["**Evidence**", "", *lines, ""] if lines else []
 
 
 def export_path(folder: Path, conversation_id: int, title: str) -> Path:

@@ -254,7 +254,8 @@ class ChatApp(SelectionActions):
         elapsed = self.clock() - self.started
         if outcome.answer is not None:
             answer = outcome.answer
-            await view.finish(answer_meta(answer, elapsed), answer.sources, answer.markdown)
+            meta = answer_meta(answer, elapsed)
+            await view.finish(meta, answer.sources, answer.markdown, answer.claims)
             try:
                 self.session.answered(message.message_id, answer)
             except UserError as error:

@@ -18,7 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from htmlrag_chat.agent.answer import stored_source
+from htmlrag_chat.agent.answer import stored_claims, stored_source
+from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.words import evidence_lines
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import terminal_safe
@@ -64,7 +66,9 @@ class ErrorView(Static):
 
 
 class AnswerView(Vertical, can_focus=True):
-    """One answer: Markdown that grows as it streams, then a line on how it was made.
+    """One answer: Markdown that grows as it streams, then the words of the sources that
+    back its sentences (plain text: a quote is page text, its "[3]" no citation), then a
+    line on how it was made.
 
     Focus it (click, Tab) to list its sources; press a number to highlight that source.
     """
@@ -75,16 +79,24 @@ class AnswerView(Vertical, can_focus=True):
             self.view = view
             self.number = number  # a source to highlight, if a citation was picked
 
-    def __init__(self, text: str = "", sources: Sequence[Source] = (), meta: str = "") -> None:
+    def __init__(
+        self,
+        text: str = "",
+        sources: Sequence[Source] = (),
+        meta: str = "",
+        claims: Sequence[Claim] = (),
+    ) -> None:
         super().__init__()
         self.text = text  # Markdown: text quoted from sources is escaped
         self.sources = tuple(sources)
         self._meta = meta
+        self._evidence = evidence_text(claims)
         self._stream: MarkdownStream | None = None
         self._linker = CitationLinker()
 
     def compose(self) -> ComposeResult:
         yield Markdown(link_citations(self.text), open_links=False)
+        yield Static(Content(self._evidence), classes="evidence")
         yield Static(Content(self._meta), classes="meta")
 
     async def write(self, text: str, quoted: bool = False) -> None:
@@ -100,9 +112,14 @@ class AnswerView(Vertical, can_focus=True):
             await self._stream.write(linked)
 
     async def finish(
-        self, meta: str, sources: Sequence[Source] = (), text: str | None = None
+        self,
+        meta: str,
+        sources: Sequence[Source] = (),
+        text: str | None = None,
+        claims: Sequence[Claim] = (),
     ) -> None:
-        """End the stream; ``text`` is the answer as saved (the streamed one, trimmed)."""
+        """End the stream; ``text`` is the answer as saved (the streamed one, trimmed), and
+        ``claims`` its sentences with their evidence."""
         if self._stream is not None:
             rest = self._linker.finish()
             if rest:
@@ -112,7 +129,14 @@ class AnswerView(Vertical, can_focus=True):
         if text is not None:
             self.text = text
         self.sources = tuple(sources)
+        self._evidence = evidence_text(claims)
+        self.query_one(".evidence", Static).update(Content(self._evidence))
         self.set_meta(meta)
+
+    @property
+    def evidence(self) -> str:
+        """The quotes shown under the answer ("" for none)."""
+        return self._evidence
 
     def set_meta(self, meta: str) -> None:
         self._meta = meta
@@ -127,6 +151,11 @@ class AnswerView(Vertical, can_focus=True):
             self.post_message(self.Selected(self, int(event.character)))
 
 
+def evidence_text(claims: Sequence[Claim]) -> str:
+    """The quotes under an answer, made safe for the terminal (they are page text)."""
+    return terminal_safe("\n".join(evidence_lines(claims)))
+
+
 def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
     """A reopened conversation as the transcript shows it: each question with its latest
     stored answer, or a note where it got none."""
@@ -138,7 +167,8 @@ def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
         if message["answers"]:
             stored = message["answers"][-1]
             sources = [stored_source(s) for s in stored["sources"]]
-            views.append(AnswerView(stored["text"], sources, stored_meta(stored)))
+            claims = stored_claims(stored["citations"])
+            views.append(AnswerView(stored["text"], sources, stored_meta(stored), claims))
         else:
             views.append(NoteView("no answer (stopped or failed)"))
     return views
