@@ -38,7 +38,8 @@ from htmlrag_chat.sources import Source
 THRESHOLD = 0.5  # calibrated on bench/data/claims.jsonl (docs/evidence.md)
 CANDIDATES = 2  # a source's best passages by terms that the embedding model reads
 ENGLISH = "en"
-LEAD_IN = (":", "\uff1a")  # "Here is what the sources say:" introduces claims, makes none
+# "Here is what the sources say:" introduces claims, a question asks one: neither makes one.
+NO_CLAIM = (":", "\uff1a", "?", "\uff1f")
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,8 @@ class Claim:
     support: float = 0.0  # the best quote's score
     supported: bool = True
     missing: tuple[str, ...] = ()  # numbers of the sentence in none of the sources searched
-    # False: a lead-in ("The sources say:") or a sentence that says nothing the question did
-    # not: there is nothing to back.
+    # False: a lead-in ("The sources say:"), a question, or words that say nothing about
+    # the world ("According to the sources."): there is nothing to back.
     checked: bool = True
 
     @property
@@ -106,7 +107,7 @@ def check_answer(
     if not said:
         return []
     found = [p for source in sources for p in passages(source.number, source.html)]
-    collection = Collection(found, question)
+    collection = Collection(found, question, {s.number: s.title for s in sources})
     held = _numbers_by_source(sources, collection)
     work = []
     for sentence in said:
@@ -135,7 +136,7 @@ def _score_terms(item: _Sentence, collection: Collection) -> None:
         if language not in readings:
             readings[language] = read_sentence(item.said.text, collection, language)
         reading = readings[language]
-        terms = reading.coverage(collection.terms[index])
+        terms = reading.score(collection.terms[index], collection.topics[index])
         if reading.numbers - collection.numbers[index]:
             terms *= NUMBER_MISS
         item.scored[index] = _Scored(index, terms)
@@ -188,7 +189,7 @@ def _claim(
 ) -> Claim:
     said = item.said
     reading = read_sentence(said.text, collection, item.language)
-    if said.text.endswith(LEAD_IN) or not reading.says_anything:
+    if said.text.endswith(NO_CLAIM) or not reading.says_anything:
         return Claim(said.text, said.sources, checked=False)
     searched = set(said.sources) or set(held)
     missing = tuple(sorted(reading.numbers - set().union(*(held[n] for n in searched))))

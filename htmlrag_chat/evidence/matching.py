@@ -35,13 +35,20 @@ from htmlrag_chat.html.text import CJK
 from htmlrag_chat.scoring.analysis import analyze, tokens
 from htmlrag_chat.scoring.language import languages, script_language
 
-QUESTION_WEIGHT = 1 / 3  # a term the question has: it says what was asked, not the answer
+QUESTION_WEIGHT = 1 / 3  # a word of the question: it says what was asked, not the answer
+TOPIC_SHARE = 0.3  # the question's subject's share of a passage's terms score
 NAME_WEIGHT = 2.0  # a capitalized word after a sentence's first
 NUMBER_MISS = 0.5  # a passage lacking one of the sentence's numbers backs it this much less
 # The embedding's cosine mapped onto [0, 1]: unrelated English sentences score about 0.1 with
 # all-MiniLM-L6-v2, a close paraphrase 0.7 and more.
 COSINE_FLOOR, COSINE_CEILING = 0.2, 0.8
-MEANING_WEIGHT = 0.4  # the meaning's share of the score, where the model gives one
+MEANING_WEIGHT = 0.4
+# What readers say about their sources and the question, not about the world: "According to
+# the information provided in the sources, the answer is ..." claims only what follows.
+META_WORDS = """according information provided source sources answer question article text
+    context mentioned states stated based given passage laut quelle quellen antwort frage
+    informationen angaben artikel selon réponse informations según fuente fuentes respuesta
+    pregunta información artículo"""  # the meaning's share of the score, where the model gives one
 
 _THOUSANDS = re.compile(r"\d{1,3}(?:[.,\u00a0\u202f]\d{3})+(?![.,]?\d)")
 # A digit run inside a word of letters and digits ("U7PMa4oNGN", a link's code) is no number;
@@ -72,12 +79,15 @@ class Collection:
 
     passages: list[Passage]
     question: str = ""
+    titles: dict[int, str] = field(default_factory=dict)  # each source's page title
     terms: list[frozenset[str]] = field(init=False)
+    topics: list[frozenset[str]] = field(init=False)  # the terms and the page title's
     numbers: list[frozenset[str]] = field(init=False)
     languages: list[str] = field(init=False)
     idf: dict[str, float] = field(init=False)
     _vocabulary: set[str] = field(init=False)
     _question: dict[str, frozenset[str]] = field(init=False, default_factory=dict)
+    _meta: dict[str, frozenset[str]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         texts = [passage.matched for passage in self.passages]
@@ -93,6 +103,17 @@ class Collection:
             frozenset(analyze(text, language, self._vocabulary))
             for text, language in zip(texts, self.languages, strict=True)
         ]
+        title_terms = {
+            (number, language): frozenset(analyze(title, language, self._vocabulary))
+            for number, title in self.titles.items()
+            for language in set(self.languages)
+        }
+        self.topics = [
+            terms | title_terms.get((passage.source, language), frozenset())
+            for terms, passage, language in zip(
+                self.terms, self.passages, self.languages, strict=True
+            )
+        ]
         self.numbers = [numbers(text) for text in texts]
         df = Counter(term for terms in self.terms for term in terms)
         n = len(self.terms)
@@ -101,49 +122,70 @@ class Collection:
 
     def question_terms(self, language: str) -> frozenset[str]:
         if language not in self._question:
-            self._question[language] = frozenset(analyze(self.question, language, self._vocabulary))
+            found = analyze(self.question, language, self._vocabulary)
+            self._question[language] = frozenset(found) - self.meta_terms(language)
         return self._question[language]
+
+    def meta_terms(self, language: str) -> frozenset[str]:
+        if language not in self._meta:
+            self._meta[language] = frozenset(analyze(META_WORDS, language))
+        return self._meta[language]
 
 
 @dataclass(frozen=True)
 class Sentence:
-    """A sentence's weighted terms in one language and its numbers beyond the question's."""
+    """A sentence in one language: its weighted terms, its topic (the question's words) and
+    its numbers beyond the question's."""
 
-    weights: dict[str, float]
+    terms: dict[str, float]  # its words, those of the question at QUESTION_WEIGHT
+    topic: dict[str, float]  # the question's words
     numbers: frozenset[str]
-    new_terms: int  # terms the question does not have
 
     @property
     def says_anything(self) -> bool:
-        """Whether it has a word or number the question did not give: else it only repeats
-        the question and there is nothing to back."""
-        return bool(self.numbers or self.new_terms)
+        return bool(self.terms)
 
-    def coverage(self, terms: frozenset[str]) -> float:
-        total = sum(self.weights.values())
-        if not total:
-            return 0.0
-        return sum(w for term, w in self.weights.items() if term in terms) / total
+    def score(self, terms: frozenset[str], topic: frozenset[str]) -> float:
+        """How well a passage holds the sentence (its ``terms``) on the question's subject
+        (its ``topic`` terms: its own and its page title's): ``coverage^(1 - TOPIC_SHARE) *
+        topic^TOPIC_SHARE``, so that the words of the answer on another subject ("3 inches"
+        of a lemon pot, for a hydrangea) score low, as does the subject without them."""
+        held = _coverage(self.terms, terms)
+        about = _coverage(self.topic, topic)
+        return held ** (1 - TOPIC_SHARE) * about**TOPIC_SHARE
+
+
+def _coverage(weights: dict[str, float], terms: frozenset[str]) -> float:
+    total = sum(weights.values())
+    if not total:
+        return 1.0  # nothing asked of the passage
+    return sum(w for term, w in weights.items() if term in terms) / total
 
 
 def read_sentence(text: str, collection: Collection, language: str) -> Sentence:
-    """``text``'s terms in ``language`` (a passage's), weighted by rarity, question and name."""
+    """``text``'s terms in ``language`` (a passage's), weighted by rarity, names double and
+    the question's words a third; the words readers use about their sources are left out.
+    Its topic is the question's words, those it leaves out included: "The answer is: 3
+    inches" is about the hydrangea the question names."""
     question = collection.question_terms(language)
+    meta = collection.meta_terms(language)
     names = {
         term
         for match in _NAME.finditer(text)
         for term in analyze(match[1], language, collection._vocabulary)
     }
-    weights = {}
+    terms: dict[str, float] = {}
     for term in analyze(text, language, collection._vocabulary):
+        if term in terms or term in meta:
+            continue
         weight = collection.idf.get(term, collection.unseen)
-        if term in question:
-            weight *= QUESTION_WEIGHT
-        elif term in names:
+        if term in names:
             weight *= NAME_WEIGHT
-        weights[term] = weight
-    new = sum(term not in question for term in weights)
-    return Sentence(weights, numbers(text) - numbers(collection.question), new)
+        elif term in question:
+            weight *= QUESTION_WEIGHT
+        terms[term] = weight
+    topic = {term: collection.idf.get(term, collection.unseen) for term in question}
+    return Sentence(terms, topic, numbers(text) - numbers(collection.question))
 
 
 def sentence_language(text: str, collection: Collection) -> str:

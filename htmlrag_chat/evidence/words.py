@@ -48,15 +48,17 @@ def quote_line(quote: Quote, sentence: str) -> str:
 
 
 def problem(claim: Claim) -> str:
-    """Why an unsupported sentence is: the numbers none of its sources has, or its score."""
+    """What it cites, and why that does not back it: the numbers none of its sources has,
+    or its best score."""
+    if claim.cited:
+        cites = f"cites {_numbers(claim.cited)}, but "
+        where = "it" if len(claim.cited) == 1 else "any of them"
+    else:
+        cites, where = "cites nothing, and ", "any source"
     if claim.missing:
         which = ", ".join(claim.missing)
-        where = "its sources" if claim.cited else "the sources"
-        verb = "is" if len(claim.missing) == 1 else "are"
-        return f"{which} {verb} in none of {where}"
-    if claim.cited:
-        return f"no passage of {_numbers(claim.cited)} backs it (support {claim.support:.2f})"
-    return f"it cites nothing and no source backs it (support {claim.support:.2f})"
+        return f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"
+    return f"{cites}no passage of {where} backs it (support {claim.support:.2f})"
 
 
 def flag_lines(claims: Sequence[Claim]) -> list[str]:

@@ -43,6 +43,7 @@ _MASK = str.maketrans("[]", "\ue000\ue001")
 _UNMASK = str.maketrans("\ue000\ue001", "[]")
 
 _WORD = re.compile(r"[^\W_]")
+_FENCES = ("```", "~~~")
 # Shared leading letters that count as one word ("released"/"release"), and the words that
 # say nothing: the extractive reader's matching.
 PREFIX = 5
@@ -172,9 +173,9 @@ def answer_sentences(answer: str, numbers: Collection[int]) -> list[AnswerSenten
     """Every sentence of ``answer`` (Markdown, as ``Answer.markdown`` holds it) with the
     ``numbers`` it cites (those of real sources). Brackets in code and escaped ones are
     masked first, so that they cite nothing; sentences are given as they show (masks and
-    escapes undone)."""
+    escapes undone). A code block is no sentence: it claims nothing."""
     prose = "".join(
-        piece.translate(_MASK) if literal else piece
+        ("\n" if piece.startswith(_FENCES) else piece.translate(_MASK)) if literal else piece
         for literal, piece in CodeScanner().feed(answer, final=True)
     )
     read = (_read(sentence, numbers) for sentence in _sentences(prose))

@@ -96,7 +96,9 @@ class AnswerView(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Markdown(link_citations(self.text), open_links=False)
-        yield Static(Content(self._evidence), classes="evidence")
+        evidence = Static(Content(self._evidence), classes="evidence")
+        evidence.display = bool(self._evidence)
+        yield evidence
         yield Static(Content(self._meta), classes="meta")
 
     async def write(self, text: str, quoted: bool = False) -> None:
@@ -130,7 +132,9 @@ class AnswerView(Vertical, can_focus=True):
             self.text = text
         self.sources = tuple(sources)
         self._evidence = evidence_text(claims)
-        self.query_one(".evidence", Static).update(Content(self._evidence))
+        evidence = self.query_one(".evidence", Static)
+        evidence.update(Content(self._evidence))
+        evidence.display = bool(self._evidence)
         self.set_meta(meta)
 
     @property

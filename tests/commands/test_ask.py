@@ -62,7 +62,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
     assert [s["number"] for s in record["sources"]] == list(range(1, len(record["sources"]) + 1))
     assert any(s["url"] == QUESTION["gold_url"] for s in record["sources"])
     assert all(s["title"] and s["content"].startswith("<html") for s in record["sources"])
-    for key in ("answer", "citations", "flags", "removed_citations", "rounds"):
+    for key in ("answer", "sentences", "flags", "removed_citations", "rounds"):
         assert key in record
 
 
@@ -336,7 +336,7 @@ def test_server_reader_streams_an_answer_with_checked_citations(
     out = capsys.readouterr().out
     assert "[9]" not in out
     assert "Removed 1 citation(s) to sources that do not exist." in out
-    assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1]' in out
+    assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1], but' in out
     assert "depth map of your face [3]" in out
     assert llm.requests[-1]["model"] == "m" and llm.requests[-1]["stream"] is True
 

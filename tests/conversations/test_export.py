@@ -18,6 +18,27 @@ MESSAGES = [
                     {"number": 2, "url": "https://b.test/", "title": ""},
                 ],
                 "flags": ['unsupported: "Bananas." cites [2]'],
+                "citations": [
+                    {
+                        "sentence": "ARKit **maps** faces.",
+                        "cited": [1],
+                        "citations": [
+                            {
+                                "source": 1,
+                                "url": "https://a.test/x",
+                                "score": 0.9,
+                                "quote": "It uses ARKit [3] to map [a face](javascript:x).",
+                                "backs": True,
+                                "added": False,
+                            }
+                        ],
+                        "support": 0.9,
+                        "unsupported": False,
+                        "missing": [],
+                        "checked": True,
+                    },
+                    {"sentence": "Bananas.", "sources": [2], "support": 0.1, "supported": False},
+                ],
             }
         ],
     },
@@ -25,9 +46,13 @@ MESSAGES = [
 ]
 
 
-def test_questions_answers_sources_and_flags_in_order() -> None:
+def test_questions_answers_evidence_sources_and_flags_in_order() -> None:
+    # A quote is page text: its "[3]" cites nothing and its link is no link.
     assert conversation_markdown("Frameworks", MESSAGES) == (
-        "# Frameworks\n\n## Which framework?\n\nARKit [1].\n\n**Sources**\n\n"
+        "# Frameworks\n\n## Which framework?\n\nARKit [1].\n\n**Evidence**\n\n"
+        "- ARKit \\*\\*maps\\*\\* faces.\n"
+        '  - \\[1\\] "It uses ARKit \\[3\\] to map \\[a face\\]."\n\n'
+        "**Sources**\n\n"
         "1. [The \\[Verge\\]\\[2J](<https://a.test/x>)\n2. [https://b.test/](<https://b.test/>)\n\n"
         '> unsupported: "Bananas." cites [2]\n\n## And then?\n\n_No answer (stopped or failed)._\n'
     )
