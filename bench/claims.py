@@ -28,7 +28,6 @@ import re
 import statistics
 import unicodedata
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, quantiles, timed, write_report
@@ -170,9 +169,7 @@ def cost(
     times, sentences = [], []
     for (question_id, _), markdown in sorted(answers.items()):
         context = contexts[question_id]
-        claims, ms = timed(
-            check_answer, context["question"], markdown, sources_of(context), make()
-        )
+        claims, ms = timed(check_answer, context["question"], markdown, sources_of(context), make())
         times.append(ms)
         sentences.append(len(claims))
     return {
