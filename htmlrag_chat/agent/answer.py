@@ -90,14 +90,26 @@ class Answer:
         )
 
     def store_record(self) -> dict[str, object]:
-        """Keyword arguments for ``Store.add_answer``."""
+        """Keyword arguments for ``Store.add_answer``. The sentences, like the text, keep
+        links to web pages only (``markdown_safe``): the history shows them as Markdown."""
         record = self.to_json()
+        sentences = [
+            sentence
+            | {
+                "sentence": markdown_safe(sentence["sentence"]),
+                "citations": [
+                    quote | {"quote": markdown_safe(quote["quote"])}
+                    for quote in sentence["citations"]
+                ],
+            }
+            for sentence in record["sentences"]
+        ]
         return {
             "reader": f"{self.reader}:{self.model}",
             "text": markdown_safe(self.markdown),
             "sources": record["sources"],
-            "citations": record["sentences"],  # the column kept its name (records.py)
-            "flags": self.flags,
+            "citations": sentences,  # the column kept its name (evidence/records.py)
+            "flags": [markdown_safe(flag) for flag in self.flags],
         }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from htmlrag_chat.agent.answer import stored_claims
 from htmlrag_chat.evidence.claims import Claim
-from htmlrag_chat.evidence.words import quote_line, shorten
+from htmlrag_chat.evidence.words import quote_line, shorten, shown_quotes
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import markdown_safe, one_line, safe_url
 
@@ -49,9 +49,9 @@ def _evidence(claims: Sequence[Claim]) -> list[str]:
     page's, shown as it is)."""
     lines = []
     for claim in claims:
-        if claim.backing:
+        quotes = [quote_line(quote, claim.sentence) for quote in shown_quotes(claim)]
+        if quotes:
             lines.append(f"- {escape_markdown(shorten(claim.sentence))}")
-            quotes = (quote_line(quote, claim.sentence) for quote in claim.backing)
             lines += [f"  - {escape_markdown(quote)}" for quote in quotes]
     return ["**Evidence**", "", *lines, ""] if lines else []
 

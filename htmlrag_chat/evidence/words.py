@@ -15,7 +15,7 @@ from htmlrag_chat.evidence.claims import Claim, Quote
 
 QUOTE_CHARS = 160  # the longest quote shown; the whole passage is in --json
 SENTENCE_CHARS = 100
-_WORD = re.compile(r"[^\W_]{3,}")
+_WORD = re.compile(r"[^\W_]{3,}")  # words that say what a quote is about
 
 
 def shorten(text: str, limit: int = SENTENCE_CHARS) -> str:
@@ -70,15 +70,27 @@ def flag_lines(claims: Sequence[Claim]) -> list[str]:
     ]
 
 
+def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
+    """The quotes worth showing under a sentence: those that back it, but for a passage
+    the sentence already is, word for word (the extractive reader's, a copied sentence)."""
+    said = _plain(claim.sentence)
+    return tuple(quote for quote in claim.backing if _plain(quote.text) != said)
+
+
 def evidence_lines(claims: Sequence[Claim]) -> list[str]:
     """Each backed sentence, then its quotes, indented (the sentences no source backs are
     the flag lines')."""
     lines = []
     for claim in claims:
-        if claim.backing:
+        quotes = shown_quotes(claim)
+        if quotes:
             lines.append(f"- {shorten(claim.sentence)}")
-            lines += [f"  {quote_line(quote, claim.sentence)}" for quote in claim.backing]
+            lines += [f"  {quote_line(quote, claim.sentence)}" for quote in quotes]
     return lines
+
+
+def _plain(text: str) -> str:
+    return " ".join(_WORD.findall(text.casefold()))
 
 
 def _numbers(cited: Sequence[int]) -> str:
