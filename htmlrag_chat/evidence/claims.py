@@ -37,6 +37,7 @@ from htmlrag_chat.sources import Source
 
 THRESHOLD = 0.5  # calibrated on bench/data/claims.jsonl (docs/evidence.md)
 CANDIDATES = 2  # a source's best passages by terms that the embedding model reads
+MEANING_BAND = (0.15, 0.6)  # the terms' scores for which the model is asked (_candidates)
 ENGLISH = "en"
 # "Here is what the sources say:" introduces claims, a question asks one: neither makes one.
 NO_CLAIM = (":", "\uff1a", "?", "\uff1f")
@@ -81,9 +82,12 @@ class _Scored:
 
     @property
     def score(self) -> float:
+        """The terms' score, raised by the meaning where the model was asked: the meaning
+        finds a paraphrase the terms miss, and never vetoes what the terms found."""
         if self.cosine is None:
             return self.terms
-        return (1 - MEANING_WEIGHT) * self.terms + MEANING_WEIGHT * meaning(self.cosine)
+        blend = (1 - MEANING_WEIGHT) * self.terms + MEANING_WEIGHT * meaning(self.cosine)
+        return max(self.terms, blend)
 
 
 @dataclass
@@ -111,9 +115,9 @@ def check_answer(
     held = _numbers_by_source(sources, collection)
     work = []
     for sentence in said:
-        language = sentence_language(sentence.text, collection)
         allowed = set(sentence.sources) or {source.number for source in sources}
         eligible = [i for i, p in enumerate(found) if p.source in allowed]
+        language = sentence_language(sentence.text, collection, eligible)
         work.append(_Sentence(sentence, language, eligible))
     for item in work:
         _score_terms(item, collection)
@@ -143,7 +147,12 @@ def _score_terms(item: _Sentence, collection: Collection) -> None:
 
 
 def _candidates(item: _Sentence, collection: Collection) -> list[int]:
-    """Each source's ``CANDIDATES`` best passages by terms, English ones only."""
+    """Each source's ``CANDIDATES`` best English passages by terms, for a sentence whose
+    best terms' score is in ``MEANING_BAND``: below it the meaning could not lift it to a
+    quote, above it the terms have found one. Embedding is the check's whole cost."""
+    best = max((scored.terms for scored in item.scored.values()), default=0.0)
+    if not MEANING_BAND[0] <= best < MEANING_BAND[1]:
+        return []
     by_source: dict[int, list[_Scored]] = {}
     for scored in item.scored.values():
         if collection.languages[scored.passage] == ENGLISH:

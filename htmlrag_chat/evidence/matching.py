@@ -2,18 +2,21 @@
 
 Three kinds of evidence, each for a failure the others miss:
 
-- **Terms** (``coverage``): the share of the sentence's terms found in the passage, each
-  weighted by its rarity among the answer's passages (BM25's idf), in the passage's
-  language (``scoring.analysis``: Snowball stems, compound halves, CJK bigrams). Words the
-  question already has weigh a third: a passage that only repeats the question ("Which
-  framework does FaceTime use?") backs nothing, the one with the answer's own words does.
-  Names (capitalized words after the first) weigh double.
+- **Terms** (``Sentence.score``): the sentence's terms found in the passage, each weighted
+  by its rarity among the answer's passages (BM25's idf) and read in the passage's language
+  (``scoring.analysis``: Snowball stems, compound halves, CJK bigrams). Names weigh
+  double, the question's words a third, function words and what readers say about their
+  sources ("According to the information provided ...") nothing. A passage must hold one of
+  the sentence's own words, not only the question's: a heading that repeats the question
+  backs no answer to it. The share of the question's words found in the passage, the one
+  before it and its page title (its subject) weighs in too, so that the words of an answer
+  on another subject ("3 inches" of a lemon pot, for a hydrangea) score low.
 - **Numbers** (``numbers``): a changed number keeps every other word ("iOS 13 beta 7" for
-  "beta 3"), so it must be found as written: digit runs, thousands separators dropped
+  "beta 3"), so numbers must be found as written: digit runs, thousands separators dropped
   ("1,024" is "1024"), leading zeros dropped ("09" is "9"), none inside a code like
-  "U7PMa4oNGN". A passage without one of the
-  sentence's numbers backs it at half its score; a number in none of the cited sources is
-  named and fails the sentence (``claims``). Numbers the question gave are its premise.
+  "U7PMa4oNGN", small ones written as words ("twice") as digits. A passage without one of
+  the sentence's numbers backs it at half its score; a number in none of the cited sources
+  is named and fails the sentence (``claims``). Numbers the question gave are its premise.
 - **Meaning** (the embedding model, when installed): the cosine of the sentence and the
   passage, for a paraphrase that shares few words. all-MiniLM-L6-v2 reads English only, so
   it gives an opinion only on an English sentence and passage.
@@ -33,23 +36,47 @@ import numpy as np
 from htmlrag_chat.evidence.passages import Passage
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.scoring.analysis import analyze, tokens
-from htmlrag_chat.scoring.language import languages, script_language
+from htmlrag_chat.scoring.language import function_words, languages, script_language
 
 QUESTION_WEIGHT = 1 / 3  # a word of the question: it says what was asked, not the answer
-TOPIC_SHARE = 0.3  # the question's subject's share of a passage's terms score
 NAME_WEIGHT = 2.0  # a capitalized word after a sentence's first
+TOPIC_SHARE = 0.3  # the question's subject's share of a passage's terms score
 NUMBER_MISS = 0.5  # a passage lacking one of the sentence's numbers backs it this much less
+OWN_MISS = 0.5  # likewise one with none of the sentence's own words, only the question's
 # The embedding's cosine mapped onto [0, 1]: unrelated English sentences score about 0.1 with
 # all-MiniLM-L6-v2, a close paraphrase 0.7 and more.
 COSINE_FLOOR, COSINE_CEILING = 0.2, 0.8
-MEANING_WEIGHT = 0.4
-# What readers say about their sources and the question, not about the world: "According to
-# the information provided in the sources, the answer is ..." claims only what follows.
+MEANING_WEIGHT = 0.4  # the meaning's share of the score, where the model gives one
+# What readers say about their sources and the question, not about the world.
 META_WORDS = """according information provided source sources answer question article text
     context mentioned states stated based given passage laut quelle quellen antwort frage
     informationen angaben artikel selon réponse informations según fuente fuentes respuesta
-    pregunta información artículo"""  # the meaning's share of the score, where the model gives one
+    pregunta información artículo"""
 
+# Two to twelve in the languages most pages here are in, but for the words that are as
+# often something else ("one", "ein", "un": articles; "elf", "once", "sept", "due", "sei");
+# "twice" for "took the Fifth twice" against "more than 400 times".
+NUMBER_WORDS = {
+    word: str(value)
+    for value, words in enumerate(
+        (
+            "two twice zwei deux dos dois dwa",
+            "three thrice drei trois tres três tre trzy",
+            "four vier quatre cuatro quatro quattro cztery",
+            "five fünf cinq cinco cinque pięć",
+            "six sechs seis sześć",
+            "seven sieben siete sete sette siedem",
+            "eight acht huit ocho oito osiem",
+            "nine neun neuf nueve nove dziewięć",
+            "ten zehn dix diez dez dieci dziesięć",
+            "eleven onze undici",
+            "twelve zwölf douze doce dodici",
+        ),
+        start=2,
+    )
+    for word in words.split()
+}
+_WORDS = re.compile(r"[^\W\d_]+")
 _THOUSANDS = re.compile(r"\d{1,3}(?:[.,\u00a0\u202f]\d{3})+(?![.,]?\d)")
 # A digit run inside a word of letters and digits ("U7PMa4oNGN", a link's code) is no number;
 # one at a word's end or start is ("iOS13", "4K").
@@ -59,10 +86,14 @@ _NAME = re.compile(r"(?<=\S)\s+[\"'“„(]?([^\W\d_a-z][^\W_]*)")
 
 
 def numbers(text: str) -> frozenset[str]:
-    """The numbers of a text as digit runs, thousands separators and leading zeros dropped."""
+    """The numbers of a text as digit runs, thousands separators and leading zeros dropped;
+    the small numbers written as words ("twice", "drei") as their digits."""
     grouped = {re.sub(r"\D", "", match[0]) for match in _THOUSANDS.finditer(text)}
     rest = _THOUSANDS.sub(" ", text)
     found = grouped | set(_DIGITS.findall(rest))
+    found |= {
+        NUMBER_WORDS[word] for word in _WORDS.findall(text.casefold()) if word in NUMBER_WORDS
+    }
     return frozenset(number.lstrip("0") or "0" for number in found)
 
 
@@ -81,7 +112,8 @@ class Collection:
     question: str = ""
     titles: dict[int, str] = field(default_factory=dict)  # each source's page title
     terms: list[frozenset[str]] = field(init=False)
-    topics: list[frozenset[str]] = field(init=False)  # the terms and the page title's
+    # A passage's subject: its terms, the passage's before it and its page title's.
+    topics: list[frozenset[str]] = field(init=False)
     numbers: list[frozenset[str]] = field(init=False)
     languages: list[str] = field(init=False)
     idf: dict[str, float] = field(init=False)
@@ -108,17 +140,21 @@ class Collection:
             for number, title in self.titles.items()
             for language in set(self.languages)
         }
-        self.topics = [
-            terms | title_terms.get((passage.source, language), frozenset())
-            for terms, passage, language in zip(
-                self.terms, self.passages, self.languages, strict=True
-            )
-        ]
+        self.topics = []
+        for index, (passage, language) in enumerate(
+            zip(self.passages, self.languages, strict=True)
+        ):
+            topic = self.terms[index] | title_terms.get((passage.source, language), frozenset())
+            if index and self.passages[index - 1].source == passage.source:
+                topic |= self.terms[index - 1]
+            self.topics.append(topic)
         self.numbers = [numbers(text) for text in texts]
         df = Counter(term for terms in self.terms for term in terms)
         n = len(self.terms)
         self.idf = {term: math.log(1 + (n - k + 0.5) / (k + 0.5)) for term, k in df.items()}
-        self.unseen = math.log(1 + (n + 0.5) / 0.5)  # a term no passage has: the rarest
+        # A term no passage has weighs as one that a single passage has: it may be invented,
+        # or a word the reader chose ("hatte"), and in a small answer it would weigh most.
+        self.unseen = math.log(1 + (n - 0.5) / 1.5)
 
     def question_terms(self, language: str) -> frozenset[str]:
         if language not in self._question:
@@ -127,8 +163,11 @@ class Collection:
         return self._question[language]
 
     def meta_terms(self, language: str) -> frozenset[str]:
+        """The terms that say nothing about the world: what readers say about their sources,
+        and the language's function words."""
         if language not in self._meta:
-            self._meta[language] = frozenset(analyze(META_WORDS, language))
+            words = " ".join((META_WORDS, *function_words(language)))
+            self._meta[language] = frozenset(analyze(words, language))
         return self._meta[language]
 
 
@@ -147,12 +186,16 @@ class Sentence:
 
     def score(self, terms: frozenset[str], topic: frozenset[str]) -> float:
         """How well a passage holds the sentence (its ``terms``) on the question's subject
-        (its ``topic`` terms: its own and its page title's): ``coverage^(1 - TOPIC_SHARE) *
-        topic^TOPIC_SHARE``, so that the words of the answer on another subject ("3 inches"
-        of a lemon pot, for a hydrangea) score low, as does the subject without them."""
+        (its ``topic`` terms): ``coverage^(1 - TOPIC_SHARE) * subject^TOPIC_SHARE``, at
+        ``OWN_MISS`` for a passage that holds none of the sentence's own words, only the
+        question's."""
         held = _coverage(self.terms, terms)
         about = _coverage(self.topic, topic)
-        return held ** (1 - TOPIC_SHARE) * about**TOPIC_SHARE
+        score = held ** (1 - TOPIC_SHARE) * about**TOPIC_SHARE
+        own = [term for term in self.terms if term not in self.topic]
+        if own and not any(term in terms for term in own):
+            score *= OWN_MISS
+        return score
 
 
 def _coverage(weights: dict[str, float], terms: frozenset[str]) -> float:
@@ -164,9 +207,9 @@ def _coverage(weights: dict[str, float], terms: frozenset[str]) -> float:
 
 def read_sentence(text: str, collection: Collection, language: str) -> Sentence:
     """``text``'s terms in ``language`` (a passage's), weighted by rarity, names double and
-    the question's words a third; the words readers use about their sources are left out.
-    Its topic is the question's words, those it leaves out included: "The answer is: 3
-    inches" is about the hydrangea the question names."""
+    the question's words a third, function words and the words readers use about their
+    sources left out. Its topic is the question's words, those it leaves out included: "The
+    answer is: 3 inches" is about the hydrangea the question names."""
     question = collection.question_terms(language)
     meta = collection.meta_terms(language)
     names = {
@@ -179,20 +222,24 @@ def read_sentence(text: str, collection: Collection, language: str) -> Sentence:
         if term in terms or term in meta:
             continue
         weight = collection.idf.get(term, collection.unseen)
-        if term in names:
-            weight *= NAME_WEIGHT
-        elif term in question:
+        if term in question:
             weight *= QUESTION_WEIGHT
+        elif term in names:
+            weight *= NAME_WEIGHT
         terms[term] = weight
     topic = {term: collection.idf.get(term, collection.unseen) for term in question}
     return Sentence(terms, topic, numbers(text) - numbers(collection.question))
 
 
-def sentence_language(text: str, collection: Collection) -> str:
-    words, _ = tokens(text)
-    return script_language(text, words) or script_language(
-        collection.question, tokens(collection.question)[0]
-    )
+def sentence_language(text: str, collection: Collection, allowed: Sequence[int]) -> str:
+    """The sentence's language, else the question's, else that of most of the ``allowed``
+    passages (a short sentence has too few function words to tell)."""
+    for said in (text, collection.question):
+        found = script_language(said, tokens(said)[0])
+        if found:
+            return found
+    common = Counter(collection.languages[index] for index in allowed).most_common(1)
+    return common[0][0] if common else ""
 
 
 def meaning(cosine: float) -> float:
