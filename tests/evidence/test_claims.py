@@ -122,7 +122,7 @@ def test_a_list_item_backs_a_sentence_with_its_lead_in() -> None:
 def test_japanese_sentences_are_matched_by_character_pairs_and_numbers() -> None:
     page = source(1, "<p>東京タワーは東京都港区にある電波塔である。高さは333メートルです。</p>")
     right, wrong = check_answer(
-        "東京タワーの高さは？",
+        "東京タワーの高さは\uff1f",
         "東京タワーの高さは333メートルです。[1]東京タワーの高さは400メートルです。[1]",
         [page],
     )

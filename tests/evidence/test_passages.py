@@ -19,9 +19,9 @@ def test_prose_is_cut_into_sentences_but_not_at_abbreviations_or_ordinals() -> N
         "Does it work?",
         "Am 28. September spielte z. B. Unia.",
     ]
-    assert sentences("東京は日本の首都です。人口は多い！とても") == [
+    assert sentences("東京は日本の首都です。人口は多い\uff01とても") == [
         "東京は日本の首都です。",
-        "人口は多い！",
+        "人口は多い\uff01",
         "とても",
     ]
 
