@@ -341,6 +341,27 @@ def test_server_reader_streams_an_answer_with_checked_citations(
     assert llm.requests[-1]["model"] == "m" and llm.requests[-1]["stream"] is True
 
 
+def test_json_gives_each_sentence_its_citations_with_quote_url_and_score(
+    recording: Path, server: tuple[str, ScriptedLLM], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = server
+    server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+    argv = ["--cache", str(recording), "--replay", *ask(*server)]
+    assert main([*argv, "--json", "--no-quotes"]) == 0  # --json has them whatever it says
+    record = json.loads(capsys.readouterr().out)
+    facetime, moon, bananas = record["sentences"]
+    gold = next(s for s in record["sources"] if s["url"] == QUESTION["gold_url"])
+    assert facetime["cited"] == [gold["number"]] and not facetime["unsupported"]
+    [quote] = facetime["citations"]
+    assert (quote["source"], quote["url"]) == (gold["number"], gold["url"])
+    assert "ARKit" in quote["quote"] and quote["backs"] and not quote["added"]
+    assert 0 < quote["score"] <= 1 and facetime["support"] == quote["score"]
+    # Its invented [9] was removed: it cites nothing now, and no source backs it.
+    assert moon["cited"] == [] and moon["unsupported"] and moon["citations"] == []
+    assert bananas["cited"] == [1] and bananas["unsupported"]
+    assert record["cited"] is False and len(record["flags"]) == 2
+
+
 def test_the_default_reader_answers_from_a_server_found_on_loopback(
     recording: Path,
     server: tuple[str, ScriptedLLM],
