@@ -9,8 +9,8 @@ unsupported by reading the sources, with the source words that back a supported 
 
 Each real answer is checked whole, as ``ask`` checks it; a perturbed sentence alone, as the
 answer it would be. The threshold is chosen on the calibration half (questions at odd
-places of their set) as the one with the best F1 of the ``unsupported`` flag, then the
-other half is reported: the flag's precision and recall, and the share of the quotes shown
+places of their set): the lowest that meets the issue's targets there (``calibrated``), then
+the other half is reported: the flag's precision and recall, and the share of the quotes shown
 (those that back their sentence at the threshold) that hold one of the labelled words.
 Cost: milliseconds of ``check_answer`` per real answer with the embedding model loaded but
 no embedding cached (every passage embedded afresh), and without the model.
@@ -38,6 +38,7 @@ from htmlrag_chat.sources import Source
 
 DATA = ROOT / "bench" / "data"
 GRID = [round(0.2 + 0.01 * step, 2) for step in range(61)]  # thresholds tried: 0.20 .. 0.80
+QUOTES_TARGET, PRECISION_TARGET, RECALL_TARGET = 0.9, 0.8, 0.7  # issue 34's
 
 
 def load() -> tuple[dict[str, Any], dict[tuple[str, str], str], list[dict[str, Any]]]:
@@ -133,7 +134,18 @@ def scores(pairs: list[tuple[dict[str, Any], Claim]], threshold: float) -> dict[
 
 
 def calibrated(pairs: list[tuple[dict[str, Any], Claim]]) -> float:
-    """The threshold of best F1 on ``pairs`` (ties: the lower one, fewer false flags)."""
+    """The lowest threshold at which ``pairs`` meet the targets (quotes that support their
+    sentence >= 90%, flag precision >= 80% at recall >= 70%): the fewest backed sentences
+    flagged; without one, the threshold of the flag's best F1."""
+    for threshold in GRID:
+        found = scores(pairs, threshold)
+        quotes = found["quotes_supporting"]
+        if (
+            (quotes is None or quotes >= QUOTES_TARGET)
+            and found["flag_precision"] >= PRECISION_TARGET
+            and found["flag_recall"] >= RECALL_TARGET
+        ):
+            return threshold
     return max(GRID, key=lambda t: (scores(pairs, t)["flag_f1"], -t))
 
 

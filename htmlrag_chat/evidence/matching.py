@@ -6,11 +6,12 @@ Three kinds of evidence, each for a failure the others miss:
   by its rarity among the answer's passages (BM25's idf) and read in the passage's language
   (``scoring.analysis``: Snowball stems, compound halves, CJK bigrams). Names weigh
   double, the question's words a third, function words and what readers say about their
-  sources ("According to the information provided ...") nothing. A passage must hold one of
-  the sentence's own words, not only the question's: a heading that repeats the question
-  backs no answer to it. The share of the question's words found in the passage, the one
-  before it and its page title (its subject) weighs in too, so that the words of an answer
-  on another subject ("3 inches" of a lemon pot, for a hydrangea) score low.
+  sources ("According to the information provided ...") nothing. A passage holding none of
+  the sentence's own words, only the question's, backs it at half: a heading that repeats
+  the question backs no answer to it. A sentence with three words of its own or fewer ("The
+  answer is: 3 inches.") claims them of the question's subject, so the share of the
+  question's words in the passage, the two before it and its page title weighs in: "3
+  inches" of a lemon pot does not answer for a hydrangea.
 - **Numbers** (``numbers``): a changed number keeps every other word ("iOS 13 beta 7" for
   "beta 3"), so numbers must be found as written: digit runs, thousands separators dropped
   ("1,024" is "1024"), leading zeros dropped ("09" is "9"), none inside a code like
@@ -40,7 +41,9 @@ from htmlrag_chat.scoring.language import function_words, languages, script_lang
 
 QUESTION_WEIGHT = 1 / 3  # a word of the question: it says what was asked, not the answer
 NAME_WEIGHT = 2.0  # a capitalized word after a sentence's first
-TOPIC_SHARE = 0.3  # the question's subject's share of a passage's terms score
+ELLIPTICAL = 3  # words of its own a sentence has at most to be read as the question's
+SUBJECT_BEFORE = 2  # passages before one that name its subject (the line above a table)
+TOPIC_SHARE = 0.6  # the question's subject's share of such a sentence's score
 NUMBER_MISS = 0.5  # a passage lacking one of the sentence's numbers backs it this much less
 OWN_MISS = 0.5  # likewise one with none of the sentence's own words, only the question's
 # The embedding's cosine mapped onto [0, 1]: unrelated English sentences score about 0.1 with
@@ -112,7 +115,7 @@ class Collection:
     question: str = ""
     titles: dict[int, str] = field(default_factory=dict)  # each source's page title
     terms: list[frozenset[str]] = field(init=False)
-    # A passage's subject: its terms, the passage's before it and its page title's.
+    # A passage's subject: its terms, the two passages' before it and its page title's.
     topics: list[frozenset[str]] = field(init=False)
     numbers: list[frozenset[str]] = field(init=False)
     languages: list[str] = field(init=False)
@@ -145,8 +148,9 @@ class Collection:
             zip(self.passages, self.languages, strict=True)
         ):
             topic = self.terms[index] | title_terms.get((passage.source, language), frozenset())
-            if index and self.passages[index - 1].source == passage.source:
-                topic |= self.terms[index - 1]
+            for before in range(max(index - SUBJECT_BEFORE, 0), index):
+                if self.passages[before].source == passage.source:
+                    topic |= self.terms[before]
             self.topics.append(topic)
         self.numbers = [numbers(text) for text in texts]
         df = Counter(term for terms in self.terms for term in terms)
@@ -185,14 +189,20 @@ class Sentence:
         return bool(self.terms)
 
     def score(self, terms: frozenset[str], topic: frozenset[str]) -> float:
-        """How well a passage holds the sentence (its ``terms``) on the question's subject
-        (its ``topic`` terms): ``coverage^(1 - TOPIC_SHARE) * subject^TOPIC_SHARE``, at
-        ``OWN_MISS`` for a passage that holds none of the sentence's own words, only the
-        question's."""
-        held = _coverage(self.terms, terms)
-        about = _coverage(self.topic, topic)
-        score = held ** (1 - TOPIC_SHARE) * about**TOPIC_SHARE
+        """How well a passage holds the sentence: the weighted share of its ``terms`` found
+        there, at ``OWN_MISS`` when none of the sentence's own words is (only the
+        question's). A sentence with at most ``ELLIPTICAL`` words of its own ("The answer
+        is: 3 inches.") claims them of the question's subject: its score is ``coverage^(1 -
+        TOPIC_SHARE) * subject^TOPIC_SHARE``, the subject being the share of the question's
+        words in the passage's ``topic`` terms (its own, the two passages' before it, its
+        page title's), so that "3 inches" of a lemon pot does not answer for a hydrangea. A
+        sentence that says more is judged on its own words: true of a source, it is backed
+        by it, whatever the question was."""
+        score = _coverage(self.terms, terms)
         own = [term for term in self.terms if term not in self.topic]
+        if len(own) <= ELLIPTICAL:
+            subject = _coverage(self.topic, topic)
+            score = score ** (1 - TOPIC_SHARE) * subject**TOPIC_SHARE
         if own and not any(term in terms for term in own):
             score *= OWN_MISS
         return score
@@ -227,7 +237,9 @@ def read_sentence(text: str, collection: Collection, language: str) -> Sentence:
         elif term in names:
             weight *= NAME_WEIGHT
         terms[term] = weight
-    topic = {term: collection.idf.get(term, collection.unseen) for term in question}
+    # Each word of the question counts the same for the subject: those every passage has
+    # (rare by no measure) are what the sources are about.
+    topic = dict.fromkeys(question, 1.0)
     return Sentence(terms, topic, numbers(text) - numbers(collection.question))
 
 

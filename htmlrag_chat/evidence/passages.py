@@ -14,6 +14,8 @@ import copy
 import re
 from dataclasses import dataclass
 
+from lxml import etree
+
 from htmlrag_chat.html.dom import Element, drop, parse
 from htmlrag_chat.html.headings import structure_context
 from htmlrag_chat.html.text import normalize_space, visible_text
@@ -26,6 +28,7 @@ _NOT_AN_END = re.compile(
     r"(?:\b[^\W\d_]|(?<!\d)\d{1,2}|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr|st))\.\Z", re.I
 )
 _WORD = re.compile(r"[^\W_]")
+_MARK = "\ue0ff"  # a private-use character: what stands in for a row or an item
 MAX_CHARS = 600  # a longer "sentence" (a run without end marks) is cut at this many characters
 
 
@@ -49,23 +52,34 @@ class Passage:
 
 
 def passages(number: int, html: str) -> list[Passage]:
-    """Every passage of a source's pruned HTML: rows and list items (in document order),
-    then the sentences of the rest of its text."""
+    """Every passage of a source's pruned HTML, in document order: rows, list items, and
+    the sentences of the rest of its text."""
     root = parse(html)
     runs: dict[Element, Element] = {}
-    found: list[Passage] = []
     structured = [el for el in root.iter("tr", "li") if isinstance(el.tag, str)]
+    own: dict[Element, Passage] = {}
     for element in structured:
         text = _row_text(element) if element.tag == "tr" else _item_text(element)
         if _WORD.search(text):
-            found.append(Passage(number, _cap(text), structure_context(element, runs)))
-    for element in structured:  # what is left is prose (ancestors first: drops are whole)
-        if element.getparent() is not None and not any(
-            ancestor.tag in ("tr", "li") for ancestor in element.iterancestors()
-        ):
-            drop(element)
+            own[element] = Passage(number, _cap(text), structure_context(element, runs))
+    # Each outermost row or item gives way to a line of its own that stands for it and the
+    # rows and items inside it, so that the prose around it keeps its place.
+    groups: dict[str, list[Passage]] = {}
+    for element in structured:
+        if any(ancestor.tag in ("tr", "li") for ancestor in element.iterancestors()):
+            continue
+        mark = f"{_MARK}{len(groups)}{_MARK}"
+        inside = [element, *(e for e in element.iter("tr", "li") if e is not element)]
+        groups[mark] = [own[e] for e in inside if e in own]
+        stand_in = etree.Element("p")
+        stand_in.text, stand_in.tail = mark, element.tail
+        element.getparent().replace(element, stand_in)
+    found: list[Passage] = []
     for line in visible_text(root, lines=True).splitlines():
-        found += [Passage(number, sentence) for sentence in sentences(line)]
+        if line in groups:
+            found += groups[line]
+        else:
+            found += [Passage(number, sentence) for sentence in sentences(line)]
     return found
 
 

@@ -43,12 +43,12 @@ def test_a_list_item_is_read_after_its_lead_in_and_a_nested_one_after_its_item()
         "<ul><li>Huawei</li><li>Xiaomi<ul><li>Redmi</li></ul></li></ul><p>Fin.</p>"
     )
     assert quotes(html) == [
+        "Según el sitio, las marcas son las siguientes:",
         "Según el sitio, las marcas son las siguientes: … Huawei",
         "Según el sitio, las marcas son las siguientes: … Xiaomi",
         "Xiaomi … Redmi",
-        "Según el sitio, las marcas son las siguientes:",
         "Fin.",
-    ]
+    ]  # in the order of the page
 
 
 def test_rows_and_items_are_not_read_again_as_prose_and_empty_ones_are_skipped() -> None:
