@@ -90,18 +90,6 @@ def build_recipe(
     return Recipe(fused, gen, **sizes)
 
 
-def recipe_embedder(recipe: Recipe) -> EmbeddingScorer | None:
-    """The embedding model the recipe's first stage loaded (None for BM25, or when none
-    could be loaded): the claims' check reads English sentences with it, at no second load."""
-    from htmlrag_chat.scoring.embed import EmbeddingScorer
-    from htmlrag_chat.scoring.fused import FusedScorer
-
-    first = recipe.first
-    if isinstance(first, FusedScorer):
-        return first.embedder if isinstance(first.embedder, EmbeddingScorer) else None
-    return first if isinstance(first, EmbeddingScorer) else None
-
-
 def generative_scorer(settings: PruneSettings) -> BlockScorer:
     """Stage 2's scorer, its model loaded now (ModelUnavailable when it cannot be, found
     before torch is imported when the model is not here at all)."""

@@ -20,7 +20,6 @@ from htmlrag_chat.prune_factory import (
     CPU_BUDGET,
     PruneSettings,
     build_recipe,
-    recipe_embedder,
     warm_up,
 )
 from htmlrag_chat.reader import ChatModel, ReaderFailed
@@ -261,7 +260,6 @@ class Parts:
             max_pages=pages or options.pages,
             max_queries=options.max_queries,
             deadline=options.deadline,
-            embedder=recipe_embedder(self.recipe),
         )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.evidence.claims import Claim
-from htmlrag_chat.evidence.records import claim_from_record, claim_record
+from htmlrag_chat.evidence.records import claim_record
 from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
@@ -130,12 +130,6 @@ def turns_from_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
             Turn(message["content"], answer["text"], tuple(map(stored_source, answer["sources"])))
         )
     return turns
-
-
-def stored_claims(records: Sequence[object]) -> list[Claim]:
-    """An answer's claims as ``Answer.store_record`` kept them; a record of neither shape
-    ``claim_from_record`` reads is left out (an older version, or another tool, wrote it)."""
-    return [claim for claim in map(claim_from_record, records) if claim is not None]
 
 
 def stored_source(record: Mapping[str, Any]) -> Source:

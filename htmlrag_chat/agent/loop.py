@@ -36,7 +36,6 @@ from htmlrag_chat.events import (
     stage,
 )
 from htmlrag_chat.evidence.claims import Claim, check_answer
-from htmlrag_chat.evidence.matching import Embedder
 from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
@@ -68,7 +67,6 @@ class Agent:
     max_queries: int = default("research.max_queries")  # sub-queries included
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
-    embedder: Embedder | None = None  # the pruner's embedding model, for the claims' meaning
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
@@ -87,9 +85,12 @@ class Agent:
         start = time.perf_counter()
         emit = self._emit
         plan = await self._plan(message, history)
+        # A follow-up's own words lack its subject: prune, judge and check by the rewrite,
+        # or, answered from the previous sources ("shorter please"), by the question before.
+        topic = message
+        if history:
+            topic = " ".join(plan.queries) if plan.search else f"{history[-1].question} {message}"
         if plan.search:
-            # A follow-up's own words lack its subject: prune and judge by the rewrite.
-            topic = " ".join(plan.queries) if history else message
             why = (
                 "as typed"
                 if plan.queries == (message,)
@@ -108,7 +109,7 @@ class Agent:
             self.reader, message, sources, history, emit, start
         )
         # After the last token: the check never delays the answer.
-        claims = await self._worker.run(emit, self._check, message, markdown, sources)
+        claims = await self._worker.run(emit, self._check, topic, markdown, sources)
         flags = flag_lines(claims)
         return Answer(
             question=message,
@@ -131,11 +132,12 @@ class Agent:
         )
 
     def _check(
-        self, question: str, markdown: str, sources: list[Source], emit: EventSink
+        self, topic: str, markdown: str, sources: list[Source], emit: EventSink
     ) -> list[Claim]:
-        """Each sentence of the answer with the passages of the sources that back it."""
+        """Each sentence of the answer with the passages of the sources that back it, read
+        as answers about ``topic``."""
         with stage(emit, "cite") as counts:
-            claims = check_answer(question, markdown, sources, self.embedder)
+            claims = check_answer(topic, markdown, sources)
             counts.update(
                 sentences=len(claims),
                 unsupported=sum(not claim.supported for claim in claims),

@@ -171,8 +171,7 @@ def _message_json(message: dict[str, Any]) -> dict[str, Any]:
 def _answer_json(answer: dict[str, Any]) -> dict[str, Any]:
     """A stored answer, its sentences as ``ask --json`` gives them (the column they are
     kept in is ``citations``; an answer stored before the evidence check has no quotes)."""
-    from htmlrag_chat.agent.answer import stored_claims
-    from htmlrag_chat.evidence.records import claim_record
+    from htmlrag_chat.evidence.records import claim_record, stored_claims
 
     urls = {source["number"]: source["url"] for source in answer["sources"]}
     sentences = [claim_record(claim, urls) for claim in stored_claims(answer["citations"])]

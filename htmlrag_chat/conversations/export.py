@@ -7,9 +7,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.agent.answer import stored_claims
-from htmlrag_chat.evidence.claims import Claim
-from htmlrag_chat.evidence.words import quote_line, shorten, shown_quotes
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import markdown_safe, one_line, safe_url
 
@@ -27,7 +24,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
             continue
         answer = message["answers"][-1]
         lines += [answer["text"].strip(), ""]
-        lines += _evidence(stored_claims(answer["citations"]))
+        lines += _evidence(answer["citations"])
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
@@ -44,9 +41,14 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
     return markdown_safe("\n".join(lines).rstrip() + "\n")
 
 
-def _evidence(claims: Sequence[Claim]) -> list[str]:
-    """Each backed sentence with its quotes, as text (a quote's "[3]" or "**" is the
-    page's, shown as it is)."""
+def _evidence(records: Sequence[object]) -> list[str]:
+    """Each backed sentence of an answer's stored claims with its quotes, as text (a
+    quote's "[3]" or "**" is the page's, shown as it is). The check's code loads here, not
+    with the command line."""
+    from htmlrag_chat.evidence.records import stored_claims
+    from htmlrag_chat.evidence.words import quote_line, shorten, shown_quotes
+
+    claims = stored_claims(records)
     lines = []
     for claim in claims:
         quotes = [quote_line(quote, claim.sentence) for quote in shown_quotes(claim)]

@@ -8,8 +8,8 @@ Three kinds of evidence, each for a failure the others miss:
   double, the question's words a third, function words and what readers say about their
   sources ("According to the information provided ...") nothing. A passage holding none of
   the sentence's own words, only the question's, backs it at half: a heading that repeats
-  the question backs no answer to it. A sentence with three words of its own or fewer ("The
-  answer is: 3 inches.") claims them of the question's subject, so the share of the
+  the question backs no answer to it. A sentence of three words or fewer that names nothing
+  the question names ("The answer is: 3 inches.") claims them of its subject, so the share of the
   question's words in the passage, the two before it and its page title weighs in: "3
   inches" of a lemon pot does not answer for a hydrangea.
 - **Numbers** (``numbers``): a changed number keeps every other word ("iOS 13 beta 7" for
@@ -30,18 +30,19 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from htmlrag_chat.evidence.passages import Passage
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.scoring.analysis import analyze, tokens
 from htmlrag_chat.scoring.language import function_words, languages, script_language
 
+if TYPE_CHECKING:  # numpy loads with the embedding model, not with the command line
+    import numpy as np
+
 QUESTION_WEIGHT = 1 / 3  # a word of the question: it says what was asked, not the answer
 NAME_WEIGHT = 2.0  # a capitalized word after a sentence's first
-ELLIPTICAL = 3  # words of its own a sentence has at most to be read as the question's
+ELLIPTICAL = 3  # words a sentence has at most, none the question's, to be read as its answer
 SUBJECT_BEFORE = 2  # passages before one that name its subject (the line above a table)
 TOPIC_SHARE = 0.6  # the question's subject's share of such a sentence's score
 NUMBER_MISS = 0.5  # a passage lacking one of the sentence's numbers backs it this much less
@@ -50,11 +51,15 @@ OWN_MISS = 0.5  # likewise one with none of the sentence's own words, only the q
 # all-MiniLM-L6-v2, a close paraphrase 0.7 and more.
 COSINE_FLOOR, COSINE_CEILING = 0.2, 0.8
 MEANING_WEIGHT = 0.4  # the meaning's share of the score, where the model gives one
-# What readers say about their sources and the question, not about the world.
+# What readers say about their sources and the question, not about the world, and the words
+# a question asks with.
 META_WORDS = """according information provided source sources answer question article text
     context mentioned states stated based given passage laut quelle quellen antwort frage
     informationen angaben artikel selon réponse informations según fuente fuentes respuesta
-    pregunta información artículo"""
+    pregunta información artículo
+    where when why which what who whom whose how many much wo wann warum welche welcher
+    welches wie viel viele was wer où quand pourquoi quel quelle quels quelles comment
+    combien qui dónde cuándo porqué cuál cuáles cómo cuánto cuántos cuántas quién qué"""
 
 # Two to twelve in the languages most pages here are in, but for the words that are as
 # often something else ("one", "ein", "un": articles; "elf", "once", "sept", "due", "sei");
@@ -191,8 +196,9 @@ class Sentence:
     def score(self, terms: frozenset[str], topic: frozenset[str]) -> float:
         """How well a passage holds the sentence: the weighted share of its ``terms`` found
         there, at ``OWN_MISS`` when none of the sentence's own words is (only the
-        question's). A sentence with at most ``ELLIPTICAL`` words of its own ("The answer
-        is: 3 inches.") claims them of the question's subject: its score is ``coverage^(1 -
+        question's). A sentence of at most ``ELLIPTICAL`` words, none of them the
+        question's ("The answer is: 3 inches."), claims them of the question's subject: its
+        score is ``coverage^(1 -
         TOPIC_SHARE) * subject^TOPIC_SHARE``, the subject being the share of the question's
         words in the passage's ``topic`` terms (its own, the two passages' before it, its
         page title's), so that "3 inches" of a lemon pot does not answer for a hydrangea. A
@@ -200,7 +206,7 @@ class Sentence:
         by it, whatever the question was."""
         score = _coverage(self.terms, terms)
         own = [term for term in self.terms if term not in self.topic]
-        if len(own) <= ELLIPTICAL:
+        if len(own) <= ELLIPTICAL and len(own) == len(self.terms):
             subject = _coverage(self.topic, topic)
             score = score ** (1 - TOPIC_SHARE) * subject**TOPIC_SHARE
         if own and not any(term in terms for term in own):

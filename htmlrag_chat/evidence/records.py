@@ -9,7 +9,7 @@ same column; those read back as claims without quotes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from htmlrag_chat.evidence.claims import Claim, Quote
@@ -70,6 +70,12 @@ def claim_from_record(record: object) -> Claim | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def stored_claims(records: Sequence[object]) -> list[Claim]:
+    """An answer's claims as the history kept them; a record of neither shape is left out
+    (an older version, or another tool, wrote it)."""
+    return [claim for claim in map(claim_from_record, records) if claim is not None]
 
 
 def _numbers(values: Any) -> tuple[int, ...]:

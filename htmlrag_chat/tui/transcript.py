@@ -18,8 +18,9 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from htmlrag_chat.agent.answer import stored_claims, stored_source
+from htmlrag_chat.agent.answer import stored_source
 from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.records import stored_claims
 from htmlrag_chat.evidence.words import evidence_lines
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.literal import escape_markdown
