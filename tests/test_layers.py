@@ -52,6 +52,7 @@ PRUNING = (
     "htmlrag_chat.prune_factory",
 )
 READER = ("htmlrag_chat.reader",)
+EVIDENCE = ("htmlrag_chat.evidence",)
 WEB = ("htmlrag_chat.web",)
 NETWORK = ("htmlrag_chat.web.fetch", "htmlrag_chat.web.search", "htmlrag_chat.web.guard")
 STORE = ("htmlrag_chat.store",)
@@ -71,8 +72,8 @@ FACES = COMMANDS + TUI + MCP
 # What drives the stages, from the agent up: no stage below it imports any of it.
 UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
-    BASE + PRUNING + READER + WEB + STORE + RECORDER + AGENT + CONVERSATIONS + SETTINGS
-    + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
+    BASE + PRUNING + READER + EVIDENCE + WEB + STORE + RECORDER + AGENT + CONVERSATIONS
+    + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
 )  # fmt: skip
 
 
@@ -128,23 +129,60 @@ CONTRACTS = (
         "scoring/ and the pruning around it know blocks, not readers, the web, the store, "
         "the agent, the settings or the faces",
         PRUNING,
-        forbidden=(*READER, *WEB, *STORE, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+        forbidden=(
+            *READER,
+            *EVIDENCE,
+            *WEB,
+            *STORE,
+            *RECORDER,
+            *DOCUMENTS,
+            *LIBRARY,
+            *SETTINGS,
+            *UPPER,
+        ),
     ),
     Contract(
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
         READER,
-        forbidden=(*PRUNING, *WEB, *STORE, *RECORDER, *UPPER),
+        forbidden=(*PRUNING, *EVIDENCE, *WEB, *STORE, *RECORDER, *UPPER),
+    ),
+    Contract(
+        "evidence/ finds the passages that back an answer's sentences: it reads sources with "
+        "the HTML core, the terms, the reader's citation grammar and an embedding model it is "
+        "handed, and knows no web, store, settings or agent",
+        EVIDENCE,
+        forbidden=(*WEB, *STORE, *RECORDER, *SETTINGS, *UPPER, "htmlrag_chat.scoring.embed"),
     ),
     Contract(
         "web/ searches and downloads: it knows no store, scorer, reader or agent "
         "(recorder.py decides between the cache and the network)",
         WEB,
-        forbidden=(*PRUNING, *READER, *STORE, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+        forbidden=(
+            *PRUNING,
+            *READER,
+            *EVIDENCE,
+            *STORE,
+            *RECORDER,
+            *DOCUMENTS,
+            *LIBRARY,
+            *SETTINGS,
+            *UPPER,
+        ),
     ),
     Contract(
         "store/ keeps what the web produced, never reaching the network itself",
         STORE,
-        forbidden=(*NETWORK, *PRUNING, *READER, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+        forbidden=(
+            *NETWORK,
+            *PRUNING,
+            *READER,
+            *EVIDENCE,
+            *RECORDER,
+            *DOCUMENTS,
+            *LIBRARY,
+            *SETTINGS,
+            *UPPER,
+        ),
     ),
     Contract(
         "recorder.py sits on the web and the store, below the agent",

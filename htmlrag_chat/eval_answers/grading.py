@@ -11,8 +11,8 @@ reader's work is what the cache keeps, so a change of a measure here costs no mo
 - ``citations_hold``: it is cited, and every citation points to a source that holds what
   its sentence claims. For a sentence that states a gold answer, each source it cites must
   contain that gold answer; for any other cited sentence, each source it cites must back it
-  as ``ask``'s own check does (at least half of the sentence's content words found in that
-  source, ``reader.citations.support``). A sentence citing [1, 3] where only [1] holds fails.
+  as ``ask``'s own check does (``evidence.claims.check_answer``: a passage of that source
+  backs the sentence, terms only). A sentence citing [1, 3] where only [1] holds fails.
 - ``declined``: the answer is not correct and says that the sources do not hold the answer
   (phrases in the languages of the dev sets, below). ``cannot_answer`` in the report is the
   share of questions whose answer was not in the context that the reader declined, rather
@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from htmlrag_chat.eval.metrics import answer_present, normalize
-from htmlrag_chat.reader.citations import SUPPORT_THRESHOLD, support
 
 # "The sources do not say": how readers decline, in the languages of the dev sets. Matched
 # on the casefolded answer; a declined answer that also names the gold answer is correct.
@@ -112,5 +111,5 @@ def _judge(citation: dict[str, Any], sources: dict[int, str], answers: Sequence[
         if golds:
             holds.append(answer_present(golds, text))
         else:
-            holds.append(support(sentence, text) >= SUPPORT_THRESHOLD)
+            holds.append(number in citation["backed_by"])
     return {**citation, "holds": holds}

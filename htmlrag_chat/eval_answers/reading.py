@@ -2,7 +2,8 @@
 
 The answer goes through ``agent.reading.read_answer``, the one place where model output
 becomes what a person reads (invented citations removed, control tokens defused, think
-blocks dropped), then ``check_citations``, as ``ask`` does after it. A GGUF reader keeps its
+blocks dropped), then ``evidence.claims.check_answer`` (terms only, no embedding model), as
+``ask`` does after it. A GGUF reader keeps its
 llama.cpp state between calls, so that a conversation's calls reuse their shared prefix;
 here every question starts cold (``GGUFChat.forget``), as a fresh ``ask`` does, so that a
 question's prefill time does not depend on which question ran before it.
@@ -18,7 +19,7 @@ from typing import Any
 
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.events import ignore
-from htmlrag_chat.reader.citations import check_citations
+from htmlrag_chat.evidence.claims import check_answer
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, source_content
 from htmlrag_chat.sources import Source
@@ -45,10 +46,7 @@ async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict
     return {
         "answer": text,
         "removed_citations": removed,
-        "citations": [
-            {"sentence": c.sentence, "sources": list(c.sources), "support": c.support}
-            for c in check_citations(markdown, sources)
-        ],
+        "citations": checked_citations(question, markdown, sources),
         "sources": [
             {"number": s.number, "url": s.url, "title": s.title, "content": source_content(s)}
             for s in sources
@@ -58,6 +56,23 @@ async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict
         "prefill_s": None if first_ms is None else round(first_ms / 1000, 3),
         "total_s": round(total, 3),
     }
+
+
+def checked_citations(
+    question: str, markdown: str, sources: Sequence[Source]
+) -> list[dict[str, Any]]:
+    """The answer's cited sentences, each with the sources it cites and those of them whose
+    passages back it (``check_answer``, terms only, so that grading needs no model)."""
+    return [
+        {
+            "sentence": claim.sentence,
+            "sources": list(claim.cited),
+            "support": claim.support,
+            "backed_by": [quote.source for quote in claim.backing],
+        }
+        for claim in check_answer(question, markdown, sources)
+        if claim.cited
+    ]
 
 
 def reader_identity(reader: Reader) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from htmlrag_chat.eval_answers.grading import declines, grade
-from htmlrag_chat.reader.citations import check_citations
+from htmlrag_chat.eval_answers.reading import checked_citations
 from htmlrag_chat.sources import Source
 
 TEXTS = [
@@ -18,10 +18,7 @@ GOLD = ["Apache License"]
 def record(answer: str, texts: list[str] = TEXTS) -> dict:
     """What ``reading.read`` stores for an answer: its checked citations and the texts."""
     sources = [Source(n, f"p{n}.html", "", f"<p>{t}</p>", t) for n, t in enumerate(texts, 1)]
-    citations = [
-        {"sentence": c.sentence, "sources": list(c.sources), "support": c.support}
-        for c in check_citations(answer, sources)
-    ]
+    citations = checked_citations("What is Docker's license?", answer, sources)
     return {"answer": answer, "citations": citations, "texts": texts}
 
 
