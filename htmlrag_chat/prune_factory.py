@@ -40,6 +40,7 @@ class PruneSettings:
 
     pruner: str = default("prune.pruner")  # one of ``settings.tree.PRUNERS``
     budget: int | None = default("prune.budget")  # None: the reader backend's default_budget
+    render: str = default("prune.render")  # what the reader gets, and the budget counts
     coarse_budget: int | None = default("prune.coarse_budget")  # two-stage: default 2x budget
     max_words: int | None = default("prune.max_words")  # last stage's block size
     coarse_max_words: int | None = default("prune.coarse_max_words")  # first stage's

@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 @dataclass(frozen=True)
 class Source:
-    """A numbered source as the reader sees it: its pruned HTML and that HTML's visible
-    text (what citations are checked against)."""
+    """A numbered source as the reader sees it: its pruned HTML, that HTML's visible text
+    (what citations are checked against) and how the reader gets the HTML (``rendering``:
+    html, markdown or text, as the budget was counted when it was pruned)."""
 
     number: int
     url: str
@@ -22,6 +23,7 @@ class Source:
     html: str
     text: str
     date: str = ""  # the publication day the page declares (YYYY-MM-DD), or ""
+    rendering: str = "html"
 
     @property
     def site(self) -> str:

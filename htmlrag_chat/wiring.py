@@ -24,6 +24,7 @@ from htmlrag_chat.counting import TokenCounter
 from htmlrag_chat.device import pick_device
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink, Notice, stage
+from htmlrag_chat.html.rendering import rendered_counter
 from htmlrag_chat.prune_factory import (
     PrunePlan,
     PruneSettings,
@@ -117,16 +118,23 @@ class Parts:
     prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
 
     def agent(
-        self, store: Store, emit: EventSink, budget: int | None = None, pages: int | None = None
+        self,
+        store: Store,
+        emit: EventSink,
+        budget: int | None = None,
+        pages: int | None = None,
+        rendering: str | None = None,
     ) -> Agent:
-        """An agent on ``store`` pruning to ``budget`` tokens (default: the options') and
-        reading ``pages`` pages a round (default: the options')."""
+        """An agent on ``store`` pruning to ``budget`` tokens (default: the options'),
+        reading ``pages`` pages a round (default: the options'), its budget counting the
+        pages as ``rendering`` writes them for the reader (default: the options')."""
         from htmlrag_chat.agent.loop import Agent
         from htmlrag_chat.library import DocumentLibrary
         from htmlrag_chat.recorder import WebRecorder
         from htmlrag_chat.web.search import WebSearcher
 
         options = self.options
+        rendering = rendering or self.prune.render
         web = WebRecorder(
             store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         )
@@ -136,12 +144,13 @@ class Parts:
             web=web,
             reader=self.reader,
             stages=self.recipe.stages(budget or self.prune.budget),
-            counter=self.counter,
+            counter=rendered_counter(self.counter, rendering),
             emit=emit,
             rounds=options.rounds,
             max_pages=pages or options.pages,
             max_queries=options.max_queries,
             deadline=options.deadline,
+            rendering=rendering,
         )
 
 

@@ -30,8 +30,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # ...and ``--reader auto`` probes no port of the machine unless a test names one (a server
 # another program runs there must not answer the tests' questions)...
 os.environ["HTMLRAG_CHAT_PROBE_PORTS"] = ""
-# ...and never touch the user's cache: commands without --cache use a throwaway file.
+# ...and never touch the user's cache: commands without --cache use a throwaway file...
 os.environ["HTMLRAG_CHAT_CACHE"] = str(Path(tempfile.mkdtemp()) / "cache.sqlite3")
+# ...nor find a reader model the user keeps (``make reader-models``) under ``--reader auto``...
+os.environ["HTMLRAG_CHAT_MODELS"] = tempfile.mkdtemp()
 # ...and see no terminal size from the environment: GNU readline, imported by pytest in the
 # process that starts xdist's workers, writes the terminal's LINES and COLUMNS (80x24 without
 # one) into the environment they inherit, so a table would be cut to 80 columns under `make

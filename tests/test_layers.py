@@ -52,6 +52,7 @@ PRUNING = (
     "htmlrag_chat.prune_factory",
 )
 READER = ("htmlrag_chat.reader",)
+EVIDENCE = ("htmlrag_chat.evidence",)
 WEB = ("htmlrag_chat.web",)
 NETWORK = ("htmlrag_chat.web.fetch", "htmlrag_chat.web.search", "htmlrag_chat.web.guard")
 STORE = ("htmlrag_chat.store",)
@@ -62,16 +63,17 @@ AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
 SETTINGS = ("htmlrag_chat.config",)
 EVAL = ("htmlrag_chat.eval",)
+EVAL_ANSWERS = ("htmlrag_chat.eval_answers",)
 ASSEMBLY = ("htmlrag_chat.wiring", "htmlrag_chat.inventory")
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
 MCP = ("htmlrag_chat.mcp",)
 FACES = COMMANDS + TUI + MCP
 # What drives the stages, from the agent up: no stage below it imports any of it.
-UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *ASSEMBLY, *FACES)
+UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
-    BASE + PRUNING + READER + WEB + STORE + RECORDER + AGENT + CONVERSATIONS + SETTINGS
-    + EVAL + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
+    BASE + PRUNING + READER + EVIDENCE + WEB + STORE + RECORDER + AGENT + CONVERSATIONS
+    + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
 )  # fmt: skip
 
 
@@ -127,23 +129,60 @@ CONTRACTS = (
         "scoring/ and the pruning around it know blocks, not readers, the web, the store, "
         "the agent, the settings or the faces",
         PRUNING,
-        forbidden=(*READER, *WEB, *STORE, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+        forbidden=(
+            *READER,
+            *EVIDENCE,
+            *WEB,
+            *STORE,
+            *RECORDER,
+            *DOCUMENTS,
+            *LIBRARY,
+            *SETTINGS,
+            *UPPER,
+        ),
     ),
     Contract(
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
         READER,
-        forbidden=(*PRUNING, *WEB, *STORE, *RECORDER, *UPPER),
+        forbidden=(*PRUNING, *EVIDENCE, *WEB, *STORE, *RECORDER, *UPPER),
+    ),
+    Contract(
+        "evidence/ finds the passages that back an answer's sentences: it reads sources with "
+        "the HTML core, the terms, the reader's citation grammar and an embedding model it is "
+        "handed, and knows no web, store, settings or agent",
+        EVIDENCE,
+        forbidden=(*WEB, *STORE, *RECORDER, *SETTINGS, *UPPER, "htmlrag_chat.scoring.embed"),
     ),
     Contract(
         "web/ searches and downloads: it knows no store, scorer, reader or agent "
         "(recorder.py decides between the cache and the network)",
         WEB,
-        forbidden=(*PRUNING, *READER, *STORE, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+        forbidden=(
+            *PRUNING,
+            *READER,
+            *EVIDENCE,
+            *STORE,
+            *RECORDER,
+            *DOCUMENTS,
+            *LIBRARY,
+            *SETTINGS,
+            *UPPER,
+        ),
     ),
     Contract(
         "store/ keeps what the web produced, never reaching the network itself",
         STORE,
-        forbidden=(*NETWORK, *PRUNING, *READER, *RECORDER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
+        forbidden=(
+            *NETWORK,
+            *PRUNING,
+            *READER,
+            *EVIDENCE,
+            *RECORDER,
+            *DOCUMENTS,
+            *LIBRARY,
+            *SETTINGS,
+            *UPPER,
+        ),
     ),
     Contract(
         "recorder.py sits on the web and the store, below the agent",
@@ -170,23 +209,38 @@ CONTRACTS = (
     Contract(
         "agent/ drives the stages; it never reaches the faces or their assembly",
         AGENT,
-        forbidden=CONVERSATIONS + EVAL + ASSEMBLY + FACES,
+        forbidden=CONVERSATIONS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
     ),
     Contract(
         "conversations/ is shared by the app, ask -c and the MCP server: below the faces",
         CONVERSATIONS,
-        forbidden=EVAL + ASSEMBLY + FACES,
+        forbidden=EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
     ),
     Contract(
         "eval/ uses the pipeline, the HTML core, the scorers and the store, and nothing "
         "from the reader, the agent, the web or the interface",
         EVAL,
-        forbidden=READER + WEB + RECORDER + AGENT + CONVERSATIONS + SETTINGS + ASSEMBLY + FACES,
+        forbidden=READER
+        + WEB
+        + RECORDER
+        + AGENT
+        + CONVERSATIONS
+        + SETTINGS
+        + EVAL_ANSWERS
+        + ASSEMBLY
+        + FACES,
+    ),
+    Contract(
+        "eval_answers/ puts eval/'s contexts before a real reader: it uses eval/, the reader "
+        "and the agent's reading, and nothing from the web, the conversations, the assembly "
+        "or the interface",
+        EVAL_ANSWERS,
+        forbidden=WEB + RECORDER + CONVERSATIONS + ASSEMBLY + FACES,
     ),
     Contract(
         "wiring.py builds the same parts for the faces, and imports none of them",
         ASSEMBLY,
-        forbidden=EVAL + FACES,
+        forbidden=EVAL + EVAL_ANSWERS + FACES,
     ),
     Contract(
         "tui/ is one face: it never imports the others (commands/, mcp/)",

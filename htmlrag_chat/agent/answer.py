@@ -1,5 +1,6 @@
-"""What one question produces: the answer, its checked citations, and what its research did
-(sources, queries run and skipped, pages left out, timings, notices: ``agent/research.py``)."""
+"""What one question produces: the answer, its claims with their evidence, and what its
+research did (sources, queries run and skipped, pages left out, timings, notices:
+``agent/research.py``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag_chat.agent.research import Dropped
+from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.records import claim_record
 from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
-from htmlrag_chat.reader.citations import Citation, cites_any
 from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 
 
@@ -23,9 +26,9 @@ class Answer:
     reader: str  # the backend that answered (reader/registry.py): never pass one off as another
     model: str
     sources: list[Source]
-    citations: list[Citation]
+    claims: list[Claim]  # each sentence with the passages that back it (``evidence/``)
     removed_citations: int  # citation numbers with no such source, taken out of the text
-    flags: list[str]  # one line per citation its source does not support
+    flags: list[str]  # one line per sentence no source backs
     queries: list[str]  # the queries searched for, in order (``skipped`` among them)
     rounds: int  # search rounds (0: answered from the conversation's sources)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
@@ -44,12 +47,15 @@ class Answer:
 
     @property
     def cited(self) -> bool:
-        return cites_any(self.citations)
+        """Whether every sentence that says something is backed by a source, cited by the
+        model or found by the checker; an answer without one is not."""
+        checked = [claim for claim in self.claims if claim.checked]
+        return bool(checked) and all(claim.supported for claim in checked)
 
     @property
     def cited_numbers(self) -> set[int]:
         """The sources the answer cites (the others were read and not cited)."""
-        return {number for citation in self.citations for number in citation.sources}
+        return {number for claim in self.claims for number in claim.cited}
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
@@ -57,21 +63,14 @@ class Answer:
         Page text, titles and URLs are untrusted: every string passes ``json_safe`` (no
         controls, bidi overrides or control tokens) and URLs ``safe_url``, for the scripts
         and the models that read this record, and for the cache that keeps it."""
+        urls = {source.number: safe_url(source.url) for source in self.sources}
         return json_safe(
             {
                 "question": self.question,
                 "answer": self.text,
                 "reader": self.reader,
                 "model": self.model,
-                "citations": [
-                    {
-                        "sentence": c.sentence,
-                        "sources": list(c.sources),
-                        "support": c.support,
-                        "supported": c.supported,
-                    }
-                    for c in self.citations
-                ],
+                "sentences": [claim_record(claim, urls) for claim in self.claims],
                 "cited": self.cited,
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
@@ -90,6 +89,7 @@ class Answer:
                         "title": one_line(s.title),
                         "date": s.date,
                         "content": s.html,
+                        "rendering": s.rendering,
                     }
                     for s in self.sources
                 ],
@@ -99,14 +99,26 @@ class Answer:
         )
 
     def store_record(self) -> dict[str, object]:
-        """Keyword arguments for ``Store.add_answer``."""
+        """Keyword arguments for ``Store.add_answer``. The sentences, like the text, keep
+        links to web pages only (``markdown_safe``): the history shows them as Markdown."""
         record = self.to_json()
+        sentences = [
+            sentence
+            | {
+                "sentence": markdown_safe(sentence["sentence"]),
+                "citations": [
+                    quote | {"quote": markdown_safe(quote["quote"])}
+                    for quote in sentence["citations"]
+                ],
+            }
+            for sentence in record["sentences"]
+        ]
         return {
             "reader": f"{self.reader}:{self.model}",
             "text": markdown_safe(self.markdown),
             "sources": record["sources"],
-            "citations": record["citations"],
-            "flags": self.flags,
+            "citations": sentences,  # the column kept its name (evidence/records.py)
+            "flags": [markdown_safe(flag) for flag in self.flags],
         }
 
 
@@ -134,11 +146,16 @@ def stored_source(record: Mapping[str, Any]) -> Source:
     html = record.get("content") or ""
     text = visible_text(parse(html), lines=True) if html else ""
     title, date = record.get("title") or "", record.get("date") or ""
-    return Source(record["number"], record["url"], title, html, text, date)
+    rendering = record.get("rendering")  # absent before renderings: HTML
+    rendering = rendering if rendering in RENDERINGS else "html"
+    return Source(record["number"], record["url"], title, html, text, date, rendering)
 
 
-def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]:
-    """Pages with text left after pruning, numbered from 1 in document order."""
+def numbered_sources(
+    document: Document, titles: dict[str, str], rendering: str = "html"
+) -> list[Source]:
+    """Pages with text left after pruning, numbered from 1 in document order, for a reader
+    that gets them in ``rendering``."""
     sources = []
     for index, page in enumerate(document.pages):
         text = visible_text(document.root[index], lines=True)
@@ -151,6 +168,7 @@ def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]
                     html=document.page_html(index),
                     text=text,
                     date=page.date,
+                    rendering=rendering,
                 )
             )
     return sources

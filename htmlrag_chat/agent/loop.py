@@ -40,15 +40,12 @@ from htmlrag_chat.events import (
     ignore,
     stage,
 )
+from htmlrag_chat.evidence.claims import Claim, check_answer
+from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import ChatModel, Message, Source, Turn
-from htmlrag_chat.reader.citations import (
-    check_citations,
-    cites_any,
-    flag_lines,
-)
 from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
@@ -61,7 +58,6 @@ if TYPE_CHECKING:
 
 PLAN_TOKENS = 96
 CHECK_TOKENS = 48
-UNCITED = "the answer cites none of its sources: it may not come from them"
 
 
 @dataclass
@@ -83,6 +79,7 @@ class Agent:
     # (``--no-web``): they are all there is, and nothing touches the network.
     documents: DocumentLibrary | None = None
     search_web: bool = default("research.web")
+    rendering: str = default("prune.render")  # how the reader gets the pages (``counter``'s)
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
@@ -101,9 +98,12 @@ class Agent:
         start = time.perf_counter()
         emit = self._emit
         plan = await self._plan(message, history)
+        # A follow-up's own words lack its subject: prune, judge and check by the rewrite,
+        # or, answered from the previous sources ("shorter please"), by the question before.
+        topic = message
+        if history:
+            topic = " ".join(plan.queries) if plan.search else f"{history[-1].question} {message}"
         if plan.search:
-            # A follow-up's own words lack its subject: prune and judge by the rewrite.
-            topic = " ".join(plan.queries) if history else message
             why = (
                 "as typed"
                 if plan.queries == (message,)
@@ -128,19 +128,16 @@ class Agent:
         text, markdown, first_token, removed = await read_answer(
             self.reader, message, sources, history, emit, start
         )
-        with stage(emit, "cite") as counts:
-            citations = check_citations(markdown, sources)
-            flags = flag_lines(citations)
-            counts.update(citations=len(citations), unsupported=len(flags), removed=removed)
-            if sources and not cites_any(citations):
-                flags.append(UNCITED)
+        # After the last token: the check never delays the answer.
+        claims = await self._worker.run(emit, self._check, topic, markdown, sources)
+        flags = flag_lines(claims)
         return Answer(
             question=message,
             text=text,
             reader=self.reader.kind,
             model=self.reader.name,
             sources=sources,
-            citations=citations,
+            claims=claims,
             removed_citations=removed,
             flags=flags,
             queries=run.queries,
@@ -153,6 +150,20 @@ class Agent:
             left_out=run.left_out,
             notes=run.notes,
         )
+
+    def _check(
+        self, topic: str, markdown: str, sources: list[Source], emit: EventSink
+    ) -> list[Claim]:
+        """Each sentence of the answer with the passages of the sources that back it, read
+        as answers about ``topic``."""
+        with stage(emit, "cite") as counts:
+            claims = check_answer(topic, markdown, sources)
+            counts.update(
+                sentences=len(claims),
+                unsupported=sum(not claim.supported for claim in claims),
+                added=sum(quote.added for claim in claims for quote in claim.backing),
+            )
+        return claims
 
     # -- context without an answer (the MCP server's tools: the caller is the reader)
 
@@ -320,7 +331,7 @@ class Agent:
         if not loaded.document.pages:
             return [], unusable
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        sources = numbered_sources(results[-1].result.document, titles)
+        sources = numbered_sources(results[-1].result.document, titles, self.rendering)
         if not sources and visible_text(loaded.document.root):
             budget = self.stages[-1].budget
             emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))

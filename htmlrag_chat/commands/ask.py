@@ -83,6 +83,11 @@ def output_options(ask: argparse.ArgumentParser) -> None:
         "--no-stream", dest="stream", action="store_false",
         help="print the answer once it is complete instead of as it is written",
     )  # fmt: skip
+    ask.add_argument(
+        "--quotes", action=argparse.BooleanOptionalAction, default=None,
+        help="under the answer, the words of the sources that back each sentence (default: "
+        "in a terminal; --json always has them)",
+    )  # fmt: skip
     verbosity = ask.add_mutually_exclusive_group()
     verbosity.add_argument(
         "-q", "--quiet", action="store_true",
@@ -119,7 +124,8 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
-        print_after_answer(answer, quiet=args.quiet)
+        quotes = args.quotes if args.quotes is not None else sys.stdout.isatty()
+        print_after_answer(answer, quiet=args.quiet, quotes=quotes)
     return EXIT_OK
 
 
@@ -177,9 +183,16 @@ async def _answer(
     return answer
 
 
-def print_after_answer(answer: Answer, quiet: bool = False) -> None:
-    """The sources (cited first), then (unless ``quiet``) what the citation check found."""
-    lines = ["", "", *source_lines(answer.sources, answer.cited_numbers)]
+def print_after_answer(answer: Answer, quiet: bool = False, quotes: bool = False) -> None:
+    """With ``quotes``, each backed sentence's quotes; the sources (cited first); then
+    (unless ``quiet``) the sentences no source backs."""
+    from htmlrag_chat.evidence.words import evidence_lines
+
+    lines = ["", ""]
+    evidence = evidence_lines(answer.claims) if quotes else []
+    if evidence:
+        lines += ["Evidence:", *map(text_safe, evidence), ""]
+    lines += source_lines(answer.sources, answer.cited_numbers)
     if answer.removed_citations and not quiet:
         lines.append(
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."

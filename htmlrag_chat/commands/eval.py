@@ -24,12 +24,15 @@ from htmlrag_chat.eval.methods import METHODS, Env
 from htmlrag_chat.eval.report import dumps, markdown
 from htmlrag_chat.eval.runner import EvalSettings, evaluate
 from htmlrag_chat.events import Notice, stage
+from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.tokens import load_token_counter
 
 if TYPE_CHECKING:
     from htmlrag_chat.prune_factory import PruneSettings
 
 DEFAULT_BUDGETS = "512,1024,2048"
+ANSWER_METHODS = "default,chunk-bm25,plain"  # what eval answers compares unless told
+DEFAULT_RENDERINGS = "html,markdown"
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -42,6 +45,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         [
             ("htmlrag-chat eval retention retention.jsonl", "what cleaning and pruning keep"),
             ("htmlrag-chat eval qa qa.jsonl --limit 20 --budget 1024", "a quick QA check"),
+            ("htmlrag-chat eval answers qa.jsonl --model X.gguf --out a.json.gz", "real answers"),
         ],
     )
     command.description = """\
@@ -50,9 +54,14 @@ retention: lines {url, file, with, without}, the page title as query; scores the
 qa: lines {id, question, answers, file}, mixed with --k distractor pages from --pool,
   or {id, question, answers, pages}; scores the share of questions whose gold answer
   is in the context, also per "lang" and per "location" when the lines carry them.
-Prints a Markdown table (method x budget); --out writes the JSON report. Results are
-kept in the cache file: a rerun resumes where an interrupted one stopped."""
-    command.add_argument("task", choices=TASKS, help="what the dataset's lines hold (above)")
+answers: the qa lines; each method's context (per --render, for HTML methods) goes to the
+  reader (--reader, --model, ...) with the product's prompt; scores right answers,
+  citations, "cannot answer", prompt tokens and seconds (docs/evaluation.md).
+Prints Markdown tables (method x budget); --out writes the JSON report (gzip for .gz).
+Results are kept in the cache file: a rerun resumes where an interrupted one stopped."""
+    command.add_argument(
+        "task", choices=(*TASKS, "answers"), help="what the dataset's lines hold (above)"
+    )
     command.add_argument(
         "dataset", type=Path, metavar="DATASET.jsonl", help="one JSON object per line (above)"
     )
@@ -61,8 +70,13 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
         help=f"token budgets (default {DEFAULT_BUDGETS})",
     )  # fmt: skip
     command.add_argument(
-        "--methods", default=",".join(METHODS), metavar="M,M,...",
-        help=f"methods to compare (default all: {', '.join(METHODS)})",
+        "--methods", metavar="M,M,...",
+        help=f"methods to compare (default all: {', '.join(METHODS)}; answers: {ANSWER_METHODS})",
+    )  # fmt: skip
+    command.add_argument(
+        "--render", default=DEFAULT_RENDERINGS, metavar="R,R,...",
+        help=f"answers: how HTML methods' contexts reach the reader, each in turn: "
+        f"{', '.join(RENDERINGS)} (default {DEFAULT_RENDERINGS})",
     )  # fmt: skip
     command.add_argument("--limit", type=positive_int, metavar="N", help="the first N items only")
     command.add_argument(
@@ -93,9 +107,13 @@ kept in the cache file: a rerun resumes where an interrupted one stopped."""
 def run_eval(args: argparse.Namespace) -> int:
     from htmlrag_chat.prune_factory import PruneSettings
 
+    if args.task == "answers":
+        from htmlrag_chat.commands.answers import run_answers
+
+        return run_answers(args)
     budgets = parse_budgets(args.budgets)
     prune = PruneSettings.of(settings_of(args))
-    methods = parse_methods(args.methods)
+    methods = parse_methods(args.methods or ",".join(METHODS))
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
@@ -103,8 +121,24 @@ def run_eval(args: argparse.Namespace) -> int:
     tokenizer = load_token_counter(prune.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
-    settings = EvalSettings(
-        task=args.task,
+    settings = eval_settings(args, args.task, budgets, methods)
+    env = Env(tokenizer.counter, prune.embed_model, prune.gen_model, model_device(prune, methods))
+    with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:
+        report, done = evaluate(items, settings, env, EvalCache(store), emit)
+        counts.update(computed=done.computed, cached=done.cached)
+    print(markdown(report))
+    if args.out is not None:
+        out_folder(args.out)
+        write_text(args.out, dumps(report))
+    return EXIT_OK
+
+
+def eval_settings(
+    args: argparse.Namespace, task: str, budgets: tuple[int, ...], methods: tuple[str, ...]
+) -> EvalSettings:
+    """The run's settings from the options every task shares."""
+    return EvalSettings(
+        task=task,
         dataset=args.dataset,
         budgets=budgets,
         methods=methods,
@@ -114,18 +148,14 @@ def run_eval(args: argparse.Namespace) -> int:
         pool=args.pool,
         pages=args.pages_dir,
     )
-    env = Env(tokenizer.counter, prune.embed_model, prune.gen_model, _device(prune, methods))
-    with open_store(args) as store, stage(emit, f"eval {args.task}", len(items)) as counts:
-        report, done = evaluate(items, settings, env, EvalCache(store), emit)
-        counts.update(computed=done.computed, cached=done.cached)
-    print(markdown(report))
-    if args.out is not None:
-        try:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
-        write_text(args.out, dumps(report))
-    return EXIT_OK
+
+
+def out_folder(out: Path) -> None:
+    """The report's folder, made when missing; one line when it cannot be."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"{out}: cannot be written ({error.strerror})") from None
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:
@@ -149,7 +179,7 @@ def parse_methods(text: str) -> tuple[str, ...]:
     return names
 
 
-def _device(prune: PruneSettings, methods: tuple[str, ...]) -> str:
+def model_device(prune: PruneSettings, methods: tuple[str, ...]) -> str:
     """The device models run on; torch is imported only when a method uses a model."""
     if not any(METHODS[name].models for name in methods):
         return prune.device

@@ -167,8 +167,19 @@ def summary_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _message_json(message: dict[str, Any]) -> dict[str, Any]:
-    answers = [answer | {"created_at": _iso(answer["created_at"])} for answer in message["answers"]]
+    answers = [_answer_json(answer) for answer in message["answers"]]
     return message | {"created_at": _iso(message["created_at"]), "answers": answers}
+
+
+def _answer_json(answer: dict[str, Any]) -> dict[str, Any]:
+    """A stored answer, its sentences as ``ask --json`` gives them (the column they are
+    kept in is ``citations``; an answer stored before the evidence check has no quotes)."""
+    from htmlrag_chat.evidence.records import claim_record, stored_claims
+
+    urls = {source["number"]: source["url"] for source in answer["sources"]}
+    sentences = [claim_record(claim, urls) for claim in stored_claims(answer["citations"])]
+    shown = {key: value for key, value in answer.items() if key != "citations"}
+    return shown | {"sentences": sentences, "created_at": _iso(answer["created_at"])}
 
 
 def _reader(stored: str | None) -> tuple[str | None, str | None]:

@@ -25,6 +25,7 @@ from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
 from htmlrag_chat.events import Event, EventSink, Notice, StageFinished
 from htmlrag_chat.html.blocks import serialize
+from htmlrag_chat.html.rendering import render, rendered_counter
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
 from htmlrag_chat.safety import text_safe
@@ -137,10 +138,11 @@ def run_prune(args: argparse.Namespace) -> int:
     tokenizer = load_token_counter(settings.tokenizer)
     if tokenizer.notice:
         emit(Notice(tokenizer.notice))
+    counter = rendered_counter(tokenizer.counter, settings.render)  # what the reader gets
     with ExitStack() as resources:
         stages = prune_stages(args, settings, resources, emit)
-        results = prune_document(loaded.document, args.query, stages, tokenizer.counter, emit)
-    html = results[-1].result.document.to_html()
+        results = prune_document(loaded.document, args.query, stages, counter, emit)
+    html = render(results[-1].result.document.to_html(), settings.render)
     if html:
         sys.stdout.write(text_safe(html) + "\n")
     elif visible_text(loaded.document.root):

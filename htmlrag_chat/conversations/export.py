@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import markdown_safe, no_raw_html, one_line, safe_url
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
-    """Each question as a heading, its latest answer, then that answer's numbered sources
-    as links (the citations in the answer refer to them)."""
+    """Each question as a heading, its latest answer, the quotes that back its sentences,
+    then its numbered sources as links (the citations in the answer refer to them)."""
     lines = [f"# {_line(title) or 'Conversation'}", ""]
     for message in messages:
         if message["role"] != "user":
@@ -28,6 +29,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
             continue
         answer = message["answers"][-1]
         lines += [no_raw_html(answer["text"].strip()), ""]
+        lines += _evidence(answer["citations"])
         if answer["sources"]:
             lines += ["**Sources**", ""]
             for source in answer["sources"]:
@@ -42,6 +44,23 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
     # Stored text is data (an older version, or another tool, may have stored anything):
     # the whole document passes the sanitiser, links to anything but web pages go.
     return markdown_safe("\n".join(lines).rstrip() + "\n")
+
+
+def _evidence(records: Sequence[object]) -> list[str]:
+    """Each backed sentence of an answer's stored claims with its quotes, as text (a
+    quote's "[3]" or "**" is the page's, shown as it is). The check's code loads here, not
+    with the command line."""
+    from htmlrag_chat.evidence.records import stored_claims
+    from htmlrag_chat.evidence.words import quote_line, shorten, shown_quotes
+
+    claims = stored_claims(records)
+    lines = []
+    for claim in claims:
+        quotes = [quote_line(quote, claim.sentence) for quote in shown_quotes(claim)]
+        if quotes:
+            lines.append(f"- {escape_markdown(shorten(claim.sentence))}")
+            lines += [f"  - {escape_markdown(quote)}" for quote in quotes]
+    return ["**Evidence**", "", *lines, ""] if lines else []
 
 
 def export_path(folder: Path, conversation_id: int, title: str) -> Path:

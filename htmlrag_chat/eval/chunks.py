@@ -68,8 +68,9 @@ def select_chunks(
     costs: Sequence[int],
     budget: int,
     counter: TokenCounter,
-) -> str:
-    """The best-scoring chunks that fit in ``budget`` tokens, in their original order.
+) -> list[int]:
+    """The best-scoring chunks that fit in ``budget`` tokens, as indices in their original
+    order (``join_chunks`` makes the context of them).
 
     Chunks are taken best first and any that fits is kept (a long one is skipped, not the
     end of the selection), as our pruner refills its budget. The joined text is counted
@@ -84,8 +85,12 @@ def select_chunks(
             chosen.append(index)
             total += cost
     while chosen:
-        text = _SEPARATOR.join(chunks[index] for index in sorted(chosen))
-        if counter.count(text) <= budget:
-            return text
+        if counter.count(join_chunks(chunks, sorted(chosen))) <= budget:
+            return sorted(chosen)
         chosen.pop()
-    return ""
+    return []
+
+
+def join_chunks(chunks: Sequence[str], chosen: Sequence[int]) -> str:
+    """The context of the ``chosen`` chunks, in the order given."""
+    return _SEPARATOR.join(chunks[index] for index in chosen)

@@ -25,16 +25,19 @@ from htmlrag_chat.prompts import PROMPTS_DIR
 ROOTS = ("htmlrag_chat.eval.methods", "htmlrag_chat.eval.metrics", "htmlrag_chat.eval.items")
 
 
-def code_modules(root: Path = ROOT) -> list[str]:
-    """The modules whose source the fingerprint covers, sorted."""
-    return sorted(closure(ROOTS, import_graph(root)))
+def code_modules(root: Path = ROOT, roots: tuple[str, ...] = ROOTS) -> list[str]:
+    """The modules whose source the fingerprint covers, sorted: ``roots`` and all they import
+    (``eval answers`` adds its own roots: the reader, the prompt layout, the reading)."""
+    return sorted(closure(roots, import_graph(root)))
 
 
-def code_fingerprint(root: Path = ROOT, prompts: Path = PROMPTS_DIR) -> str:
+def code_fingerprint(
+    root: Path = ROOT, prompts: Path = PROMPTS_DIR, roots: tuple[str, ...] = ROOTS
+) -> str:
     """A hash of the names and source bytes of ``code_modules`` of the package at ``root``,
     and of the prompt files in ``prompts`` when a covered module loads prompts."""
     files = module_files(root)
-    modules = code_modules(root)
+    modules = code_modules(root, roots)
     sources = [(module, files[module]) for module in modules]
     if "htmlrag_chat.prompts" in modules:
         sources += [(path.name, path) for path in sorted(prompts.glob("*.md"))]
@@ -45,6 +48,6 @@ def code_fingerprint(root: Path = ROOT, prompts: Path = PROMPTS_DIR) -> str:
 
 
 @functools.cache
-def installed_fingerprint() -> str:
+def installed_fingerprint(roots: tuple[str, ...] = ROOTS) -> str:
     """The fingerprint of the code running now, worked out once per process."""
-    return code_fingerprint()
+    return code_fingerprint(roots=roots)

@@ -4,7 +4,8 @@ Each method prepares once per item (the query-independent and query-dependent wo
 budget changes) and then fits the result to each budget, so a method's time at a budget is
 its preparation plus that fit. Every method starts from the raw page bytes and does all of
 its own work: no cleaning, tree or embedding is shared between methods, so their times
-compare. All of them count with the same tokenizer.
+compare. All of them count with the same tokenizer. A fit gives the context as one string
+(what ``eval qa`` scores) and per page (``Piece``: what ``eval answers`` numbers as sources).
 
 - ``plain``: trafilatura's main text (tables included) of each page, truncated.
 - ``chunk-bm25``, ``chunk-embed``: the visible text of the cleaned pages in chunks
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.counting import TokenCounter
-from htmlrag_chat.eval.chunks import CHUNK_WORDS, select_chunks, split_chunks
+from htmlrag_chat.eval.chunks import CHUNK_WORDS, join_chunks, select_chunks, split_chunks
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.truncate import truncate
 from htmlrag_chat.events import ignore
@@ -45,7 +46,48 @@ from htmlrag_chat.scoring.bm25 import BM25Scorer
 if TYPE_CHECKING:  # torch loads only when a model method runs
     from htmlrag_chat.scoring.embed import EmbeddingScorer
 
-Fit = Callable[[int], str]  # budget -> the context the reader gets
+
+@dataclass(frozen=True)
+class Piece:
+    """What a context holds of one page: its pruned HTML (an HTML method) or its text."""
+
+    page: int  # the page's index among the item's pages
+    content: str
+
+
+@dataclass(frozen=True)
+class Context:
+    """A method's context at one budget: as one string (counted and scored as it is, HTML
+    methods by their visible text), and the same per page in reading order."""
+
+    text: str
+    pieces: tuple[Piece, ...]
+
+    @classmethod
+    def of_document(cls, document: Document, pages: Sequence[PageInput]) -> Context:
+        """A pruned document's pages, each its own piece."""
+        index = _page_index(pages)
+        pieces = tuple(
+            Piece(index[page.source], document.page_html(number))
+            for number, page in enumerate(document.pages)
+        )
+        return cls(document.to_html(), pieces)
+
+    @classmethod
+    def of_prefix(cls, cut: str, parts: Sequence[tuple[int, str]], separator: str) -> Context:
+        """``cut``, a prefix of the ``parts`` (page index, text) joined by ``separator``,
+        split back into the pages it holds."""
+        pieces, start = [], 0
+        for page, text in parts:
+            if start >= len(cut):
+                break
+            if piece := cut[start : start + len(text)]:
+                pieces.append(Piece(page, piece))
+            start += len(text) + len(separator)
+        return cls(cut, tuple(pieces))
+
+
+Fit = Callable[[int], Context]  # budget -> the context the reader gets
 
 
 @dataclass(frozen=True)
@@ -76,8 +118,14 @@ class Method:
 
 
 def _plain(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
-    text = "\n\n".join(filter(None, (main_text(page) for page in pages)))
-    return lambda budget: truncate(text, budget, env.counter)
+    parts = [(index, text) for index, page in enumerate(pages) if (text := main_text(page))]
+    return _truncated(env, parts, "\n\n")
+
+
+def _truncated(env: Env, parts: list[tuple[int, str]], separator: str) -> Fit:
+    """The pages' texts joined, cut to each budget."""
+    text = separator.join(text for _, text in parts)
+    return lambda budget: Context.of_prefix(truncate(text, budget, env.counter), parts, separator)
 
 
 def main_text(page: PageInput) -> str:
@@ -91,56 +139,88 @@ def main_text(page: PageInput) -> str:
 
 
 def _clean(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
-    html = load_pages(pages).document.to_html()
-    return lambda budget: truncate(html, budget, env.counter)
+    document = load_pages(pages).document
+    index = _page_index(pages)
+    parts = [
+        (index[page.source], document.page_html(number))
+        for number, page in enumerate(document.pages)
+    ]
+    return _truncated(env, parts, "\n")  # the separator of ``Document.to_html``
+
+
+def _page_index(pages: Sequence[PageInput]) -> dict[str, int]:
+    """Each page's index by its source (the first, should two share one)."""
+    return {page.source: number for number, page in reversed(list(enumerate(pages)))}
 
 
 def _chunk_bm25(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
-    chunks = _document_chunks(load_pages(pages).document)
-    return _chunk_fit(env, chunks, bm25_scores(query, chunks))
+    chunks = _document_chunks(load_pages(pages).document, pages)
+    return _chunk_fit(env, chunks, bm25_scores(query, [text for _, text in chunks]))
 
 
 def _chunk_embed(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     from htmlrag_chat.scoring.embed import passage_prefix_for, query_instruction_for
 
-    chunks = _document_chunks(load_pages(pages).document)
+    chunks = _document_chunks(load_pages(pages).document, pages)
     if not chunks:
         return _chunk_fit(env, chunks, [])
     embedder = env.embedder()
     question = embedder.embed([query_instruction_for(env.embed_model) + query])[0]
     prefix = passage_prefix_for(env.embed_model)
-    scores = (embedder.embed([prefix + chunk for chunk in chunks]) @ question).tolist()
+    scores = (embedder.embed([prefix + chunk for _, chunk in chunks]) @ question).tolist()
     return _chunk_fit(env, chunks, scores)
 
 
-def _document_chunks(document: Document) -> list[str]:
+def _document_chunks(document: Document, pages: Sequence[PageInput]) -> list[tuple[int, str]]:
+    """Every page's chunks in reading order, each with its page's index."""
+    index = _page_index(pages)
     return [
-        chunk for page in document.root for chunk in split_chunks(visible_text(page, lines=True))
+        (index[page.source], chunk)
+        for page, root in zip(document.pages, document.root, strict=True)
+        for chunk in split_chunks(visible_text(root, lines=True))
     ]
 
 
-def _chunk_fit(env: Env, chunks: list[str], scores: Sequence[float]) -> Fit:
-    costs = env.counter.count_many(chunks)
-    return lambda budget: select_chunks(chunks, scores, costs, budget, env.counter)
+def _chunk_fit(env: Env, chunks: list[tuple[int, str]], scores: Sequence[float]) -> Fit:
+    texts = [text for _, text in chunks]
+    costs = env.counter.count_many(texts)
+
+    def fit(budget: int) -> Context:
+        chosen = select_chunks(texts, scores, costs, budget, env.counter)
+        pieces: list[Piece] = []
+        for index in chosen:  # a page's chosen chunks are one piece, joined as in the text
+            page, text = chunks[index]
+            if pieces and pieces[-1].page == page:
+                text = join_chunks([pieces[-1].content, text], [0, 1])
+                pieces[-1] = Piece(page, text)
+            else:
+                pieces.append(Piece(page, text))
+        return Context(join_chunks(texts, chosen), tuple(pieces))
+
+    return fit
 
 
 def _htmlrag_bm25(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     tree = _tree(pages)
-    return _prune_fit(env, tree, BM25Scorer().score(query, tree))
+    return _prune_fit(env, tree, BM25Scorer().score(query, tree), pages)
 
 
 def _htmlrag_embed(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     tree = _tree(pages)
-    return _prune_fit(env, tree, env.embedder().score(query, tree))
+    return _prune_fit(env, tree, env.embedder().score(query, tree), pages)
 
 
 def _tree(pages: Sequence[PageInput]) -> BlockTree:
     return build_block_tree(load_pages(pages).document, DEFAULT_MAX_WORDS)
 
 
-def _prune_fit(env: Env, tree: BlockTree, scores: Sequence[float]) -> Fit:
+def _prune_fit(
+    env: Env, tree: BlockTree, scores: Sequence[float], pages: Sequence[PageInput]
+) -> Fit:
     token_costs(tree, env.counter)  # counted once for all budgets: preparation, not fitting
-    return lambda budget: prune(tree, scores, budget, env.counter).document.to_html()
+    return lambda budget: Context.of_document(
+        prune(tree, scores, budget, env.counter).document, pages
+    )
 
 
 def _htmlrag_two_stage(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
@@ -151,10 +231,10 @@ def _htmlrag_two_stage(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     token_costs(tree, env.counter)
     fine = GenerativeScorer(env.gen_model, device=env.device)
 
-    def fit(budget: int) -> str:
+    def fit(budget: int) -> Context:
         coarse = prune(tree, scores, COARSE_FACTOR * budget, env.counter).document
         stages = [Stage(fine, budget, FINE_MAX_WORDS)]
-        return prune_document(coarse, query, stages, env.counter)[-1].result.document.to_html()
+        return _run_stages(env, coarse, query, stages, pages)
 
     return fit
 
@@ -164,9 +244,9 @@ def _htmlrag_fused(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
 
     document = load_pages(pages).document
 
-    def fit(budget: int) -> str:
+    def fit(budget: int) -> Context:
         stage = Stage(FusedScorer(env.embedder()), budget, block_words(budget))
-        return _run_stages(env, document, query, [stage])
+        return _run_stages(env, document, query, [stage], pages)
 
     return fit
 
@@ -183,15 +263,22 @@ def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
         PruneSettings(embed_model=env.embed_model, gen_model=env.gen_model, device=env.device)
     )
 
-    def fit(budget: int) -> str:
+    def fit(budget: int) -> Context:
         recipe = build_recipe(plan, ignore, MemoryEmbeddingCache())
-        return _run_stages(env, document, query, recipe.stages(budget))
+        return _run_stages(env, document, query, recipe.stages(budget), pages)
 
     return fit
 
 
-def _run_stages(env: Env, document: Document, query: str, stages: Sequence[Stage]) -> str:
-    return prune_document(document, query, stages, env.counter)[-1].result.document.to_html()
+def _run_stages(
+    env: Env,
+    document: Document,
+    query: str,
+    stages: Sequence[Stage],
+    pages: Sequence[PageInput],
+) -> Context:
+    pruned = prune_document(document, query, stages, env.counter)[-1].result.document
+    return Context.of_document(pruned, pages)
 
 
 METHODS = {

@@ -37,29 +37,11 @@ class Report:
     def groups(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Per group key and value: the items counted and each method's share of answers
         kept per budget (QA items that carry the key)."""
-        groups: dict[str, dict[str, dict[str, Any]]] = {}
-        for key in GROUP_KEYS:
-            values = sorted({item[key] for item in self.items if item.get(key)})
-            for value in values:
-                rows = [item["results"] for item in self.items if item.get(key) == value]
-                recall = {
-                    method: {
-                        str(budget): _mean_answer(rows, method, str(budget))
-                        for budget in self.budgets
-                    }
-                    for method in self.methods
-                }
-                groups.setdefault(key, {})[value] = {"items": len(rows), "recall": recall}
-        return groups
+        return grouped(self.items, self.methods, self.budgets, "answer", "recall")
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "results": self.results(),
-            **({"groups": groups} if (groups := self.groups()) else {}),
-            "items": self.items,
-            "unavailable": self.unavailable,
-            "settings": self.settings,
-        }
+        results, groups = self.results(), self.groups()
+        return report_json(results, groups, self.items, self.unavailable, self.settings)
 
     def _summary(self, method: str, budget: str) -> Summary:
         rows = [item["results"][method][budget] for item in self.items]
@@ -80,14 +62,56 @@ class Report:
         }
 
 
-def _mean_answer(rows: list[dict[str, Any]], method: str, budget: str) -> float:
-    return round(fmean(row[method][budget]["answer"] for row in rows), 4)
+def grouped(
+    items: list[dict[str, Any]],
+    names: tuple[str, ...],
+    budgets: tuple[int, ...],
+    field: str,
+    label: str,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per group key (``GROUP_KEYS``) and value: the items that carry it and, under
+    ``label``, each name's share per budget of results whose ``field`` is true."""
+    groups: dict[str, dict[str, dict[str, Any]]] = {}
+    for key in GROUP_KEYS:
+        for value in sorted({item[key] for item in items if item.get(key)}):
+            members = [item["results"] for item in items if item.get(key) == value]
+            shares = {
+                name: {
+                    str(budget): round(fmean(bool(m[name][str(budget)][field]) for m in members), 4)
+                    for budget in budgets
+                }
+                for name in names
+            }
+            groups.setdefault(key, {})[value] = {"items": len(members), label: shares}
+    return groups
+
+
+def report_json(
+    results: dict[str, Any],
+    groups: dict[str, Any],
+    items: list[dict[str, Any]],
+    unavailable: dict[str, str],
+    settings: dict[str, Any],
+) -> dict[str, Any]:
+    """A report as JSON: ``groups`` only when some item carries a group key."""
+    return {
+        "results": results,
+        **({"groups": groups} if groups else {}),
+        "items": items,
+        "unavailable": unavailable,
+        "settings": settings,
+    }
 
 
 def dumps(report: Report) -> str:
     """The JSON report: the summary indented, then one line per item, so the file stays
     readable and a diff between two runs shows which items changed."""
-    data = report.to_json()
+    return dumps_json(report.to_json())
+
+
+def dumps_json(data: dict[str, Any]) -> str:
+    """A report's JSON (``results``, ``groups`` when there are any, ``items``, ``unavailable``,
+    ``settings``) laid out as ``dumps`` says."""
     items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in data["items"])
     parts = [f'"results": {json.dumps(data["results"], indent=1)}']
     if "groups" in data:

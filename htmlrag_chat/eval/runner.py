@@ -53,23 +53,9 @@ def evaluate(
     emit: EventSink = ignore,
 ) -> tuple[Report, Counts]:
     """Evaluate every item; the report, and how many results came from the cache."""
-    methods = [METHODS[name] for name in settings.methods]
-    kinds = {kind for method in methods for kind in (*method.models, *method.optional)}
-    missing = unavailable_models(kinds, env)
-    unavailable: dict[str, str] = {}
-    for method in methods:
-        reasons = [missing[kind] for kind in method.models if kind in missing]
-        if reasons:
-            unavailable[method.name] = "; ".join(reasons)
-            emit(Notice(f"{method.name} is unavailable: {unavailable[method.name]}"))
-    runnable = [method for method in methods if method.name not in unavailable]
-
+    runnable, unavailable, missing = available_methods(settings.methods, env, emit)
     folder = settings.pages or settings.dataset.parent
-    distractors = Distractors(())
-    if any(isinstance(item, QAItem) and item.distractors for item in items):
-        pool = load_pool(settings.pool or folder, cache, emit)
-        distractors = Distractors(pool, settings.k, settings.distractors, settings.seed)
-
+    distractors = distractors_for(items, settings, cache, emit)
     counts = Counts()
     rows = []
     stage = f"eval {settings.task}"
@@ -95,6 +81,35 @@ def evaluate(
     return report, counts
 
 
+def available_methods(
+    names: Sequence[str], env: Env, emit: EventSink
+) -> tuple[list[Method], dict[str, str], dict[str, str]]:
+    """The methods that can run here; why each other one cannot (with a notice); and why
+    each model kind that did not load is missing (an optional one only changes results)."""
+    methods = [METHODS[name] for name in names]
+    kinds = {kind for method in methods for kind in (*method.models, *method.optional)}
+    missing = unavailable_models(kinds, env)
+    unavailable: dict[str, str] = {}
+    for method in methods:
+        reasons = [missing[kind] for kind in method.models if kind in missing]
+        if reasons:
+            unavailable[method.name] = "; ".join(reasons)
+            emit(Notice(f"{method.name} is unavailable: {unavailable[method.name]}"))
+    runnable = [method for method in methods if method.name not in unavailable]
+    return runnable, unavailable, missing
+
+
+def distractors_for(
+    items: Sequence[Item], settings: EvalSettings, cache: EvalCache, emit: EventSink
+) -> Distractors:
+    """How single-page QA questions get their distractors: from the pool, loaded only when
+    some item needs it."""
+    if not any(isinstance(item, QAItem) and item.distractors for item in items):
+        return Distractors(())
+    pool = load_pool(settings.pool or settings.pages or settings.dataset.parent, cache, emit)
+    return Distractors(pool, settings.k, settings.distractors, settings.seed)
+
+
 def _run_method(
     method: Method,
     ready: Ready,
@@ -117,7 +132,7 @@ def _run_method(
         prepare_ms = (time.perf_counter() - start) * 1000
         for budget in todo:
             start = time.perf_counter()
-            context = fit(budget)
+            context = fit(budget).text
             ms = prepare_ms + (time.perf_counter() - start) * 1000
             text = html_text(context) if method.html else context
             result = {

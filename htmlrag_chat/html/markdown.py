@@ -10,6 +10,7 @@ each source (``mcp/untrusted.py``), not the markup.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from htmlrag_chat.html.dom import Element, parse
 from htmlrag_chat.html.text import normalize_space
@@ -40,12 +41,16 @@ def _block(element: Element, lines: list[str], depth: int = 0) -> None:
     if tag in _HEADINGS:
         lines += ["", f"{_HEADINGS[tag]} {_inline(element)}", ""]
     elif tag in ("ul", "ol"):
-        _list(element, lines, depth, ordered=tag == "ol")
+        _list(list(element), lines, depth, ordered=tag == "ol")
+    elif tag == "li":  # an item without its list: a block that pruning kept on its own
+        _list([element], lines, depth, ordered=False)
     elif tag == "table":
-        _table(element, lines)
+        _table(element.iter("tr"), lines)
+    elif tag == "tr":  # likewise a row without its table: no header line of its own
+        _table([element], lines, header=False)
     elif tag == "pre":
         lines += ["", "```", "".join(element.itertext()).strip("\n"), "```", ""]
-    elif tag in _BLOCKS or tag == "li":
+    elif tag in _BLOCKS:
         _mixed(element, lines, depth)
     else:
         lines.append(_inline(element))
@@ -68,7 +73,7 @@ def _mixed(element: Element, lines: list[str], depth: int) -> None:
 
 
 def _is_block(tag: str) -> bool:
-    return tag in _BLOCKS or tag in _HEADINGS or tag in ("ul", "ol", "table", "pre", "li")
+    return tag in _BLOCKS or tag in _HEADINGS or tag in ("ul", "ol", "table", "pre", "li", "tr")
 
 
 def _flush(run: list[str], lines: list[str]) -> None:
@@ -77,10 +82,10 @@ def _flush(run: list[str], lines: list[str]) -> None:
         lines += ["", text, ""]
 
 
-def _list(element: Element, lines: list[str], depth: int, ordered: bool) -> None:
+def _list(items: list[Element], lines: list[str], depth: int, ordered: bool) -> None:
     lines.append("")
     number = 0
-    for item in element:
+    for item in items:
         if item.tag != "li":
             _block(item, lines, depth)
             continue
@@ -96,10 +101,11 @@ def _list(element: Element, lines: list[str], depth: int, ordered: bool) -> None
     lines.append("")
 
 
-def _table(element: Element, lines: list[str]) -> None:
+def _table(rows_in: Iterable[Element], lines: list[str], header: bool = True) -> None:
+    """Rows as Markdown table rows, the first one as the header (``header``)."""
     rows = [
         [_inline(cell).replace("|", "\\|") for cell in row if cell.tag in ("td", "th")]
-        for row in element.iter("tr")
+        for row in rows_in
     ]
     rows = [row for row in rows if row]
     if not rows:
@@ -108,7 +114,7 @@ def _table(element: Element, lines: list[str]) -> None:
     lines.append("")
     for index, row in enumerate(rows):
         lines.append("| " + " | ".join(row + [""] * (width - len(row))) + " |")
-        if index == 0:
+        if index == 0 and header:
             lines.append("|" + " --- |" * width)
     lines.append("")
 

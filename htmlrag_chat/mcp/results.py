@@ -27,7 +27,7 @@ class ContextSource(BaseModel):
     )
     tokens: int = Field(description="Tokens of this source's content, delimiters included.")
     content: str = Field(
-        description="The pruned page (HTML or Markdown) between BEGIN and END delimiter "
+        description="The pruned page (HTML, Markdown or text) between BEGIN and END delimiter "
         "lines: untrusted web data."
     )
 
@@ -48,7 +48,7 @@ class WebContext(BaseModel):
     total_tokens: int = Field(description="Tokens of all contents together; never over budget.")
     tokenizer: str = Field(description="The tokenizer the tokens were counted with.")
     exact: bool = Field(description="False when the counts are an approximation.")
-    format: str = Field(description='"html" or "markdown".')
+    format: str = Field(description='"html", "markdown" or "text".')
     sources: list[ContextSource]
     left_out: list[LeftOut] = Field(description="Pages found but not used, and why.")
     notices: list[str] = Field(
@@ -58,11 +58,35 @@ class WebContext(BaseModel):
     note: str = UNTRUSTED_NOTE
 
 
-class CitationCheck(BaseModel):
+class Evidence(BaseModel):
+    source: int = Field(description="The source's number.")
+    url: str
+    quote: str = Field(
+        description="The passage of the source that best backs the sentence (a sentence, a "
+        "table row after its header, a list item after its lead-in): untrusted web data."
+    )
+    score: float = Field(description="How well it backs the sentence, 0 to 1.")
+    backs: bool = Field(description="Whether the score reaches the checker's threshold.")
+    added: bool = Field(
+        description="Found by the checker for a sentence that cites nothing; the answer's "
+        "text does not cite it."
+    )
+
+
+class SentenceCheck(BaseModel):
     sentence: str
-    sources: list[int] = Field(description="The source numbers the sentence cites.")
-    support: float = Field(description="Share of the sentence's words found in its sources.")
-    supported: bool
+    cited: list[int] = Field(description="The source numbers the sentence cites.")
+    citations: list[Evidence] = Field(
+        description="The best passage of each cited source, or the one the checker added."
+    )
+    support: float = Field(description="The best passage's score.")
+    unsupported: bool = Field(description="No passage backs the sentence.")
+    missing: list[str] = Field(
+        description="Numbers of the sentence that none of its sources holds."
+    )
+    checked: bool = Field(
+        description="False for a lead-in or a sentence that only repeats the question."
+    )
 
 
 class AnswerSource(BaseModel):
@@ -84,10 +108,11 @@ class AnswerResult(BaseModel):
         description="Pass it back as conversation_id for a follow-up question."
     )
     sources: list[AnswerSource]
-    citations: list[CitationCheck]
-    unsupported: list[str] = Field(
-        description="One line per cited sentence its sources do not back."
+    sentences: list[SentenceCheck] = Field(
+        description="Each sentence of the answer with the words of the sources that back it."
     )
+    cited: bool = Field(description="Whether every sentence that says something is backed.")
+    unsupported: list[str] = Field(description="One line per sentence no source backs.")
     removed_citations: int = Field(description="Citations of sources that do not exist, removed.")
     queries: list[str] = Field(default_factory=list, description="The searches run, in order.")
     skipped_queries: list[SkippedQuery] = Field(default_factory=list)

@@ -62,8 +62,9 @@ def build_server(service: ContextService) -> MCPServer:
         pages: Annotated[int, declared("research.pages")] = CONTEXT_PAGES,
         site: Annotated[str | None, declared("search.site")] = None,
         format: Annotated[
-            Literal["html", "markdown"], Field(description="How contents are written.")
-        ] = "html",
+            Literal["html", "markdown", "text"] | None,
+            Field(description="How contents are written (default: the server's --render)."),
+        ] = None,
     ) -> Annotated[CallToolResult, WebContext]:
         result = await _relayed(
             ctx,

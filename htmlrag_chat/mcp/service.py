@@ -20,7 +20,7 @@ from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import EventSink
 from htmlrag_chat.html.blocks import BlockTree
-from htmlrag_chat.html.markdown import html_to_markdown
+from htmlrag_chat.html.rendering import RENDERINGS, render
 from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebContext
 from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.safety import one_line, safe_url
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
     from htmlrag_chat.wiring import Parts
 
-FORMATS = ("html", "markdown")
+FORMATS = RENDERINGS  # how contents are written: html, markdown or text
 # What a call gets when it names no budget or page count: an agent's context is shared with
 # its own work, so less than ``ask`` reads (``--budget``, ``--pages`` go to ``answer``).
 CONTEXT_BUDGET, CONTEXT_PAGES = 2048, 5
@@ -92,14 +92,16 @@ class ContextService:
         budget_tokens: int = CONTEXT_BUDGET,
         pages: int = CONTEXT_PAGES,
         site: str | None = None,
-        format: str = "html",
+        format: str | None = None,
     ) -> WebContext:
+        """``format`` None: the server's ``--render``; the budget counts contents as written."""
         query = _checked_query(query)
         parts = self.parts if site is None else _on_sites(self.parts, site)
+        format = format or self.parts.prune.render
         _check_limits(budget_tokens, pages, format)
         fence = Fence()
         room = self._room(fence, budget_tokens, pages)
-        agent = parts.agent(self.cache, emit, budget=room, pages=pages)
+        agent = parts.agent(self.cache, emit, budget=room, pages=pages, rendering=format)
         research = await agent.search_context(query)
         return self._package(query, budget_tokens, format, research, fence)
 
@@ -115,7 +117,8 @@ class ContextService:
         except Refused as refused:
             raise UserError(f"will not fetch {safe_url(url)}: {refused}") from None
         fence = Fence()
-        agent = self.parts.agent(self.cache, emit, budget=self._room(fence, budget_tokens, 1))
+        room = self._room(fence, budget_tokens, 1)
+        agent = self.parts.agent(self.cache, emit, budget=room, rendering="html")
         research = await agent.page_context(url, query)
         return self._package(query, budget_tokens, "html", research, fence)
 
@@ -135,10 +138,7 @@ class ContextService:
         left out, so the total is never over."""
         counter = self.parts.counter
         sources = research.sources
-        contents = [
-            fence.wrap(s.number, html_to_markdown(s.html) if format == "markdown" else s.html)
-            for s in sources
-        ]
+        contents = [fence.wrap(s.number, render(s.html, format)) for s in sources]
         tokens = counter.count_many(contents)
         left_out = [
             LeftOut(url=safe_url(d.what), reason=one_line(d.reason)) for d in research.left_out

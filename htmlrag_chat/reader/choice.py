@@ -3,16 +3,21 @@ files on disk; and how models are named (hub ids, GGUF files of hub repos).
 
 ``look_around`` finds all of it once, loading nothing; ``reader/registry.py`` makes the plan
 from it (``plan_reader``), a pure function that ``ask``, ``models``, ``config`` and the
-palette share. Nothing is ever downloaded for ``--reader auto``.
+palette share. Nothing is ever downloaded for ``--reader auto``; the GGUF files it finds are
+the quant ``models pull reader`` fetched, else the largest file in the models folder (where
+``make reader-models`` puts one).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import platformdirs
 
 from htmlrag_chat.hub import cached_file, complete_model, located_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
@@ -26,6 +31,27 @@ if TYPE_CHECKING:
 DEFAULT_GGUF_REPO = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF"
 DEFAULT_GGUF_FILE = "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"
 DEFAULT_GGUF = f"{DEFAULT_GGUF_REPO}/{DEFAULT_GGUF_FILE}"  # a file on the hub: repo/file
+# GGUF files placed by hand or by ``make reader-models``; the variable moves the folder.
+MODELS_ENV = "HTMLRAG_CHAT_MODELS"
+
+
+def models_folder() -> Path:
+    """Where ``auto`` looks for GGUF files besides the pulled quant: ``$HTMLRAG_CHAT_MODELS``,
+    else ``models`` in the user data folder (``~/.local/share/htmlrag-chat/models``)."""
+    named = os.environ.get(MODELS_ENV)
+    if named:
+        return Path(named).expanduser()
+    return platformdirs.user_data_path("htmlrag-chat") / "models"
+
+
+def folder_gguf(folder: Path) -> Path | None:
+    """The largest GGUF file in ``folder`` (a bigger quant of the same family reads better;
+    ties by name), or None."""
+    try:
+        files = [path for path in folder.iterdir() if is_gguf(path.name) and path.is_file()]
+    except OSError:
+        return None
+    return max(files, key=lambda path: (path.stat().st_size, path.name), default=None)
 
 
 def no_llm_hint(model: str | None = None) -> str:
@@ -92,8 +118,9 @@ def look_around(settings: ReaderSettings, cache_dir: Path | None = None) -> Surr
 
 def on_disk(model: str | None, cache_dir: Path | None = None) -> OnDisk:
     """The reader models here: ``model`` when it is a GGUF file (a path, or a file of a hub
-    repo that ``models pull`` fetched), else the pulled default GGUF (unless ``model`` names
-    another model); the transformers model when complete."""
+    repo that ``models pull`` fetched), else (unless ``model`` names another model) the
+    pulled default GGUF, else the models folder's largest; the transformers model when
+    complete."""
     if is_gguf(model):
         path = Path(str(model)).expanduser()
         if path.is_file():
@@ -101,7 +128,10 @@ def on_disk(model: str | None, cache_dir: Path | None = None) -> OnDisk:
         one_file = hub_file(str(model))
         pulled = cached_file(*one_file, cache_dir) if one_file else None
         return OnDisk(gguf=str(pulled) if pulled else None)
-    gguf = None if model else cached_file(DEFAULT_GGUF_REPO, DEFAULT_GGUF_FILE, cache_dir)
+    gguf = None
+    if not model:
+        gguf = cached_file(DEFAULT_GGUF_REPO, DEFAULT_GGUF_FILE, cache_dir)
+        gguf = gguf or folder_gguf(models_folder())
     folder = located_model(model or DEFAULT_READER_MODEL, cache_dir)
     return OnDisk(
         gguf=str(gguf) if gguf else None,

@@ -1,12 +1,13 @@
-"""Citations: keep invented ones off the screen, and check the real ones against their sources.
+"""Citations: keep invented ones off the screen, and read an answer's sentences with them.
 
 A reader LLM cites numbered sources as ``[1]``, ``[1, 3]`` or ``[2-4]``, and it can go wrong in
 two ways: it cites a number no source has, or it cites a real source for a claim that source
 does not make. The first is fixed while the answer streams: ``CitationFilter`` holds back only
-what could still become a citation, so plain text reaches the terminal at once. The second is
-flagged afterwards by ``check_citations``, a lexical overlap test that needs no model and so can
-run on every answer. What a citation is, and when streamed prose is decided, is
-``citation_syntax``'s, shared with the chat app's citation links.
+what could still become a citation, so plain text reaches the terminal at once. For the
+second, ``answer_sentences`` reads the finished answer into sentences with what each cites,
+and ``evidence/`` finds the words of the sources that back each one (or flags it). What a
+citation is, and when streamed prose is decided, is ``citation_syntax``'s, shared with the
+chat app's citation links.
 
 Only the answer's own prose cites. Brackets in code (``arr[0]``, a fenced ``x[1]``), text a
 reader quotes from a source (``Quoted``: its ``[3]`` is the page's footnote), and
@@ -17,11 +18,9 @@ are never read as citations, and never rewritten.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from htmlrag_chat.html.text import CJK
-from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.citation_syntax import (
     CHAIN_RE,
     GROUP,
@@ -34,10 +33,6 @@ from htmlrag_chat.reader.citation_syntax import (
 )
 from htmlrag_chat.reader.literal import CodeScanner, unescape_markdown
 
-# A sentence that paraphrases its source keeps at least half of its content words (names,
-# numbers, key nouns); an invented claim shares few of them with the source it cites.
-SUPPORT_THRESHOLD = 0.5
-
 # One sentence of a line: text up to its end mark (a CJK one needs no space after it), with
 # the citations that follow that mark.
 _SENTENCE = re.compile(rf".+?(?:(?:[.!?]+(?=\s|\[|\Z)|[\u3002\uff01\uff1f]+)(?: *{GROUP})*|\Z)")
@@ -49,9 +44,10 @@ _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
 _MASK = str.maketrans("[]", "\ue000\ue001")
 _UNMASK = str.maketrans("\ue000\ue001", "[]")
 
-_CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
-_WORD = re.compile(r"[^\W_]+")
-# Shared leading letters that count as one word: "released"/"release", "Lizenz"/"Lizenzen".
+_WORD = re.compile(r"[^\W_]")
+_FENCES = ("```", "~~~")
+# Shared leading letters that count as one word ("released"/"release"), and the words that
+# say nothing: the extractive reader's matching.
 PREFIX = 5
 STOPWORDS = frozenset(
     """a an the and or but not no nor of to in on at by for with from as into onto about over
@@ -67,13 +63,11 @@ STOPWORDS = frozenset(
 
 
 @dataclass(frozen=True)
-class Citation:
-    """One cited sentence and how well its best cited source backs it."""
+class AnswerSentence:
+    """One sentence of an answer and the real sources it cites (``evidence/`` checks it)."""
 
-    sentence: str  # without its citation marks, whitespace-normalized
+    text: str  # without its citation marks, whitespace-normalized
     sources: tuple[int, ...]  # the valid cited numbers, in order, without duplicates
-    support: float  # best share of the sentence's content terms found in a cited source
-    supported: bool
 
 
 def parse_citations(text: str) -> list[tuple[int, ...]]:
@@ -156,40 +150,6 @@ def escape_markers(text: str) -> str:
     return GROUP_RE.sub(lambda m: "\\" + m[0][:-1] + "\\]", text)
 
 
-def _terms(text: str) -> frozenset[str]:
-    """Content terms: casefolded words without stopwords and single letters, and character
-    bigrams of CJK runs, since those scripts do not separate words with spaces."""
-    text = text.casefold()
-    found = {run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(max(len(run) - 1, 1))}
-    found.update(
-        word
-        for word in _WORD.findall(_CJK_RUN.sub(" ", text))
-        if (len(word) > 1 or word.isdigit()) and word not in STOPWORDS
-    )
-    return frozenset(found)
-
-
-@dataclass(frozen=True)
-class _SourceTerms:
-    terms: frozenset[str]
-    prefixes: frozenset[str]
-
-    @classmethod
-    def of(cls, text: str) -> _SourceTerms:
-        terms = _terms(text)
-        return cls(terms, frozenset(term[:PREFIX] for term in terms if len(term) >= PREFIX))
-
-    def overlap(self, sentence_terms: frozenset[str]) -> float:
-        """The share of the sentence's terms found here, equal or with the same long prefix."""
-        if not sentence_terms:
-            return 1.0  # nothing to contradict
-        hits = sum(
-            term in self.terms or (len(term) >= PREFIX and term[:PREFIX] in self.prefixes)
-            for term in sentence_terms
-        )
-        return hits / len(sentence_terms)
-
-
 def _sentences(answer: str) -> list[str]:
     """Sentences, each with the citations that follow its end mark; lines and list items are
     sentences of their own."""
@@ -211,49 +171,23 @@ def _join_abbreviations(pieces: list[str]) -> list[str]:
     return joined
 
 
-def _judge(sentence: str, index: dict[int, _SourceTerms], threshold: float) -> Citation | None:
-    numbers = (n for group in parse_citations(sentence) for n in group)
-    cited = tuple(dict.fromkeys(n for n in numbers if n in index))
-    if not cited:
-        return None
+def _read(sentence: str, numbers: Collection[int]) -> AnswerSentence | None:
+    cited = (n for group in parse_citations(sentence) for n in group)
     text = unescape_markdown(" ".join(GROUP_RE.sub(" ", sentence).split()).translate(_UNMASK))
     plain = _SPACE_BEFORE_MARK.sub("", text)
-    terms = _terms(plain)
-    support = round(max(index[n].overlap(terms) for n in cited), 3)
-    return Citation(plain, cited, support, support >= threshold)
+    if not _WORD.search(plain):  # citation marks, a rule, a bullet alone
+        return None
+    return AnswerSentence(plain, tuple(dict.fromkeys(n for n in cited if n in numbers)))
 
 
-def check_citations(
-    answer: str, sources: Sequence[Source], threshold: float = SUPPORT_THRESHOLD
-) -> list[Citation]:
-    """Every cited sentence of ``answer`` (Markdown, as ``Answer.markdown`` holds it) with
-    its support by the best of its valid sources; sentences without a valid citation are
-    not judged. Brackets in code and escaped ones are masked first, so that they cite
-    nothing; sentences are given as they show (masks and escapes undone)."""
-    index = {source.number: _SourceTerms.of(source.text) for source in sources}
+def answer_sentences(answer: str, numbers: Collection[int]) -> list[AnswerSentence]:
+    """Every sentence of ``answer`` (Markdown, as ``Answer.markdown`` holds it) with the
+    ``numbers`` it cites (those of real sources). Brackets in code and escaped ones are
+    masked first, so that they cite nothing; sentences are given as they show (masks and
+    escapes undone). A code block is no sentence: it claims nothing."""
     prose = "".join(
-        piece.translate(_MASK) if literal else piece
+        ("\n" if piece.startswith(_FENCES) else piece.translate(_MASK)) if literal else piece
         for literal, piece in CodeScanner().feed(answer, final=True)
     )
-    judged = (_judge(sentence, index, threshold) for sentence in _sentences(prose))
-    return [citation for citation in judged if citation is not None]
-
-
-def _shorten(text: str, limit: int = 100) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def cites_any(citations: Sequence[Citation]) -> bool:
-    """Whether an answer cites one of its sources at all: one that cites none may come from
-    the model's memory rather than the sources (``"cited": false``, and a flag line)."""
-    return any(citation.sources for citation in citations)
-
-
-def flag_lines(citations: Sequence[Citation]) -> list[str]:
-    """One line per unsupported citation, for the notice printed under the answer."""
-    return [
-        f'unsupported: "{_shorten(c.sentence)}" cites [{", ".join(map(str, c.sources))}]'
-        f" (overlap {c.support:.2f})"
-        for c in citations
-        if not c.supported
-    ]
+    read = (_read(sentence, numbers) for sentence in _sentences(prose))
+    return [sentence for sentence in read if sentence is not None]

@@ -8,9 +8,11 @@ the prefill, so three things matter more than anything else here:
   every call continue the previous one, and only the tokens after the longest prefix shared
   with what the context already holds are evaluated. ``calls`` records, per call, the
   prompt's tokens and how many were evaluated, which is how the reuse is measured.
-- The prefill is fed in pieces sized to about a quarter of a second each, with a stop check
+- The prefill is fed in pieces sized to about a quarter of a second each (never fewer than
+  ``MIN_PIECE`` tokens, below which prefill slows down several times), with a stop check
   between them and between generated tokens, so Esc or Ctrl+C stops within half a second
-  even while a long context is read (llama.cpp cannot be interrupted inside a piece).
+  on an idle machine even while a long context is read (llama.cpp cannot be interrupted
+  inside a piece).
 - Budgets are counted with the model's own vocabulary (``GGUFTokenCounter``).
 
 Control tokens in message text stay text: messages are rendered with the GGUF's own chat
@@ -45,8 +47,12 @@ from htmlrag_chat.safety import defuse_control_tokens
 # was developed on, and this is the one switch around it short of a rebuild.
 EXTRA_BUFFERS_ENV = "HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS"
 DEFAULT_CONTEXT = 8192  # the window a GGUF reader opens unless told (its KV cache is RAM)
-PIECE_SECONDS = 0.25  # prefill between two stop checks
-_FIRST_PIECE = 16  # tokens, before the speed of this machine is known
+PIECE_SECONDS = 0.25  # prefill between two stop checks, when pieces that short are efficient
+# The fewest tokens a prefill piece holds: every piece reads all the weights, and a short
+# batch reads them for too few tokens. Qwen2.5-1.5B Q4 on 2 loaded cores prefilled 256
+# tokens in 38-45 s in pieces of 8, 23 s of 16, 17 s of 32 and 10-11 s of 64 to 256; a
+# stop then waits for at most one such piece (a few seconds on a busy machine).
+MIN_PIECE = 64
 # One model per process (``load_gguf``), one call on it at a time: a stopped answer's thread
 # lets go at its next stop check, and the next call (of any reader of the file) waits.
 MODEL_LOCK = threading.Lock()
@@ -99,6 +105,12 @@ class GGUFChat:
         )
         add_bos = not getattr(rendered, "added_special", False)
         return llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def forget(self) -> None:
+        """Drop the kept state, so that the next call prefills its whole prompt as a fresh
+        process would (``eval answers`` times every question cold, whatever ran before)."""
+        with MODEL_LOCK:
+            self.load().reset()
 
     def pending_tokens(self, messages: Sequence[Message]) -> int | None:
         """Read without the lock: a count for the status line, never worth a wait."""
@@ -173,7 +185,7 @@ def _prefill(llama: Any, ids: Sequence[int], stop: threading.Event) -> int:
     ``PIECE_SECONDS``; returns the tokens evaluated, that last one included."""
     shared = _reusable(llama, ids)
     llama.n_tokens = shared  # eval() drops the context's keys from here on
-    todo, done, size = ids[shared:-1], 0, _FIRST_PIECE
+    todo, done, size = ids[shared:-1], 0, MIN_PIECE
     while done < len(todo):
         if stop.is_set():
             raise _Stopped
@@ -182,7 +194,7 @@ def _prefill(llama: Any, ids: Sequence[int], stop: threading.Event) -> int:
         llama.eval(piece)
         seconds = max(time.perf_counter() - started, 1e-4)
         done += len(piece)
-        size = max(8, min(llama.n_batch, int(len(piece) * PIECE_SECONDS / seconds)))
+        size = max(MIN_PIECE, min(llama.n_batch, int(len(piece) * PIECE_SECONDS / seconds)))
     return len(ids) - shared
 
 

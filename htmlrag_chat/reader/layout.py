@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from htmlrag_chat.html.rendering import render
 from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.citations import escape_markers
@@ -30,17 +31,24 @@ _CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | 
 
 
 def render_sources(sources: Sequence[Source]) -> str:
-    """The sources as the reader reads them. Chat-template control tokens in page text must
-    stay text: HTML serialization escapes "<" in text, but titles and URLs are raw, and a
-    server's template cannot be asked to sanitize, so the markers themselves are broken
-    (``text_safe``: with the controls, overrides and tag characters a model may obey)."""
+    """The sources as the reader reads them, each in its rendering (HTML, Markdown or text).
+    Chat-template control tokens in page text must stay text: HTML serialization escapes
+    "<" in text, but titles, URLs and the other renderings are raw, and a server's template
+    cannot be asked to sanitize, so the markers themselves are broken (``text_safe``: with
+    the controls, overrides and tag characters a model may obey)."""
     if not sources:
         return "(no sources)"
     return "\n\n".join(
         text_safe(f"[{source.number}] {escape_markers(source.title or 'Untitled')}\n"
-        f"URL: {source.url}\n{_published(source)}{_escape_prose_markers(source.html)}")
+        f"URL: {source.url}\n{_published(source)}{source_content(source)}")
         for source in sources
     )  # fmt: skip
+
+
+def source_content(source: Source) -> str:
+    """What the reader gets of a source's pruned HTML: its own markers escaped outside code
+    (before rendering, while code is still marked up), then rendered."""
+    return render(_escape_prose_markers(source.html), source.rendering)
 
 
 def _published(source: Source) -> str:
@@ -65,9 +73,9 @@ def answer_messages(
     question: str, sources: Sequence[Source], turns: Sequence[Turn] = ()
 ) -> list[Message]:
     """The answer's prompt: the conversation, then the sources (unless an earlier turn
-    already holds them) and the question."""
+    already holds them), the question and the answer's reminder."""
     prefix, placed = _conversation(turns, sources)
-    return [*prefix, Message("user", _ask(question, sources, placed))]
+    return [*prefix, Message("user", _answering(question, sources, placed))]
 
 
 def check_messages(
@@ -100,10 +108,18 @@ def _conversation(turns: Sequence[Turn], sources: Sequence[Source]) -> tuple[lis
     for index, turn in enumerate(turns):
         shown = sources if index == start else ()
         messages += [
-            Message("user", _ask(turn.question, shown, placed=not shown)),
+            Message("user", _answering(turn.question, shown, placed=not shown)),
             Message("assistant", turn.answer),
         ]
     return messages, start < len(turns)
+
+
+def _answering(question: str, sources: Sequence[Source], placed: bool) -> str:
+    """An answer's user message: the question, then a reminder of how to answer (a small
+    model heeds the last words it read: the rules are far above, before the sources). An
+    earlier turn is written the same way, so a follow-up continues it word for word; the
+    check stops before the reminder, so it shares everything up to the question."""
+    return f"{_ask(question, sources, placed)}\n{load_prompt('answer').strip()}"
 
 
 def _ask(question: str, sources: Sequence[Source], placed: bool) -> str:

@@ -63,6 +63,12 @@ _LANGUAGES = {
 }
 
 
+def function_words(language: str) -> frozenset[str]:
+    """The function words listed for ``language`` (empty for one not listed): words that
+    tell a language, and say nothing of what a text is about."""
+    return frozenset(_STOP_WORDS.get(language, "").split())
+
+
 def detect(words: Sequence[str]) -> str:
     """The language of casefolded ``words`` by its function words: a code of ``_STOP_WORDS``
     (ties go to the earlier one), or "" when fewer than ``MIN_HITS`` are found."""

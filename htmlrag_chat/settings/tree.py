@@ -46,6 +46,10 @@ PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
 # so that each reader backend, which knows where it prefills, and the pruning share them.
 CPU_BUDGET = 2048
 BUDGET = 4096
+# How the reader receives the pruned pages (``html/rendering.py``, which this must match).
+# HTML by default: with Qwen2.5-1.5B on held-out questions, Markdown answered no better at
+# the same budget (docs/evaluation.md, "Answers from real readers").
+RENDERINGS = ("html", "markdown", "text")
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
 ANSWERING = ("chat", "ask", "config", "mcp")
@@ -112,17 +116,18 @@ SETTINGS: tuple[Setting, ...] = (
         "auto: the configured server, else Ollama, LM Studio, llama.cpp or vLLM found on "
         "127.0.0.1, else a local model on disk, else extractive; local (a GGUF file by "
         "llama.cpp, else transformers), openai (the server at --base-url), extractive (no LLM)",
-        (*ANSWERING, "models"),
+        (*ANSWERING, "models", "eval"),
     ),
     Setting(
         "reader", "model", Text(metavar="MODEL"), None,
         "reader model: hub id, local folder, or the server's model name",
-        (*ANSWERING, "models"), short="-m", example="qwen2.5:7b",
+        (*ANSWERING, "models", "eval"), short="-m", example="qwen2.5:7b",
         default_help="the server's best chat model, else meta-llama/Llama-3.1-8B-Instruct",
     ),
     Setting(
         "reader", "base_url", Url(), None,
-        "an OpenAI-compatible server, e.g. http://localhost:11434/v1", (*ANSWERING, "models"),
+        "an OpenAI-compatible server, e.g. http://localhost:11434/v1",
+        (*ANSWERING, "models", "eval"),
         example="http://localhost:11434/v1",
     ),
     Setting(
@@ -132,12 +137,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "reader", "max_tokens", Integer(most=MAX_TOKENS), 512, "the longest answer, in tokens",
-        ANSWERING,
+        (*ANSWERING, "eval"),
     ),
     Setting(
         "reader", "context_tokens", Integer(most=MAX_CONTEXT), None,
         "the server's context window in tokens, when it does not say (the budget is lowered "
-        "to fit)", ANSWERING, example=8192,
+        "to fit)", (*ANSWERING, "eval"), example=8192,
     ),
     Setting(
         "reader", "device", Device(), "auto",
@@ -147,7 +152,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reader", "gpu_layers", Integer(most=1024, least=-1), -1,
         "a GGUF reader's layers llama.cpp offloads to the GPU when it was built with a GPU "
-        "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models"),
+        "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models", "eval"),
     ),
     Setting(
         "reader", "probe_ports", Ports(), None,
@@ -180,9 +185,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "prune", "budget", Integer(most=MAX_BUDGET), None,
-        "tokens of pruned pages the reader gets", (*ANSWERING, "prune"),
+        "tokens of pruned pages the reader gets, as --render writes them", (*ANSWERING, "prune"),
         default_help="2048 for a reader that prefills on this machine's CPU, else 4096",
         example=2048,
+    ),
+    Setting(
+        "prune", "render", Choice(RENDERINGS), "html",
+        "how the reader gets the pruned pages: html (tags kept), markdown (headings, lists "
+        "and table rows kept, fewer tokens) or text; the budget counts what it gets",
+        (*ANSWERING, "prune"),
     ),
     Setting(
         "prune", "coarse_budget", Integer(most=MAX_CONTEXT), None,

@@ -250,7 +250,9 @@ class ChatApp(SelectionActions):
         if outcome.answer is not None:
             answer = outcome.answer
             meta = answer_meta(answer, elapsed)
-            await view.finish(meta, answer.sources, answer.markdown, answer.cited_numbers)
+            await view.finish(
+                meta, answer.sources, answer.markdown, answer.cited_numbers, answer.claims
+            )
             try:
                 self.session.answered(message.message_id, answer)
             except UserError as error:

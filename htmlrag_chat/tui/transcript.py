@@ -19,6 +19,9 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from htmlrag_chat.agent.answer import stored_source
+from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.records import stored_claims
+from htmlrag_chat.evidence.words import evidence_lines
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.safety import terminal_safe
@@ -64,7 +67,9 @@ class ErrorView(Static):
 
 
 class AnswerView(Vertical, can_focus=True):
-    """One answer: Markdown that grows as it streams, then a line on how it was made.
+    """One answer: Markdown that grows as it streams, then the words of the sources that
+    back its sentences (plain text: a quote is page text, its "[3]" no citation), then a
+    line on how it was made.
 
     Focus it (click, Tab) to list its sources; press a number to highlight that source.
     """
@@ -81,17 +86,22 @@ class AnswerView(Vertical, can_focus=True):
         sources: Sequence[Source] = (),
         meta: str = "",
         cited: Collection[int] | None = None,
+        claims: Sequence[Claim] = (),
     ) -> None:
         super().__init__()
         self.text = text  # Markdown: text quoted from sources is escaped
         self.sources = tuple(sources)
         self.cited = cited  # the sources the answer cites; None until it is complete
         self._meta = meta
+        self._evidence = evidence_text(claims)
         self._stream: MarkdownStream | None = None
         self._linker = CitationLinker()
 
     def compose(self) -> ComposeResult:
         yield Markdown(link_citations(self.text), open_links=False)
+        evidence = Static(Content(self._evidence), classes="evidence")
+        evidence.display = bool(self._evidence)
+        yield evidence
         yield Static(Content(self._meta), classes="meta")
 
     async def write(self, text: str, quoted: bool = False) -> None:
@@ -122,8 +132,10 @@ class AnswerView(Vertical, can_focus=True):
         sources: Sequence[Source] = (),
         text: str | None = None,
         cited: Collection[int] | None = None,
+        claims: Sequence[Claim] = (),
     ) -> None:
-        """End the stream; ``text`` is the answer as saved (the streamed one, trimmed)."""
+        """End the stream; ``text`` is the answer as saved (the streamed one, trimmed), and
+        ``claims`` its sentences with their evidence."""
         if self._stream is not None:
             rest = self._linker.finish()
             if rest:
@@ -133,7 +145,16 @@ class AnswerView(Vertical, can_focus=True):
         if text is not None:
             self.text = text
         self.sources, self.cited = tuple(sources), cited
+        self._evidence = evidence_text(claims)
+        evidence = self.query_one(".evidence", Static)
+        evidence.update(Content(self._evidence))
+        evidence.display = bool(self._evidence)
         self.set_meta(meta)
+
+    @property
+    def evidence(self) -> str:
+        """The quotes shown under the answer ("" for none)."""
+        return self._evidence
 
     def set_meta(self, meta: str) -> None:
         self._meta = meta
@@ -148,6 +169,11 @@ class AnswerView(Vertical, can_focus=True):
             self.post_message(self.Selected(self, int(event.character)))
 
 
+def evidence_text(claims: Sequence[Claim]) -> str:
+    """The quotes under an answer, made safe for the terminal (they are page text)."""
+    return terminal_safe("\n".join(evidence_lines(claims)))
+
+
 def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
     """A reopened conversation as the transcript shows it: each question with its latest
     stored answer, or a note where it got none."""
@@ -159,22 +185,10 @@ def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
         if message["answers"]:
             stored = message["answers"][-1]
             sources = [stored_source(s) for s in stored["sources"]]
-            cited = _cited(stored)
-            views.append(
-                AnswerView(stored["text"], sources, stored_meta(stored, len(cited)), cited)
-            )
+            claims = stored_claims(stored["citations"])
+            cited = {number for claim in claims for number in claim.cited}
+            meta = stored_meta(stored, len(cited))
+            views.append(AnswerView(stored["text"], sources, meta, cited, claims))
         else:
             views.append(NoteView("no answer (stopped or failed)"))
     return views
-
-
-def _cited(stored: dict[str, Any]) -> set[int]:
-    """The source numbers a stored answer's checked citations name (as ``to_json`` kept
-    them: ``{"sentence", "sources": [n, ...], ...}``)."""
-    return {
-        number
-        for citation in stored["citations"]
-        if isinstance(citation, dict)
-        for number in citation.get("sources") or ()
-        if isinstance(number, int)
-    }

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat.agent.answer import Answer, Turn
-from htmlrag_chat.agent.loop import UNCITED, Agent
+from htmlrag_chat.agent.answer import Answer, Turn, stored_source
+from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.agent.research import NOTHING_LEFT, Dropped
 from htmlrag_chat.cancel import StopFlag
 from htmlrag_chat.events import (
@@ -34,6 +34,7 @@ from htmlrag_chat.events import (
     StageStarted,
 )
 from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
@@ -49,6 +50,8 @@ from htmlrag_chat.web.settings import SearchSettings
 from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.stopping import CountedCalls
+
+REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 MODEL = "scripted-reader"
 REWRITE_MARK = "New message:"
@@ -262,7 +265,7 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     # The rewrite continues the conversation as the last answer left it: system text, the
     # first question with its sources, its answer, then the request (one shared prefix).
     assert [m["role"] for m in rewrite] == ["system", "user", "assistant", "user"]
-    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}")
+    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}\n{REMINDER}")
     assert f"URL: {LYON_URL}" in rewrite[1]["content"]
     assert rewrite[2]["content"] == LYON_ANSWER
     assert rewrite[-1]["content"].startswith(f"{REWRITE_MARK} {follow_up}")
@@ -274,12 +277,12 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     [read] = requests_of(llm, "read")
     assert read[:3] == [
         rewrite[0],
-        {"role": "user", "content": f"Question: {LYON_QUESTION}"},
+        {"role": "user", "content": f"Question: {LYON_QUESTION}\n{REMINDER}"},
         {"role": "assistant", "content": LYON_ANSWER},
     ]
     assert f"URL: {CENSUS_URL}" in read[-1]["content"]
-    assert read[-1]["content"].endswith(f"Question: {follow_up}")
-    assert run.answer.citations[0].supported
+    assert read[-1]["content"].endswith(f"Question: {follow_up}\n{REMINDER}")
+    assert run.answer.claims[0].supported
 
 
 def test_shorter_please_reuses_the_previous_sources_without_searching(store: Store) -> None:
@@ -300,7 +303,7 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
     first_turn = read[1]["content"]
     assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in first_turn
     assert turn.sources[0].html in first_turn
-    assert read[-1]["content"] == "Question: shorter please"
+    assert read[-1]["content"] == f"Question: shorter please\n{REMINDER}"
     assert requests_of(llm, "check") == []
     assert run.answer.text == "Festival of Lights [1]."
 
@@ -396,7 +399,7 @@ def test_a_query_missing_from_the_replay_is_skipped(store: Store) -> None:
     ]
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]  # from the recorded queries
     assert "Festival of Lights" in run.answer.text
-    assert all(citation.supported for citation in run.answer.citations)
+    assert all(citation.supported for citation in run.answer.claims)
 
 
 # -- reading and checking
@@ -421,7 +424,8 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     assert len(deltas) > 1
     assert not any("[9]" in delta or "9]" in delta for delta in deltas)
     assert "".join(deltas).strip() == run.answer.text
-    assert [c.sources for c in run.answer.citations] == [(1,), (2,)]
+    # The sentence that lost its invented [9] cites nothing now: the checker looks for it.
+    assert [c.cited for c in run.answer.claims] == [(1,), (), (2,)]
 
 
 def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
@@ -437,7 +441,7 @@ def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
     run = ask(llm, store, LYON_QUESTION, rounds=1)
     assert run.answer.text == run.answer.markdown == LYON_ANSWER
     assert "think" not in "".join(delta.text for delta in run.of(AnswerDelta))
-    assert [c.sources for c in run.answer.citations] == [(1,)]
+    assert [c.cited for c in run.answer.claims] == [(1,)]
     # The thought's two queries would have been sub-queries: only the reply's one counts.
     assert run.answer.queries == [LYON_QUESTION]
     # An answer that thinks until its tokens run out says nothing, and is flagged.
@@ -446,10 +450,31 @@ def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
     assert silent.text == "" and not silent.cited and silent.sources
 
 
-def test_an_answer_citing_no_source_is_flagged_and_its_sources_still_listed(store: Store) -> None:
-    llm = ScriptedLLM(reply=Script(answer="Lyon hosts a festival of lights in winter."))
+def test_an_answer_citing_no_source_gets_the_checker_s_quotes_marked_as_added(
+    store: Store,
+) -> None:
+    llm = ScriptedLLM(reply=Script(answer="Lyon hosts a festival of lights every December."))
     answer = ask(llm, store, LYON_QUESTION, rounds=1).answer
-    assert not answer.cited and answer.flags == [UNCITED]
+    [claim] = answer.claims
+    [quote] = claim.backing
+    assert claim.cited == () and quote.added and quote.source == 1
+    assert quote.text.startswith("Lyon hosts the Festival of Lights every December")
+    # The model's text is left as it was written: the checker's citation is no "[1]" in it.
+    assert answer.text == "Lyon hosts a festival of lights every December."
+    assert answer.cited and answer.flags == []
+    record = answer.to_json()
+    assert record["cited"] is True and record["sentences"][0]["citations"][0]["added"] is True
+
+
+def test_an_answer_no_source_backs_is_flagged_and_its_sources_still_listed(store: Store) -> None:
+    llm = ScriptedLLM(reply=Script(answer="Lyon builds submarines for the navy."))
+    answer = ask(llm, store, LYON_QUESTION, rounds=1).answer
+    [claim] = answer.claims
+    assert not claim.supported and claim.backing == ()
+    assert not answer.cited and answer.flags == [
+        f'unsupported: "Lyon builds submarines for the navy." cites nothing, and no passage of '
+        f"any source backs it (support {claim.support:.2f})"
+    ]
     record = answer.to_json()
     assert record["cited"] is False and [s["url"] for s in record["sources"]] == [LYON_URL]
     cited = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1).answer
@@ -503,7 +528,9 @@ def test_a_quoted_sentence_is_verbatim_and_cites_only_its_own_source(store: Stor
     assert answer.sources[0].url == FOOTNOTED_URL and len(answer.sources) == 3
     assert answer.text.endswith(f"- {quote} [1]")
     assert answer.removed_citations == 0
-    assert [(c.sentence, c.sources) for c in answer.citations] == [(quote, (1,))]
+    header, quoted = answer.claims
+    assert not header.checked  # "Extractive answer (...):" says what follows
+    assert (quoted.sentence, quoted.cited, quoted.supported) == (quote, (1,), True)
     # The Markdown the app shows and stores escapes the page's markers: never cite links.
     assert answer.markdown.endswith(f"- {escape_markdown(quote)} [1]")
     assert answer.store_record()["text"] == answer.markdown
@@ -523,7 +550,24 @@ def test_a_reader_llm_sees_footnotes_escaped_and_its_code_is_left_alone(store: S
     assert "Paris \\[3\\] and was finished in 1889 \\[2\\]" in read[-1]["content"]
     assert "<code>heights[0]</code>" in read[-1]["content"]  # code reaches it as it is
     assert run.answer.text == reply and run.answer.removed_citations == 0
-    assert [c.sources for c in run.answer.citations] == [(1,), (1,)]
+    assert [c.cited for c in run.answer.claims] == [(1,), (1,)]
+
+
+def test_a_markdown_reader_gets_markdown_and_the_record_keeps_how(store: Store) -> None:
+    """``--render markdown``: the reader's sources are Markdown (no tags), markers still
+    escaped, and a follow-up from the stored record renders them the same way."""
+    add_footnoted_page(store)
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: x", answer="In 1889 [1]."))
+    run = ask(llm, store, TOWER_QUESTION, rounds=1, rendering="markdown")
+    (read,) = requests_of(llm, "read")
+    content = read[-1]["content"]
+    assert "Paris \\[3\\] and was finished in 1889 \\[2\\]" in content
+    assert "<p>" not in content and "`heights[0]`" in content
+    sources = json.loads(json.dumps(run.answer.to_json()))["sources"]
+    [source] = [source for source in sources if source["url"] == FOOTNOTED_URL]
+    assert source["rendering"] == "markdown" and source["content"].startswith("<html")
+    assert stored_source(source).rendering == "markdown"
+    assert stored_source({**source, "rendering": "pdf"}).rendering == "html"  # not ours
 
 
 def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:
@@ -535,14 +579,16 @@ def test_a_sentence_its_source_does_not_say_is_flagged(store: Store) -> None:
     )
     run = ask(llm, store, LYON_QUESTION, rounds=1)
 
-    copied, invented = run.answer.citations
+    copied, invented = run.answer.claims
     assert copied.sentence == "Lyon hosts the Festival of Lights every December."
     assert copied.supported
     assert invented.sentence.startswith("Napoleon built")
     assert not invented.supported
     [flag] = run.answer.flags
-    assert "Napoleon built" in flag
-    assert "[1]" in flag
+    assert flag == (
+        'unsupported: "Napoleon built the tallest skyscraper of Europe there in 1802." '
+        "cites [1], but 1802 is not in it"
+    )
 
 
 def test_cancelling_stops_the_answer_and_the_server_sees_it(store: Store) -> None:
@@ -680,7 +726,7 @@ def test_every_stage_reports_its_start_finish_and_time(store: Store) -> None:
     assert all(ms >= 0 for ms in run.answer.timings.values())
     finished = {e.stage: e for e in run.of(StageFinished)}
     assert finished["fetch"].counts == {"pages": 1, "failed": 0}
-    assert finished["cite"].counts["citations"] == 1
+    assert finished["cite"].counts["sentences"] == 1
     assert run.answer.first_token_ms is not None
     assert 0 < run.answer.first_token_ms <= run.answer.total_ms
 
@@ -696,8 +742,11 @@ def test_the_json_record_holds_the_answer_and_what_it_came_from(store: Store) ->
     assert record["answer"] == answer.text
     assert record["reader"] == "openai"
     assert record["model"] == MODEL
-    assert [c["sources"] for c in record["citations"]] == [[1], [1]]
-    assert [c["supported"] for c in record["citations"]] == [True, False]
+    assert [c["cited"] for c in record["sentences"]] == [[1], [1]]
+    assert [c["unsupported"] for c in record["sentences"]] == [False, True]
+    quote = record["sentences"][0]["citations"][0]
+    assert quote["source"] == 1 and quote["url"] == LYON_URL and not quote["added"]
+    assert "Festival of Lights" in quote["quote"] and quote["backs"]
     assert len(record["flags"]) == 1
     assert record["queries"] == [LYON_QUESTION]
     assert set(record["timings_ms"]) == {s for s in EXPECTED_STAGES if s != "check"}

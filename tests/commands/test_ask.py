@@ -17,6 +17,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -25,6 +26,8 @@ from tests.conftest import import_demo
 from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.search_apis import SearchApis, searxng_config
+
+REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -62,7 +65,7 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
     assert [s["number"] for s in record["sources"]] == list(range(1, len(record["sources"]) + 1))
     assert any(s["url"] == QUESTION["gold_url"] for s in record["sources"])
     assert all(s["title"] and s["content"].startswith("<html") for s in record["sources"])
-    for key in ("answer", "citations", "flags", "removed_citations", "rounds"):
+    for key in ("answer", "sentences", "flags", "removed_citations", "rounds"):
         assert key in record
 
 
@@ -377,12 +380,12 @@ def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources
     assert rewrite[:-1] == read[:-1]
     assert [(m["role"], m["content"]) for m in read[2:]] == [
         ("assistant", "Answer 1: ARKit [1]."),
-        ("user", "Question: Shorter please"),
+        ("user", f"Question: Shorter please\n{REMINDER}"),
         ("assistant", "Answer 2: ARKit [1]."),
-        ("user", "Question: Even shorter"),
+        ("user", f"Question: Even shorter\n{REMINDER}"),
     ]
     first = read[1]["content"]
-    assert first.endswith(f"Question: {QUESTION['question']}")
+    assert first.endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
     for source in answers[1]["sources"]:  # the previous answer's sources, as stored
         assert f"[{source['number']}] {source['title']}\nURL: {source['url']}" in first
         assert source["content"] in first
@@ -402,9 +405,30 @@ def test_server_reader_streams_an_answer_with_checked_citations(
     out = capsys.readouterr().out
     assert "[9]" not in out
     assert "Removed 1 citation(s) to sources that do not exist." in out
-    assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1]' in out
+    assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1], but' in out
     assert "depth map of your face [3]" in out
     assert llm.requests[-1]["model"] == "m" and llm.requests[-1]["stream"] is True
+
+
+def test_json_gives_each_sentence_its_citations_with_quote_url_and_score(
+    recording: Path, server: tuple[str, ScriptedLLM], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = server
+    server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+    argv = ["--cache", str(recording), "--replay", *ask(*server)]
+    assert main([*argv, "--json", "--no-quotes"]) == 0  # --json has them whatever it says
+    record = json.loads(capsys.readouterr().out)
+    facetime, moon, bananas = record["sentences"]
+    gold = next(s for s in record["sources"] if s["url"] == QUESTION["gold_url"])
+    assert facetime["cited"] == [gold["number"]] and not facetime["unsupported"]
+    [quote] = facetime["citations"]
+    assert (quote["source"], quote["url"]) == (gold["number"], gold["url"])
+    assert "ARKit" in quote["quote"] and quote["backs"] and not quote["added"]
+    assert 0 < quote["score"] <= 1 and facetime["support"] == quote["score"]
+    # Its invented [9] was removed: it cites nothing now, and no source backs it.
+    assert moon["cited"] == [] and moon["unsupported"] and moon["citations"] == []
+    assert bananas["cited"] == [1] and bananas["unsupported"]
+    assert record["cited"] is False and len(record["flags"]) == 2
 
 
 def test_the_default_reader_answers_from_a_server_found_on_loopback(
@@ -763,7 +787,7 @@ def test_hidden_doubled_and_open_ended_citations_show_only_what_exists(
         " camera. It came with iOS 13 [1]."
     )
     assert record["removed_citations"] == 5
-    assert [c["sources"] for c in record["citations"]] == [[1]]
+    assert [s["cited"] for s in record["sentences"] if s["cited"]] == [[1]]
 
 
 def reasoning_reply(answer: str) -> Callable[[list[dict]], str]:

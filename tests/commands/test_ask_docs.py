@@ -57,7 +57,7 @@ def ask_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 
 def cited_files(record: dict) -> set[str]:
     by_number = {s["number"]: Path(s["url"]).name for s in record["sources"]}
-    return {by_number[n] for citation in record["citations"] for n in citation["sources"]}
+    return {by_number[n] for sentence in record["sentences"] for n in sentence["cited"]}
 
 
 @pytest.mark.parametrize(("question", "file", "fact"), FACTS, ids=[f for _, f, _ in FACTS])

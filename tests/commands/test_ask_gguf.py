@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.agent.loop import UNCITED
 from htmlrag_chat.cli import main
 from tests.conftest import DEMO, import_demo
 from tests.smollm2 import smollm2_gguf
@@ -31,7 +30,11 @@ def test_a_gguf_file_answers_offline_in_process(
     record = json.loads(captured.out)
     assert (record["reader"], record["model"]) == ("gguf", gguf.name)
     assert record["answer"] and record["sources"]
-    assert record["cited"] is (UNCITED not in record["flags"])
+    checked = [sentence for sentence in record["sentences"] if sentence["checked"]]
+    backed = bool(checked) and not any(sentence["unsupported"] for sentence in checked)
+    assert record["cited"] is backed and len(record["flags"]) == sum(
+        sentence["unsupported"] for sentence in checked
+    )
     assert "approximation" not in captured.err  # counted with the GGUF's own vocabulary
     prefills = [line for line in captured.err.splitlines() if "reader: prefilling" in line]
     tokens = int(prefills[-1].split("prefilling ")[1].split(" tokens")[0].replace(",", ""))

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.agent.loop import UNCITED
 from htmlrag_chat.cli import main
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.window import ServerTokenCounter, token_route
@@ -48,7 +47,11 @@ def test_auto_finds_the_server_and_answers_with_one_prefill(
     assert (record["reader"], record["model"]) == ("found", ALIAS)
     assert not any("<" in query or ">" in query for query in record["queries"])
     assert record["sources"]  # listed whether or not the answer cites them
-    assert record["cited"] is (UNCITED not in record["flags"])
+    checked = [sentence for sentence in record["sentences"] if sentence["checked"]]
+    backed = bool(checked) and not any(sentence["unsupported"] for sentence in checked)
+    assert record["cited"] is backed and len(record["flags"]) == sum(
+        sentence["unsupported"] for sentence in checked
+    )
     # The sources were shown on stderr before the reader read them.
     assert captured.err.index("sources (") < captured.err.rindex("reader: prefilling")
     # The answer continued the sufficiency check's prompt: the server found it in its cache

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -12,6 +13,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.tokens import ApproxTokenCounter
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "pages"
 DOCKER = str(FIXTURES / "docker-engine.html")
@@ -52,6 +54,18 @@ def test_prune_runs_what_ask_runs_stays_in_budget_and_reports_stats(capsys):
     assert "generative pruner" in err and "first stage only" in err
     assert stats["stages"][0]["max_words"] == 37  # an eighth of the budget, at least 32
     assert "Apache License" in out
+
+
+@pytest.mark.parametrize("rendering", ["markdown", "text"])
+def test_prune_writes_what_the_reader_gets_counted_as_written(capsys, rendering):
+    argv = ["prune", "--stats", "--budget", "300", "--tokenizer", "approx", "-q", "Which license?"]
+    code, html, _ = run(capsys, *argv, DOCKER)
+    code, out, err = run(capsys, *argv, "--render", rendering, DOCKER)
+    assert code == 0 and "<" not in out and "Apache License" in out
+    stats = json.loads(err.strip().splitlines()[-1])
+    assert stats["tokens_after"] == ApproxTokenCounter().count(out.rstrip("\n")) <= 300
+    # Tags no longer take the budget: more of the page's words fit.
+    assert len(re.findall(r"\w+", out)) > len(re.findall(r"\w+", visible_text(parse(html))))
 
 
 def test_two_stage_pruning_reports_model_costs(capsys, tiny_lm_dir, tiny_tokenizer_dir):

@@ -26,7 +26,9 @@ from htmlrag_chat.commands.output import (
 from htmlrag_chat.events import AnswerDelta, Notice, Progress, StageFinished, StageStarted
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
+from tests.commands.test_ask import scripted
 from tests.conftest import DEMO, import_demo
+from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
@@ -262,3 +264,26 @@ def test_a_failure_leaves_no_status_line_and_no_block(capsys: pytest.CaptureFixt
         emit(Notice("tokenizer: not here", role="tokenizer", instead="approximate token counts"))
         raise RuntimeError("the search failed")
     assert capsys.readouterr().err == ""
+
+
+def test_quotes_show_under_the_answer_in_a_terminal_and_not_in_a_pipe(
+    recording: Path, tmp_path: Path
+) -> None:
+    """On by default where a person reads; ``--quotes``/``--no-quotes`` say otherwise."""
+    with ThreadedLLM(ScriptedLLM(reply=scripted)) as url:
+        argv = ["--replay-db", str(recording), "ask", "--reader", "openai", "--base-url", url,
+                "--model", "m", "--pruner", "bm25", "--tokenizer", "approx", QUESTION]  # fmt: skip
+        status, drawn, _ = in_terminal(argv, tmp_path)
+        assert status == 0, drawn
+        lines, _ = screens(drawn)
+        start = lines.index("Evidence:")
+        assert lines[start + 1].startswith("- FaceTime Attention Correction uses ARKit")
+        assert lines[start + 2].startswith('  [3] "') and "ARKit" in lines[start + 2]
+        assert start < lines.index("Sources:")
+        assert any(line.startswith('! unsupported: "Bananas are purple') for line in lines)
+        for options, shown in (([], False), (["--quotes"], True)):
+            status, terminal, out = in_terminal([*argv, *options], tmp_path, stdout_pipe=True)
+            assert status == 0, terminal
+            assert ("\nEvidence:\n- FaceTime" in out) is shown
+        status, drawn, _ = in_terminal([*argv, "--no-quotes"], tmp_path)
+        assert status == 0 and "Evidence:" not in drawn

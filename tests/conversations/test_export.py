@@ -18,6 +18,27 @@ MESSAGES = [
                     {"number": 2, "url": "https://b.test/", "title": ""},
                 ],
                 "flags": ['unsupported: "Bananas." cites [2]'],
+                "citations": [
+                    {
+                        "sentence": "ARKit **maps** faces.",
+                        "cited": [1],
+                        "citations": [
+                            {
+                                "source": 1,
+                                "url": "https://a.test/x",
+                                "score": 0.9,
+                                "quote": "It uses ARKit [3] to map [a face](javascript:x).",
+                                "backs": True,
+                                "added": False,
+                            }
+                        ],
+                        "support": 0.9,
+                        "unsupported": False,
+                        "missing": [],
+                        "checked": True,
+                    },
+                    {"sentence": "Bananas.", "sources": [2], "support": 0.1, "supported": False},
+                ],
             }
         ],
     },
@@ -25,9 +46,13 @@ MESSAGES = [
 ]
 
 
-def test_questions_answers_sources_and_flags_in_order() -> None:
+def test_questions_answers_evidence_sources_and_flags_in_order() -> None:
+    # A quote is page text: its "[3]" cites nothing and its link is no link.
     assert conversation_markdown("Frameworks", MESSAGES) == (
-        "# Frameworks\n\n## Which framework?\n\nARKit [1].\n\n**Sources**\n\n"
+        "# Frameworks\n\n## Which framework?\n\nARKit [1].\n\n**Evidence**\n\n"
+        "- ARKit \\*\\*maps\\*\\* faces.\n"
+        '  - \\[1\\] "It uses ARKit \\[3\\] to map \\[a face\\]."\n\n'
+        "**Sources**\n\n"
         "1. [The \\[Verge\\]\\[2J](<https://a.test/x>)\n2. [https://b.test/](<https://b.test/>)\n\n"
         '> unsupported: "Bananas." cites [2]\n\n## And then?\n\n_No answer (stopped or failed)._\n'
     )
@@ -63,6 +88,26 @@ def hostile_messages() -> list[dict]:
                     "text": HOSTILE_ANSWER,
                     "sources": [{"number": 1, "url": "https://a.test/x", "title": HOSTILE_TITLE}],
                     "flags": ["unsupported: <b onmouseover=alert(8)>x</b>"],
+                    "citations": [  # a backed sentence and its quote, both from the web
+                        {
+                            "sentence": "It is <svg onload=alert(9)> [1].",
+                            "cited": [1],
+                            "citations": [
+                                {
+                                    "source": 1,
+                                    "url": "https://a.test/x",
+                                    "quote": "It is <script>alert(10)</script> <svg onload=x>",
+                                    "score": 0.9,
+                                    "backs": True,
+                                    "added": False,
+                                }
+                            ],
+                            "support": 0.9,
+                            "unsupported": False,
+                            "missing": [],
+                            "checked": True,
+                        }
+                    ],
                 }
             ],
         }
@@ -87,10 +132,12 @@ def test_raw_html_from_titles_questions_answers_and_flags_is_escaped() -> None:
     text = conversation_markdown(HOSTILE_TITLE, hostile_messages())
     assert raw_html(text) == []
     for live in ("<img", "<a href", "<iframe", "<script", "<svg", "<b onmouseover", "<!--"):
-        assert live not in text.replace("`<kbd>`", ""), live
+        # ``\<`` is a backslash-escaped "<": text, as the evidence quotes write it.
+        assert live not in text.replace("`<kbd>`", "").replace("\\<", ""), live
     assert '&lt;img src=x onerror="alert(1)">Title' in text  # readable, as text
     assert "`<kbd>`" in text and "``a ` <b>``" in text  # code stays code
     assert "```html\n<div>kept as code</div>\n```" in text
+    assert '"It is \\<script\\>alert(10)\\</script\\>' in text  # the quote, as text
 
 
 def test_an_answer_without_markup_is_unchanged() -> None:

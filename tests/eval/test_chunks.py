@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from htmlrag_chat.eval.chunks import select_chunks, split_chunks
+from htmlrag_chat.eval.chunks import join_chunks, select_chunks, split_chunks
 from htmlrag_chat.html.text import count_words
 from htmlrag_chat.tokens import ApproxTokenCounter
 
@@ -28,11 +28,11 @@ def test_the_best_chunks_that_fit_in_reading_order():
     costs = counter.count_many(chunks)
     scores = [0.1, 0.9, 0.8, 0.5]
     budget = costs[1] + costs[2] + costs[3] + 2  # beta and gamma, not delta (separators)
-    text = select_chunks(chunks, scores, costs, budget, counter)
-    assert text == chunks[1] + "\n" + chunks[2]
-    assert counter.count(text) <= budget
+    chosen = select_chunks(chunks, scores, costs, budget, counter)
+    assert chosen == [1, 2]
+    assert join_chunks(chunks, chosen) == chunks[1] + "\n" + chunks[2]
+    assert counter.count(join_chunks(chunks, chosen)) <= budget
     # A chunk too long for what is left is skipped, and smaller ones after it still fit.
-    text = select_chunks(chunks, scores, costs, costs[2] + costs[3] + 3, counter)
-    assert text == chunks[2] + "\n" + chunks[3]
-    assert select_chunks(chunks, scores, costs, 1, counter) == ""
-    assert select_chunks([], [], [], 100, counter) == ""
+    assert select_chunks(chunks, scores, costs, costs[2] + costs[3] + 3, counter) == [2, 3]
+    assert select_chunks(chunks, scores, costs, 1, counter) == []
+    assert select_chunks([], [], [], 100, counter) == []

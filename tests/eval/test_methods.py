@@ -25,7 +25,7 @@ def test_every_method_stays_within_its_budget(name, pages, tiny_counter, tiny_lm
     fit = method.prepare(env, QUESTION, pages)
     sizes = []
     for budget in BUDGETS:
-        context = fit(budget)
+        context = fit(budget).text
         sizes.append(tiny_counter.count(context))
         assert sizes[-1] <= budget
     assert 0 < sizes[1] <= sizes[2] <= sizes[3]
@@ -36,7 +36,7 @@ def test_every_method_stays_within_its_budget(name, pages, tiny_counter, tiny_lm
 def test_a_generous_budget_keeps_both_pages(name, pages, tiny_counter):
     env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu")
     method = METHODS[name]
-    context = method.prepare(env, QUESTION, pages)(10**6)
+    context = method.prepare(env, QUESTION, pages)(10**6).text
     text = html_text(context) if method.html else context
     assert "Apache License" in text and "Riverside" in text
 
@@ -46,7 +46,7 @@ def test_query_aware_methods_keep_the_answer_where_truncation_loses_it(pages, ti
     found = {}
     for name in ("clean", "htmlrag-bm25", "chunk-bm25"):
         method = METHODS[name]
-        context = method.prepare(env, QUESTION, pages)(600)
+        context = method.prepare(env, QUESTION, pages)(600).text
         found[name] = "Apache License" in (html_text(context) if method.html else context)
     assert found == {"clean": False, "htmlrag-bm25": True, "chunk-bm25": True}
 
@@ -64,3 +64,24 @@ def test_a_model_that_cannot_be_loaded_is_named(tmp_path, tiny_counter):
     reasons = unavailable_models({"embed", "gen"}, env)
     assert set(reasons) == {"embed", "gen"}
     assert "no-pruner" in reasons["gen"] and reasons["gen"].startswith("generative pruner")
+
+
+SEPARATORS = {"plain": "\n\n", "chunk-bm25": "\n", "chunk-embed": "\n"}
+
+
+@pytest.mark.parametrize("name", ["plain", "chunk-bm25", "clean", "htmlrag-bm25", "default"])
+@pytest.mark.parametrize("budget", [300, 1000, 10**6])
+def test_a_context_is_its_pieces_page_by_page(name, budget, pages, tiny_counter):
+    """What ``eval answers`` numbers as sources is the context ``eval qa`` scores, page by
+    page in reading order, each piece naming its page."""
+    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu")
+    method = METHODS[name]
+    context = method.prepare(env, QUESTION, pages)(budget)
+    indices = [piece.page for piece in context.pieces]
+    assert indices == sorted(set(indices)) and set(indices) <= {0, 1}
+    joined = SEPARATORS.get(name, "\n").join(piece.content for piece in context.pieces)
+    assert joined.strip() == context.text.strip()
+    if budget == 10**6:
+        assert indices == [0, 1]
+        last = context.pieces[-1].content
+        assert "Apache License" in (html_text(last) if method.html else last)

@@ -44,7 +44,7 @@ def test_documents_are_the_context_and_the_answers_sources(tmp_path: Path) -> No
                 )
             )
             assert "38 litres of paraffin" in answer["answer"]
-            cited = {n for c in answer["citations"] for n in c["sources"]}
+            cited = {n for s in answer["sentences"] for n in s["cited"]}
             (lighthouse,) = [s for s in answer["sources"] if s["number"] in cited]
             assert lighthouse["url"].endswith("/lighthouse.html") and lighthouse["local"]
 

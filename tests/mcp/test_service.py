@@ -14,6 +14,7 @@ from htmlrag_chat import loader
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.errors import UserError
 from htmlrag_chat.events import Event, StageStarted
+from htmlrag_chat.html.rendering import render
 from htmlrag_chat.loader import load_count
 from htmlrag_chat.mcp.server import build_server
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
@@ -48,7 +49,7 @@ def web_context(
     return asyncio.run(service.web_context(QUESTION["question"], sink, **arguments))
 
 
-@pytest.mark.parametrize("format", ["html", "markdown"])
+@pytest.mark.parametrize("format", ["html", "markdown", "text"])
 @pytest.mark.parametrize("budget", [256, 300, 512, 700, 1024, 4096])
 def test_the_total_is_never_over_the_budget_and_the_pages_are_pruned_once(
     service: ContextService, tiny_counter: Any, budget: int, format: str
@@ -83,7 +84,7 @@ def test_a_budget_too_small_for_any_source_leaves_every_page_out_with_why(
         ({"budget_tokens": 140000}, "budget_tokens must be 131072 or less, not 140000"),
         ({"pages": 0}, "pages must be 1 or more, not 0"),
         ({"pages": 21}, "pages must be 20 or less, not 21"),
-        ({"format": "pdf"}, "format must be one of html, markdown"),
+        ({"format": "pdf"}, "format must be one of html, markdown, text"),
         ({"site": "a b"}, "site must be a domain"),
         ({"site": "theverge.com\u202e"}, "site must be a domain"),
         ({"site": "\u202emoc.egrevht"}, "site must be a domain"),
@@ -94,6 +95,22 @@ def test_bad_arguments_are_one_line_errors(
 ) -> None:
     with pytest.raises(UserError, match=message):
         web_context(service, **arguments)
+
+
+def test_each_format_is_pruned_counting_the_contents_as_written(service: ContextService) -> None:
+    """The agent a call builds counts its budget in the call's format and numbers its
+    sources for it; ``page_context`` returns HTML, so it counts HTML."""
+    parts, ignore = service.parts, lambda event: None
+    for format in ("html", "markdown", "text"):
+        agent = parts.agent(service.cache, ignore, budget=512, rendering=format)
+        assert agent.rendering == format
+        counter = agent.counter
+        assert counter.count("<p>a</p>") == parts.counter.count(render("<p>a</p>", format))
+    assert parts.agent(service.cache, ignore).rendering == parts.prune.render
+
+
+def test_without_a_format_the_server_s_rendering_is_used(service: ContextService) -> None:
+    assert web_context(service, budget_tokens=512, pages=5).format == service.parts.prune.render
 
 
 def test_a_query_the_recording_lacks_is_said(service: ContextService) -> None:

@@ -100,11 +100,14 @@ def test_tools_context_answers_and_resources_over_stdio(
             numbers = {source["number"] for source in first["sources"]}
             cited = {int(n) for n in CITATION.findall(first["answer"])}
             assert cited and cited <= numbers
-            assert first["citations"] and all(
-                set(c["sources"]) <= numbers for c in first["citations"]
+            assert first["sentences"] and all(
+                set(c["cited"]) <= numbers for c in first["sentences"]
             )
             gold_number = next(s["number"] for s in first["sources"] if s["url"] == GOLD_URL)
             assert gold_number in cited and "ARKit" in first["answer"]
+            # Each sentence with the words of its source that back it.
+            quotes = [q for c in first["sentences"] for q in c["citations"] if q["backs"]]
+            assert any(q["url"] == GOLD_URL and "ARKit" in q["quote"] for q in quotes)
             # What the question did, from the agent's record: its one search, each page
             # fetched either a source or left out with why.
             assert first["queries"] == [QUESTION["question"]] and first["skipped_queries"] == []

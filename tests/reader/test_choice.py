@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.reader.choice import look_around, on_disk
+from htmlrag_chat.reader.choice import MODELS_ENV, Surroundings, look_around, models_folder, on_disk
 from htmlrag_chat.reader.registry import plan_reader
 
 REPO, FILE = "someone/tiny-GGUF", "tiny-Q4_K_M.gguf"
@@ -47,3 +47,20 @@ def test_a_pulled_gguf_of_a_hub_repo_is_found_by_its_hub_name(
     settings = ReaderSettings(model=str(tmp_path / "gone.gguf"), probe_ports=())
     missing = plan_reader(settings, look_around(settings, tmp_path))
     assert missing.problem == f"{tmp_path / 'gone.gguf'}: no such GGUF file"
+
+
+def test_auto_finds_the_largest_gguf_in_the_models_folder(tmp_path: Path, monkeypatch) -> None:
+    """Where ``make reader-models`` puts Qwen2.5: found after the pulled default quant,
+    never in place of a model the settings name."""
+    folder = tmp_path / "models"
+    monkeypatch.setenv(MODELS_ENV, str(folder))
+    hub = tmp_path / "hub"
+    assert models_folder() == folder and on_disk(None, hub).gguf is None  # no folder yet
+    folder.mkdir()
+    (folder / "small.gguf").write_bytes(b"GGUF" + bytes(10))
+    (folder / "big.GGUF").write_bytes(b"GGUF" + bytes(100))
+    (folder / "notes.txt").write_bytes(bytes(1000))
+    assert on_disk(None, hub).gguf == str(folder / "big.GGUF")
+    assert on_disk("owner/other-model", hub).gguf is None
+    plan = plan_reader(ReaderSettings(), Surroundings(None, (), on_disk(None, hub)))
+    assert (plan.backend.name, plan.model) == ("gguf", str(folder / "big.GGUF"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from htmlrag_chat.evidence.claims import check_answer
 from htmlrag_chat.reader import Source, Turn
-from htmlrag_chat.reader.citations import check_citations
 from htmlrag_chat.reader.extractive import HEADER, NOTHING, ExtractiveReader, split_sentences
 from htmlrag_chat.reader.literal import Quoted
 
@@ -13,7 +13,8 @@ OTTERS = Source(
     1,
     "https://example.org/otters",
     "Otters",
-    "<p>...</p>",
+    "<p>Sea otters live along the coasts of the North Pacific.</p><p>They eat sea urchins, "
+    "crabs and clams. Otters use stones as tools to open shells.</p>",
     "Sea otters live along the coasts of the North Pacific.\n"
     "They eat sea urchins, crabs and clams. Otters use stones as tools to open shells.",
 )
@@ -21,7 +22,8 @@ DOCKER = Source(
     2,
     "https://example.org/docker",
     "Docker",
-    "<p>...</p>",
+    "<p>Docker Engine is released under the Apache License, Version 2.0.</p>"
+    "<p>Install it with apt.</p>",
     "Docker Engine is released under the Apache License, Version 2.0.\nInstall it with apt.",
 )
 
@@ -41,10 +43,12 @@ def test_quotes_the_best_matching_sentence_with_its_source_number() -> None:
 
 
 def test_every_quoted_sentence_is_supported_by_its_citation() -> None:
-    text = answer("What do sea otters eat and use as tools?", [OTTERS, DOCKER])
-    citations = check_citations(text, [OTTERS, DOCKER])
-    assert len(citations) >= 2
-    assert all(c.supported and c.sources == (1,) for c in citations)
+    question = "What do sea otters eat and use as tools?"
+    text = answer(question, [OTTERS, DOCKER])
+    header, *quoted = check_answer(question, text, [OTTERS, DOCKER])
+    assert not header.checked  # the line that says what follows
+    assert len(quoted) >= 2
+    assert all(claim.supported and claim.cited == (1,) for claim in quoted)
 
 
 def test_says_so_when_nothing_matches() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
 from htmlrag_chat.reader.layout import answer_messages, check_messages
@@ -58,8 +59,10 @@ def test_a_question_with_its_check_prefills_the_context_once(smol: GGUFChat) -> 
     assert len(chunks) > 1 and "".join(chunks).strip()  # streamed, piece by piece
     first, second = smol.calls[-2:]
     assert check and first.evaluated == first.prompt_tokens  # a fresh context: all of it
-    # The answer continues the check's prompt: only its last few tokens are new.
-    assert second.evaluated <= 8 < second.prompt_tokens
+    # The answer continues the check's prompt up to the question: only its reminder of how
+    # to answer (and the template's few tokens around it) is new.
+    reminder = GGUFTokenCounter(smol.load(), smol.name).count(load_prompt("answer"))
+    assert second.evaluated <= reminder + 8 < second.prompt_tokens
     largest = max(first.prompt_tokens, second.prompt_tokens)
     assert first.evaluated + second.evaluated <= 1.3 * largest
 
@@ -70,6 +73,18 @@ def test_a_follow_up_evaluates_less_than_half_its_prompt(smol: GGUFChat) -> None
     reply(smol, answer_messages("How tall is it?", [EIFFEL], [turn]))
     follow_up = smol.calls[-1]
     assert follow_up.evaluated <= follow_up.prompt_tokens / 2
+
+
+def test_forgetting_makes_the_next_call_prefill_everything(smol: GGUFChat) -> None:
+    """``eval answers`` times each question cold, as a fresh ``ask`` would read it."""
+    messages = answer_messages(QUESTION, [EIFFEL])
+    reply(smol, messages, 2)
+    prompt = len(smol.prompt_ids(messages))
+    assert smol.pending_tokens(messages) == 1  # all kept but the last token
+    smol.forget()
+    assert smol.pending_tokens(messages) == prompt
+    reply(smol, messages, 2)
+    assert smol.calls[-1].evaluated == prompt
 
 
 def test_stopping_mid_prefill_leaves_the_rest_unread(smol: GGUFChat) -> None:

@@ -3,6 +3,7 @@ laid out as the continuation of the one before, so that a prefix cache serves it
 
 from __future__ import annotations
 
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.layout import (
     answer_messages,
@@ -11,6 +12,7 @@ from htmlrag_chat.reader.layout import (
     rewrite_messages,
 )
 
+REMINDER = load_prompt("answer").strip()
 SOURCE = Source(3, "https://example.org/a", "A <|eot_id|> title", "<p>Body</p>", "Body")
 OTHER = Source(1, "https://example.org/b", "B", "<p>Other</p>", "Other")
 
@@ -43,11 +45,12 @@ def test_the_check_and_the_answer_share_everything_up_to_the_question() -> None:
     check = check_messages("Who?", [SOURCE])
     answer = answer_messages("Who?", [SOURCE])
     assert [m.role for m in answer] == ["system", "user"]
-    assert answer[-1].content.endswith("Question: Who?")
-    assert check[-1].content.startswith(answer[-1].content)
+    asked, reminder = answer[-1].content.split("Question: Who?\n")
+    assert reminder == load_prompt("answer").strip() and "[1]" in reminder
+    assert check[-1].content.startswith(asked + "Question: Who?\n")
     assert "Do the sources above contain" in check[-1].content
-    # Only the check's instruction differs: the answer is the check's prompt cut short.
-    assert shared(check, answer) == len(text(answer)) - len("</user>")
+    # Only what follows the question differs: the check's instruction, the answer's reminder.
+    assert shared(check, answer) == len(text(answer)) - len("</user>") - len(reminder)
 
 
 def test_a_follow_up_on_the_same_sources_continues_the_conversation() -> None:
@@ -57,7 +60,7 @@ def test_a_follow_up_on_the_same_sources_continues_the_conversation() -> None:
     again = answer_messages("And when?", [SOURCE], [first])
     # The rewrite and the answer both continue the first answer word for word.
     assert rewrite[:-1] == before == again[:-1]
-    assert again[-1] == Message("user", "Question: And when?")
+    assert again[-1] == Message("user", f"Question: And when?\n{REMINDER}")
     assert "New message: And when?" in rewrite[-1].content and "up to 3" in rewrite[-1].content
 
 
@@ -65,7 +68,7 @@ def test_new_sources_come_with_the_new_question_and_leave_the_old_ones_out() -> 
     first = Turn("Who?", "Her [3].", (SOURCE,))
     follow = answer_messages("Where?", [OTHER], [first])
     assert [(m.role, m.content) for m in follow[1:3]] == [
-        ("user", "Question: Who?"),
+        ("user", f"Question: Who?\n{REMINDER}"),
         ("assistant", "Her [3]."),
     ]
     assert "URL: https://example.org/b" in follow[-1].content
@@ -88,3 +91,20 @@ def test_a_pages_own_footnote_markers_reach_the_reader_escaped_but_its_code_does
         "<html><p>Paris \\[3\\] and 1889 \\[2\\].</p><pre>x[1] = 2</pre>"
         "<p>Use <code>arr[0]</code> or items\\[1\\].</p></html>"
     )
+
+
+def test_each_source_reaches_the_reader_in_its_rendering_markers_escaped_code_kept() -> None:
+    html = (
+        "<html><head><title>T</title></head><body><h2>Facts</h2><ul><li>Paris [3]</li>"
+        "<li>1889</li></ul><table><tr><th>Year</th></tr><tr><td>1889</td></tr></table>"
+        "<pre>x[1] = 2</pre></body></html>"
+    )
+    markdown = Source(1, "https://a.example/", "T", html, "", rendering="markdown")
+    assert render_sources([markdown]).splitlines()[2:] == [
+        "## Facts", "", "- Paris \\[3\\]", "- 1889", "", "| Year |", "| --- |", "| 1889 |",
+        "", "```", "x[1] = 2", "```",
+    ]  # fmt: skip
+    text = Source(1, "https://a.example/", "T", html, "", rendering="text")
+    assert render_sources([text]).splitlines()[2:] == [
+        "Facts", "Paris \\[3\\]", "1889", "Year", "1889", "x[1] = 2",
+    ]  # fmt: skip

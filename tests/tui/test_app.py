@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.cli import main
@@ -17,6 +17,7 @@ from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.events import AnswerDelta
 from htmlrag_chat.loader import load_count
+from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
@@ -25,7 +26,13 @@ from htmlrag_chat.tui.app import REOPENED, ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
-from htmlrag_chat.tui.transcript import AnswerView, ErrorView, NoteView, QuestionView
+from htmlrag_chat.tui.transcript import (
+    AnswerView,
+    ErrorView,
+    NoteView,
+    QuestionView,
+    stored_views,
+)
 from tests.conftest import import_demo
 from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
@@ -43,6 +50,8 @@ from tests.tui.conftest import (
     scripted,
     wait_until,
 )
+
+REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 
 def gold_number(view: AnswerView) -> int:
@@ -173,9 +182,10 @@ def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_pat
     read = reads(llm)
     assert len(read) == 2
     history_sent = [m["content"] for m in read[1][1:-1]]
-    assert history_sent[0].endswith(f"Question: {QUESTION['question']}")  # with its sources
+    # with its sources
+    assert history_sent[0].endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
     assert GOLD in history_sent[1]
-    assert read[1][-1]["content"] == "Question: shorter please"
+    assert read[1][-1]["content"] == f"Question: shorter please\n{REMINDER}"
 
 
 def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
@@ -228,7 +238,7 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
 
     run(first_session())
     run(second_session())
-    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}")
+    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
 
 
 def test_a_replay_whose_history_cannot_be_kept_shows_the_cache_conversations(
@@ -561,3 +571,37 @@ def test_a_second_question_loads_no_model(
     first, second = loads
     assert second == first
     assert len(history.conversations()) == 2
+
+
+def test_the_words_of_the_sources_show_under_the_answer_in_80_columns(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """Each sentence's quote under the answer, wrapped to the window; the sentence no source
+    backs is flagged in the line under it; a reopened conversation shows them again."""
+    reply = (
+        "FaceTime Attention Correction uses ARKit to grab a depth map of your face [2]. "
+        "The feature arrived in iOS 13 beta 7 [2]."
+    )
+
+    async def scenario() -> None:
+        async with serve_llm(ScriptedLLM(scripted(answer=reply))) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await ask(pilot, QUESTION["question"])
+                (view,) = answers(app)
+                assert view.sources[1].url == QUESTION["gold_url"]
+                evidence = view.query_one(".evidence", Static)
+                lines = view.evidence.splitlines()
+                assert lines[0].startswith("- FaceTime Attention Correction uses ARKit")
+                assert lines[1].startswith('  [2] "') and "ARKit" in lines[1]
+                assert len(lines) == 2  # the beta 7 sentence has no quote: it is flagged
+                assert evidence.region.right <= 80 and evidence.size.height > len(lines)
+                meta = str(view.query_one(".meta", Static).render())
+                assert '! unsupported: "The feature arrived in iOS 13 beta 7."' in meta
+                assert "7 is not in it" in meta
+
+    run(scenario())
+    (conversation,) = history.conversations()
+    views = stored_views(history.messages(conversation["id"]))
+    (reopened,) = [view for view in views if isinstance(view, AnswerView)]
+    assert reopened.evidence.splitlines()[1].startswith('  [2] "')

@@ -1,0 +1,91 @@
+"""``eval answers``: each method's context read by a real reader, the answers scored.
+
+The reader is planned and loaded as ``ask`` does it (``reader/registry.py``: ``--reader``,
+``--model``, ``--base-url``; a reader named on purpose that cannot be had is an error), and
+budgets count its own tokens (its backend's counter). Every budget must fit the reader's
+window with the longest answer, or nothing runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import replace
+from functools import partial
+
+from htmlrag_chat.commands.common import open_store, progress_printer
+from htmlrag_chat.commands.eval import (
+    ANSWER_METHODS,
+    eval_settings,
+    model_device,
+    out_folder,
+    parse_budgets,
+    parse_methods,
+)
+from htmlrag_chat.commands.options import settings_of
+from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.device import pick_device
+from htmlrag_chat.errors import EXIT_OK, UserError
+from htmlrag_chat.eval.cache import EvalCache
+from htmlrag_chat.eval.datasets import QAItem, load_dataset
+from htmlrag_chat.eval.methods import Env
+from htmlrag_chat.eval_answers.report import markdown, write_report
+from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
+from htmlrag_chat.events import stage
+from htmlrag_chat.html.rendering import RENDERINGS
+from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.reader.backend import PROMPT_RESERVE
+from htmlrag_chat.reader.choice import look_around
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.tokens import token_counter
+
+
+def run_answers(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    prune = PruneSettings.of(settings)
+    budgets = parse_budgets(args.budgets)
+    methods = parse_methods(args.methods or ANSWER_METHODS)
+    renderings = parse_renderings(args.render)
+    if args.k < 0:
+        raise UserError(f"--k must be 0 or more: {args.k}")
+    emit = progress_printer(args.progress or sys.stderr.isatty())
+    items = [
+        item
+        for item in load_dataset("qa", args.dataset, args.limit, args.pages_dir)
+        if isinstance(item, QAItem)
+    ]
+    reader_settings = ReaderSettings(**settings.section("reader"))
+    reader_settings = replace(reader_settings, device=pick_device(reader_settings.device))
+    plan, reader = load_reader(plan_reader(reader_settings, look_around(reader_settings)), emit)
+    window = reader.chat.context_tokens if isinstance(reader, LLMReader) else None
+    if window is not None and max(budgets) + reader_settings.max_tokens + PROMPT_RESERVE > window:
+        raise UserError(
+            f"--budget {max(budgets)} with the answer ({reader_settings.max_tokens} tokens) "
+            f"and the prompt around the sources ({PROMPT_RESERVE}) is more than "
+            f"{reader.name}'s context of {window} tokens: lower --budget or --max-tokens"
+        )
+    counting = partial(token_counter, prune.tokenizer, emit)
+    counter = plan.backend.counter(reader, prune.tokenizer, counting)
+    run = eval_settings(args, "answers", budgets, methods)
+    env = Env(counter, prune.embed_model, prune.gen_model, model_device(prune, methods))
+    with open_store(args) as store, stage(emit, STAGE, len(items)) as counts:
+        answering = evaluate_answers(items, run, renderings, env, reader, EvalCache(store), emit)
+        report, done = asyncio.run(answering)
+        counts.update(read=done.computed, cached=done.cached)
+    print(markdown(report))
+    if args.out is not None:
+        out_folder(args.out)
+        write_report(args.out, report)
+    return EXIT_OK
+
+
+def parse_renderings(text: str) -> tuple[str, ...]:
+    """``html,markdown`` -> ("html", "markdown"): known renderings, each once, in order."""
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in RENDERINGS]
+    if unknown or not names:
+        named = ", ".join(unknown) if unknown else repr(text)
+        raise UserError(f"--render: unknown rendering {named} (known: {', '.join(RENDERINGS)})")
+    return names

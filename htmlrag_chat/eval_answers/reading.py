@@ -1,0 +1,98 @@
+"""One answer, read as ``ask`` reads it, and what it cost.
+
+The answer goes through ``agent.reading.read_answer``, the one place where model output
+becomes what a person reads (invented citations removed, control tokens defused, think
+blocks dropped), then ``evidence.claims.check_answer`` (terms only, no embedding model), as
+``ask`` does after it. A GGUF reader keeps its
+llama.cpp state between calls, so that a conversation's calls reuse their shared prefix;
+here every question starts cold (``GGUFChat.forget``), as a fresh ``ask`` does, so that a
+question's prefill time does not depend on which question ran before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from htmlrag_chat.agent.reading import Reader, read_answer
+from htmlrag_chat.events import ignore
+from htmlrag_chat.evidence.claims import check_answer
+from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.layout import answer_messages, source_content
+from htmlrag_chat.sources import Source
+
+_CHUNK = 1 << 20
+
+
+async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict[str, Any]:
+    """The answer to ``question`` from ``sources``, its checked citations and its costs:
+    prompt tokens (None when the backend does not say), seconds to the first piece of the
+    answer (the prefill, for an LLM) and in all."""
+    chat = reader.chat
+    if isinstance(chat, GGUFChat):
+        chat.forget()
+    prompt_tokens = chat.pending_tokens(answer_messages(question, sources)) if chat else None
+    start = time.perf_counter()
+    text, markdown, first_ms, removed = await read_answer(
+        reader, question, list(sources), (), ignore, start
+    )
+    total = time.perf_counter() - start
+    calls = getattr(chat, "calls", None)
+    if prompt_tokens is None and calls:  # a server that reported its usage
+        prompt_tokens = calls[-1].prompt_tokens
+    return {
+        "answer": text,
+        "removed_citations": removed,
+        "citations": checked_citations(question, markdown, sources),
+        "sources": [
+            {"number": s.number, "url": s.url, "title": s.title, "content": source_content(s)}
+            for s in sources
+        ],
+        "texts": [source.text for source in sources],  # what grading matches against
+        "prompt_tokens": prompt_tokens,
+        "prefill_s": None if first_ms is None else round(first_ms / 1000, 3),
+        "total_s": round(total, 3),
+    }
+
+
+def checked_citations(
+    question: str, markdown: str, sources: Sequence[Source]
+) -> list[dict[str, Any]]:
+    """The answer's cited sentences, each with the sources it cites and those of them whose
+    passages back it (``check_answer``, terms only, so that grading needs no model)."""
+    return [
+        {
+            "sentence": claim.sentence,
+            "sources": list(claim.cited),
+            "support": claim.support,
+            "backed_by": [quote.source for quote in claim.backing],
+        }
+        for claim in check_answer(question, markdown, sources)
+        if claim.cited
+    ]
+
+
+def reader_identity(reader: Reader) -> dict[str, str]:
+    """What answers depend on besides the code and the prompt: the backend, the model's
+    name and, for a GGUF file, the sha256 of its bytes (a file replaced under the same name
+    is measured again). A server's weights cannot be read: its model name and address
+    stand for them; a transformers model is named by its id or folder."""
+    identity = {"kind": reader.kind, "model": reader.name}
+    chat = reader.chat
+    if isinstance(chat, GGUFChat):
+        identity["sha256"] = file_sha256(Path(chat.path).expanduser())
+    base_url = getattr(chat, "base_url", None)
+    if base_url:
+        identity["base_url"] = str(base_url)
+    return identity
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while block := file.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()

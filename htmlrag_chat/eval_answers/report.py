@@ -1,0 +1,167 @@
+"""The answer report: per-item answers summed up per method/rendering and budget.
+
+Shaped like ``eval qa``'s: ``results[name][budget]`` where ``name`` is ``method/rendering``
+(``default/markdown``; a text method is ``chunk-bm25/text``), then per-item results that
+keep each answer, the sources as the reader got them and the citations with their
+verdicts. Fractions are of questions: ``correct``, ``in_context``, ``cited``,
+``citations_hold`` (``grading.py`` says how each is decided); ``cited_when_correct`` is the
+share of right answers that cite a source, ``cannot_answer`` the share of questions whose
+answer was not in the context that the reader declined (null when it always was). Costs are
+means per question: tokens of the context and of the whole prompt, seconds to the first
+piece of the answer (the prefill) and in all; ``correct_per_prefill_s`` is right answers
+per second of prefill, the figure a CPU reader's default budget is chosen by.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from htmlrag_chat.atomic import atomic_output
+from htmlrag_chat.errors import UserError
+from htmlrag_chat.eval.report import dumps_json, grouped, report_json
+
+Summary = dict[str, float | int | None]
+
+
+@dataclass(frozen=True)
+class AnswerReport:
+    budgets: tuple[int, ...]
+    names: tuple[str, ...]  # method/rendering, those that ran
+    items: list[dict[str, Any]]  # per item: what it is, and "results": {name: {budget: ..}}
+    unavailable: dict[str, str]  # method -> why it could not run here
+    settings: dict[str, Any]  # the reader, tokenizer, renderings, distractors, code
+
+    def results(self) -> dict[str, dict[str, Summary]]:
+        return {
+            name: {str(budget): summarize(self._rows(name, str(budget))) for budget in self.budgets}
+            for name in self.names
+        }
+
+    def groups(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Per group key (language, answer location) and value: the items counted and each
+        name's share of right answers per budget."""
+        return grouped(self.items, self.names, self.budgets, "correct", "correct")
+
+    def to_json(self) -> dict[str, Any]:
+        results, groups = self.results(), self.groups()
+        return report_json(results, groups, self.items, self.unavailable, self.settings)
+
+    def _rows(self, name: str, budget: str) -> list[dict[str, Any]]:
+        return [item["results"][name][budget] for item in self.items if name in item["results"]]
+
+
+def summarize(rows: list[dict[str, Any]]) -> Summary:
+    """One cell of the table: shares of questions and mean costs."""
+    right = [row for row in rows if row["correct"]]
+    lacking = [row for row in rows if not row["in_context"]]
+    prefill = _mean(rows, "prefill_s")
+    return {
+        "items": len(rows),
+        "correct": _share(rows, "correct"),
+        "in_context": _share(rows, "in_context"),
+        "cited": _share(rows, "cited"),
+        "citations_hold": _share(rows, "citations_hold"),
+        "cited_when_correct": _share(right, "cited"),
+        "cannot_answer": _share(lacking, "declined"),
+        "not_in_context": len(lacking),
+        "context_tokens": _mean(rows, "context_tokens", 1),
+        "prompt_tokens": _mean(rows, "prompt_tokens", 1),
+        "prefill_s": prefill,
+        "total_s": _mean(rows, "total_s"),
+        "correct_per_prefill_s": (
+            round(len(right) / len(rows) / prefill, 4) if rows and prefill else None
+        ),
+    }
+
+
+def _share(rows: list[dict[str, Any]], key: str) -> float | None:
+    return round(fmean(bool(row[key]) for row in rows), 4) if rows else None
+
+
+def _mean(rows: list[dict[str, Any]], key: str, digits: int = 3) -> float | None:
+    values = [row[key] for row in rows if row.get(key) is not None]
+    return round(fmean(values), digits) if values else None
+
+
+def write_report(path: Path, report: AnswerReport) -> None:
+    """The JSON report at ``path`` laid out as ``eval qa``'s (one line per item), gzip-
+    compressed when its name ends in ``.gz`` (a grid's answers and sources run to megabytes)."""
+    data = dumps_json(report.to_json()).encode("utf-8")
+    try:
+        with atomic_output(path) as file:
+            file.write(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+    except OSError as error:
+        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def markdown(report: AnswerReport) -> str:
+    """The tables: what the answers got right, their citations, their costs, and right
+    answers per language and answer location."""
+    results = report.results()
+    budgets = [str(budget) for budget in report.budgets]
+    reader = report.settings["reader"]
+    lines = [
+        f"answers: {len(report.items)} questions, reader {reader['model']} ({reader['kind']}), "
+        f"tokenizer {report.settings['tokenizer']}",
+    ]
+    tables: list[tuple[str, Callable[[Summary], str]]] = [
+        ("right answers (answer in the context)", _right),
+        ("answers citing a source / whose citations all hold / right answers citing", _citing),
+        ("'cannot answer' when the context lacks the answer (questions)", _declining),
+        ("mean context tokens / prompt tokens / prefill s / total s", _costs),
+        ("right answers per second of prefill", lambda s: _n(s["correct_per_prefill_s"])),
+    ]
+    for title, cell in tables:
+        lines += ["", title, "", _row(["method/rendering", *budgets])]
+        lines.append(_row(["---", *["---:"] * len(budgets)]))
+        for name, summaries in results.items():
+            lines.append(_row([name, *(cell(summaries[budget]) for budget in budgets)]))
+    for key, values in report.groups().items():
+        lines += ["", f"by {key}: right answers", ""]
+        lines += [_row([key, "method/rendering", *budgets])]
+        lines.append(_row(["---", "---", *["---:"] * len(budgets)]))
+        for value, group in values.items():
+            for name, shares in group["correct"].items():
+                cells = [_n(shares[budget]) for budget in budgets]
+                lines.append(_row([f"{value} ({group['items']})", name, *cells]))
+    for method, reason in report.unavailable.items():
+        lines += ["", f"{method}: unavailable ({reason})"]
+    return "\n".join(lines)
+
+
+def _right(s: Summary) -> str:
+    return f"{_n(s['correct'])} ({_n(s['in_context'])})"
+
+
+def _citing(s: Summary) -> str:
+    return f"{_n(s['cited'])} / {_n(s['citations_hold'])} / {_n(s['cited_when_correct'])}"
+
+
+def _declining(s: Summary) -> str:
+    return f"{_n(s['cannot_answer'])} ({s['not_in_context']})"
+
+
+def _costs(s: Summary) -> str:
+    tokens = f"{_w(s['context_tokens'])} / {_w(s['prompt_tokens'])}"
+    return f"{tokens} / {_f(s['prefill_s'])} / {_f(s['total_s'])}"
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _n(value: float | int | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _w(value: float | int | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _f(value: float | int | None) -> str:
+    return "-" if value is None else f"{value:.1f}"

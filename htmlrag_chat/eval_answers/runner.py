@@ -1,0 +1,186 @@
+"""The answer evaluation loop: every item, method, rendering and budget, one reader call
+each, the answers kept in the cache so that a rerun only reads what changed.
+
+A result is keyed by the item (its question, gold answers and pages' bytes), the method and
+its models, the rendering, the budget, the token counter, the reader (``reader_identity``:
+for a GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the
+code that made the context and the answer (the methods, the prompt layout and prompts, the
+reading and citation filters, the readers). Grades are not in the record: they are worked
+out again on every run (``grading.py``), so a changed measure costs no model call. A run
+stopped at any point resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from htmlrag_chat.agent.reading import Reader
+from htmlrag_chat.eval.cache import EvalCache, key_of
+from htmlrag_chat.eval.code import installed_fingerprint
+from htmlrag_chat.eval.datasets import QAItem
+from htmlrag_chat.eval.items import Ready, describe, ready_qa
+from htmlrag_chat.eval.methods import Env, Method, model_names
+from htmlrag_chat.eval.runner import Counts, EvalSettings, available_methods, distractors_for
+from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
+from htmlrag_chat.eval_answers.grading import grade
+from htmlrag_chat.eval_answers.reading import read, reader_identity
+from htmlrag_chat.eval_answers.report import AnswerReport
+from htmlrag_chat.events import EventSink, Progress, ignore
+from htmlrag_chat.html.rendering import rendered_counter
+
+ANSWERS = "eval-answers"  # the derived-artefact kind of answer records in the store
+# What makes an answer: the contexts (eval qa's roots), the numbering, the prompt layout,
+# the reading and its filters, the readers (each imports what it runs on).
+ROOTS = (
+    "htmlrag_chat.eval.methods",
+    "htmlrag_chat.eval.items",
+    "htmlrag_chat.eval_answers.contexts",
+    "htmlrag_chat.eval_answers.reading",
+    "htmlrag_chat.reader.llm",
+    "htmlrag_chat.reader.extractive",
+    "htmlrag_chat.reader.openai",
+    "htmlrag_chat.reader.local",
+)
+STAGE = "eval answers"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A method in a rendering: an HTML method in each one asked for, a text method as text."""
+
+    method: Method
+    rendering: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.method.name}/{self.rendering}"
+
+
+def cells_of(methods: Sequence[Method], renderings: Sequence[str]) -> list[Cell]:
+    return [
+        Cell(method, rendering)
+        for method in methods
+        for rendering in (renderings if method.html else ("text",))
+    ]
+
+
+async def evaluate_answers(
+    items: Sequence[QAItem],
+    settings: EvalSettings,
+    renderings: Sequence[str],
+    env: Env,
+    reader: Reader,
+    cache: EvalCache,
+    emit: EventSink = ignore,
+) -> tuple[AnswerReport, Counts]:
+    """Answer every item's question from every cell's context at every budget; the report,
+    and how many answers were read now and how many came from the cache."""
+    runnable, unavailable, missing = available_methods(settings.methods, env, emit)
+    cells = cells_of(runnable, renderings)
+    folder = settings.pages or settings.dataset.parent
+    distractors = distractors_for(items, settings, cache, emit)
+
+    run = _Run(settings, env, reader, cache, emit, set(missing), reader_identity(reader))
+    run.total = len(items) * len(cells) * len(settings.budgets)
+    rows = []
+    for item in items:
+        ready = ready_qa(item, distractors, cache)
+        infos = functools.cache(functools.partial(page_infos, ready.pages, folder))
+        results = {}
+        for cell in cells:
+            records = await run.cell(cell, item, ready, infos)
+            results[cell.name] = {
+                str(budget): _shown(record, item.answers) for budget, record in records.items()
+            }
+        row = {**describe("qa", ready, folder, item), "question": item.question}
+        rows.append({**row, "answers": list(item.answers), "results": results})
+    report = AnswerReport(
+        budgets=settings.budgets,
+        names=tuple(cell.name for cell in cells),
+        items=rows,
+        unavailable=unavailable,
+        settings=_described(settings, renderings, env, run.identity, run.code),
+    )
+    return report, run.counts
+
+
+@dataclass
+class _Run:
+    settings: EvalSettings
+    env: Env
+    reader: Reader
+    cache: EvalCache
+    emit: EventSink
+    missing: set[str]
+    identity: dict[str, str]
+    total: int = 0
+    done: int = 0
+
+    def __post_init__(self) -> None:
+        self.counts = Counts()
+        self.code = installed_fingerprint(ROOTS)
+
+    async def cell(
+        self, cell: Cell, item: QAItem, ready: Ready, infos: Callable[[], list[PageInfo]]
+    ) -> dict[int, dict[str, Any]]:
+        """One cell's answers for one item at every budget; only missing ones are read."""
+        env = self.env
+        if cell.method.html:
+            env = replace(env, counter=rendered_counter(env.counter, cell.rendering))
+        models = model_names(cell.method, env, self.missing)
+        max_tokens = getattr(self.reader, "max_tokens", None)
+        depends = (ready.key, cell.name, env.counter.name, models, cell.method.settings)
+        depends += (self.identity, max_tokens, self.code)
+        keys = {budget: key_of(*depends, budget) for budget in self.settings.budgets}
+        found = {budget: self.cache.get(ANSWERS, key) for budget, key in keys.items()}
+        fit = None
+        for budget in self.settings.budgets:
+            if found[budget] is None:
+                if fit is None:
+                    fit = cell.method.prepare(env, ready.query, ready.pages)
+                context = fit(budget)
+                sources = numbered(context, infos(), cell.method.html, cell.rendering)
+                record = await read(self.reader, item.question, sources)
+                record["context_tokens"] = env.counter.count(context.text)
+                self.cache.put(ANSWERS, keys[budget], record)
+                found[budget] = record
+                self.counts.computed += 1
+            else:
+                self.counts.cached += 1
+            self.done += 1
+            self.emit(Progress(STAGE, self.done, self.total))
+        return {budget: record for budget, record in found.items() if record is not None}
+
+
+def _shown(record: dict[str, Any], answers: Sequence[str]) -> dict[str, Any]:
+    """An answer as the report shows it: the record and its grades, without the sources'
+    texts (kept for grading; the report has what the reader got)."""
+    shown = {key: value for key, value in record.items() if key != "texts"}
+    return {**shown, **grade(record, answers)}
+
+
+def _described(
+    settings: EvalSettings,
+    renderings: Sequence[str],
+    env: Env,
+    identity: dict[str, str],
+    code: str,
+) -> dict[str, Any]:
+    return {
+        "task": "answers",
+        "dataset": str(settings.dataset),
+        "reader": identity,
+        "tokenizer": env.counter.name,
+        "renderings": list(renderings),
+        "embed_model": env.embed_model,
+        "gen_model": env.gen_model,
+        "device": env.device,
+        "pool": str(settings.pool or settings.pages or settings.dataset.parent),
+        "distractors": settings.distractors,
+        "k": settings.k,
+        "seed": settings.seed,
+        "code": code[:12],
+    }

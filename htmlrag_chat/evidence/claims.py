@@ -1,0 +1,226 @@
+"""Claims and their evidence: each sentence of a finished answer with the words that back it.
+
+After the answer has streamed (so the first token never waits for it), every sentence is
+read with the sources it cites (``reader.citations.answer_sentences``) and, in each of them,
+the shortest passage (``evidence.passages``: a sentence, a table row with its header, a list
+item with its lead-in) that best backs it is found (``evidence.matching``: terms, numbers,
+meaning). A sentence no cited passage backs at ``THRESHOLD`` is unsupported; a number of it
+that none of its cited sources holds is named.
+
+Small readers often answer right and cite nothing. A sentence that cites nothing is matched
+against every source the same way, and the passage found is attached as a quote marked
+``added``: the checker's, never the model's, and never written into the answer's text as an
+``[n]``. An answer is backed when every sentence is, whoever found the quote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from htmlrag_chat.evidence.matching import (
+    MEANING_WEIGHT,
+    NUMBER_MISS,
+    Collection,
+    Embedder,
+    Sentence,
+    meaning,
+    numbers,
+    read_sentence,
+    sentence_language,
+)
+from htmlrag_chat.evidence.passages import Passage, passages
+from htmlrag_chat.reader.citations import AnswerSentence, answer_sentences
+from htmlrag_chat.sources import Source
+
+THRESHOLD = 0.66  # calibrated on half of bench/data/claims.jsonl (docs/evidence.md)
+CANDIDATES = 2  # a source's best passages by terms that the embedding model reads
+MEANING_BAND = (0.15, 0.6)  # the terms' scores for which the model is asked (_candidates)
+ENGLISH = "en"
+# "Here is what the sources say:" introduces claims, a question asks one: neither makes one.
+NO_CLAIM = (":", "\uff1a", "?", "\uff1f")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The passage of source ``source`` that best backs a sentence, and how well."""
+
+    source: int
+    text: str  # the passage, its table header or list lead-in first
+    score: float
+    backs: bool  # the score reaches the threshold
+    added: bool = False  # found by the checker for a sentence that cites nothing
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of an answer and its evidence."""
+
+    sentence: str
+    cited: tuple[int, ...]  # the real sources the model cited, in order
+    quotes: tuple[Quote, ...] = ()  # the best passage of each cited source, or the added one
+    support: float = 0.0  # the best quote's score
+    supported: bool = True
+    missing: tuple[str, ...] = ()  # numbers of the sentence in none of the sources searched
+    # False: a lead-in ("The sources say:"), a question, or words that say nothing about
+    # the world ("According to the sources."): there is nothing to back.
+    checked: bool = True
+
+    @property
+    def backing(self) -> tuple[Quote, ...]:
+        """The quotes that back it, the ones worth showing; none when it is unsupported."""
+        return tuple(quote for quote in self.quotes if quote.backs) if self.supported else ()
+
+
+@dataclass
+class _Scored:
+    passage: int  # index in the collection
+    terms: float
+    cosine: float | None = None
+
+    @property
+    def score(self) -> float:
+        """The terms' score, raised by the meaning where the model was asked: the meaning
+        finds a paraphrase the terms miss, and never vetoes what the terms found."""
+        if self.cosine is None:
+            return self.terms
+        blend = (1 - MEANING_WEIGHT) * self.terms + MEANING_WEIGHT * meaning(self.cosine)
+        return max(self.terms, blend)
+
+
+@dataclass
+class _Sentence:
+    said: AnswerSentence
+    language: str
+    eligible: list[int]  # passages it may be backed by
+    scored: dict[int, _Scored] = field(default_factory=dict)
+
+
+def check_answer(
+    question: str,
+    answer: str,
+    sources: Sequence[Source],
+    embedder: Embedder | None = None,
+    threshold: float = THRESHOLD,
+) -> list[Claim]:
+    """Every sentence of ``answer`` (Markdown) with its quotes from ``sources``; the
+    embedding model, when given, reads English sentences and passages."""
+    said = answer_sentences(answer, {source.number for source in sources})
+    if not said:
+        return []
+    found = [p for source in sources for p in passages(source.number, source.html)]
+    collection = Collection(found, question, {s.number: s.title for s in sources})
+    held = _numbers_by_source(sources, collection)
+    work = []
+    for sentence in said:
+        allowed = set(sentence.sources) or {source.number for source in sources}
+        eligible = [i for i, p in enumerate(found) if p.source in allowed]
+        language = sentence_language(sentence.text, collection, eligible)
+        work.append(_Sentence(sentence, language, eligible))
+    for item in work:
+        _score_terms(item, collection)
+    if embedder is not None:
+        _score_meaning(work, collection, embedder)
+    return [_claim(item, collection, held, threshold) for item in work]
+
+
+def _numbers_by_source(sources: Sequence[Source], collection: Collection) -> dict[int, set[str]]:
+    held: dict[int, set[str]] = {source.number: set(numbers(source.title)) for source in sources}
+    for passage, found in zip(collection.passages, collection.numbers, strict=True):
+        held[passage.source] |= found
+    return held
+
+
+def _score_terms(item: _Sentence, collection: Collection) -> None:
+    readings: dict[str, Sentence] = {}
+    for index in item.eligible:
+        language = collection.languages[index]
+        if language not in readings:
+            readings[language] = read_sentence(item.said.text, collection, language)
+        reading = readings[language]
+        terms = reading.score(collection.terms[index], collection.topics[index])
+        if reading.numbers - collection.numbers[index]:
+            terms *= NUMBER_MISS
+        item.scored[index] = _Scored(index, terms)
+
+
+def _candidates(item: _Sentence, collection: Collection) -> list[int]:
+    """Each source's ``CANDIDATES`` best English passages by terms, for a sentence whose
+    best terms' score is in ``MEANING_BAND``: below it the meaning could not lift it to a
+    quote, above it the terms have found one. Embedding is the check's whole cost."""
+    best = max((scored.terms for scored in item.scored.values()), default=0.0)
+    if not MEANING_BAND[0] <= best < MEANING_BAND[1]:
+        return []
+    by_source: dict[int, list[_Scored]] = {}
+    for scored in item.scored.values():
+        if collection.languages[scored.passage] == ENGLISH:
+            by_source.setdefault(collection.passages[scored.passage].source, []).append(scored)
+    chosen = []
+    for scored in by_source.values():
+        scored.sort(key=lambda s: -s.terms)
+        chosen += [s.passage for s in scored[:CANDIDATES]]
+    return chosen
+
+
+def _score_meaning(work: list[_Sentence], collection: Collection, embedder: Embedder) -> None:
+    """One call of the model for every English sentence and its candidate passages."""
+    pairs = [
+        (item, index)
+        for item in work
+        if item.language == ENGLISH
+        for index in _candidates(item, collection)
+    ]
+    if not pairs:
+        return
+    texts = list(
+        dict.fromkeys(
+            text
+            for item, index in pairs
+            for text in (item.said.text, collection.passages[index].matched)
+        )
+    )
+    vectors = embedder.embed(texts)
+    row = {text: vectors[i] for i, text in enumerate(texts)}
+    for item, index in pairs:
+        cosine = float(row[item.said.text] @ row[collection.passages[index].matched])
+        item.scored[index].cosine = cosine
+
+
+def _best(scored: Sequence[_Scored], collection: Collection) -> _Scored:
+    """The best score; of two as good, the shorter passage."""
+    return max(scored, key=lambda s: (round(s.score, 3), -len(collection.passages[s.passage].text)))
+
+
+def _claim(
+    item: _Sentence, collection: Collection, held: dict[int, set[str]], threshold: float
+) -> Claim:
+    said = item.said
+    reading = read_sentence(said.text, collection, item.language)
+    if said.text.endswith(NO_CLAIM) or not reading.says_anything:
+        return Claim(said.text, said.sources, checked=False)
+    searched = set(said.sources) or set(held)
+    missing = tuple(sorted(reading.numbers - set().union(*(held[n] for n in searched))))
+    if said.sources:
+        by_source: dict[int, list[_Scored]] = {}
+        for scored in item.scored.values():
+            by_source.setdefault(collection.passages[scored.passage].source, []).append(scored)
+        quotes = tuple(
+            _quote(_best(by_source[number], collection), collection, threshold)
+            for number in said.sources
+            if number in by_source
+        )
+        support = max((quote.score for quote in quotes), default=0.0)
+        backed = support >= threshold and not missing
+        return Claim(said.text, said.sources, quotes, support, backed, missing)
+    if not item.scored:
+        return Claim(said.text, (), supported=False, missing=missing)
+    best = _quote(_best(list(item.scored.values()), collection), collection, threshold, True)
+    if best.score >= threshold and not missing:
+        return Claim(said.text, (), (best,), best.score, True)
+    return Claim(said.text, (), (), best.score, False, missing)
+
+
+def _quote(scored: _Scored, collection: Collection, threshold: float, added: bool = False) -> Quote:
+    passage: Passage = collection.passages[scored.passage]
+    score = round(scored.score, 3)
+    return Quote(passage.source, passage.quote, score, score >= threshold, added)

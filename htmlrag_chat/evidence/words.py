@@ -1,0 +1,97 @@
+"""Claims in words, the same for every face: the terminal under the answer, the chat app, the
+exported conversation, and the flag lines every face shows.
+
+A quote is cut to the part of its passage that shares the sentence's words, with "…" where
+it was cut, so that it reads at a glance ("…the Attention Correction feature uses ARKit to
+grab a depth map…"); a quote the checker found for a sentence that cited nothing says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from htmlrag_chat.evidence.claims import Claim, Quote
+
+QUOTE_CHARS = 160  # the longest quote shown; the whole passage is in --json
+SENTENCE_CHARS = 100
+_WORD = re.compile(r"[^\W_]{3,}")  # words that say what a quote is about
+
+
+def shorten(text: str, limit: int = SENTENCE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def excerpt(quote: str, sentence: str, limit: int = QUOTE_CHARS) -> str:
+    """The ``limit`` characters of ``quote`` (cut between words) that hold most of the
+    sentence's words, "…" marking each cut."""
+    if len(quote) <= limit:
+        return quote
+    wanted = {word.casefold() for word in _WORD.findall(sentence)}
+    starts = [0] + [match.end() + 1 for match in re.finditer(r" ", quote)]
+    best, best_start = -1, 0
+    for start in starts:
+        window = quote[start : start + limit]
+        hits = sum(word.casefold() in wanted for word in _WORD.findall(window))
+        if hits > best:
+            best, best_start = hits, start
+    window = quote[best_start : best_start + limit]
+    if best_start + limit < len(quote):
+        window = window.rsplit(" ", 1)[0] + "…"
+    return ("…" if best_start else "") + window.strip()
+
+
+def quote_line(quote: Quote, sentence: str) -> str:
+    """``[3] "…the words…"``; a quote the checker added says so."""
+    added = " added by the checker:" if quote.added else ""
+    return f'[{quote.source}]{added} "{excerpt(quote.text, sentence)}"'
+
+
+def problem(claim: Claim) -> str:
+    """What it cites, and why that does not back it: the numbers none of its sources has,
+    or its best score."""
+    if claim.cited:
+        cites = f"cites {_numbers(claim.cited)}, but "
+        where = "it" if len(claim.cited) == 1 else "any of them"
+    else:
+        cites, where = "cites nothing, and ", "any source"
+    if claim.missing:
+        which = ", ".join(claim.missing)
+        return f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"
+    return f"{cites}no passage of {where} backs it (support {claim.support:.2f})"
+
+
+def flag_lines(claims: Sequence[Claim]) -> list[str]:
+    """One line per unsupported sentence, for the notice under the answer."""
+    return [
+        f'unsupported: "{shorten(claim.sentence)}" {problem(claim)}'
+        for claim in claims
+        if not claim.supported
+    ]
+
+
+def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
+    """The quotes worth showing under a sentence: those that back it, but for a passage
+    the sentence already is, word for word (the extractive reader's, a copied sentence)."""
+    said = _plain(claim.sentence)
+    return tuple(quote for quote in claim.backing if _plain(quote.text) != said)
+
+
+def evidence_lines(claims: Sequence[Claim]) -> list[str]:
+    """Each backed sentence, then its quotes, indented (the sentences no source backs are
+    the flag lines')."""
+    lines = []
+    for claim in claims:
+        quotes = shown_quotes(claim)
+        if quotes:
+            lines.append(f"- {shorten(claim.sentence)}")
+            lines += [f"  {quote_line(quote, claim.sentence)}" for quote in quotes]
+    return lines
+
+
+def _plain(text: str) -> str:
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def _numbers(cited: Sequence[int]) -> str:
+    return f"[{', '.join(map(str, cited))}]"

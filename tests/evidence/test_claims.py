@@ -1,0 +1,209 @@
+"""Each sentence of an answer with the passage of its sources that backs it, on the demo
+recording's real pages and on small pages made to corner the check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from htmlrag_chat.evidence.claims import MEANING_BAND, THRESHOLD, Claim, check_answer
+from htmlrag_chat.html.dom import parse
+from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
+from htmlrag_chat.sources import Source
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
+VERGE = "https://www.theverge.com/2019/7/3/20680681/ios-13-beta-3-facetime-attention-correction-eye-contact"
+
+
+def source(number: int, html: str, title: str = "", url: str = "") -> Source:
+    url = url or f"https://{number}.example/"
+    return Source(number, url, title, html, visible_text(parse(html), lines=True))
+
+
+def demo(model: str) -> tuple[str, str, list[Source]]:
+    """A real reader's answer on the demo recording, with the sources it read."""
+    record = json.loads((FIXTURES / f"demo_{model}.json").read_text(encoding="utf-8"))
+    sources = [source(s["number"], s["content"], s["title"], s["url"]) for s in record["sources"]]
+    return record["question"], record["answer"], sources
+
+
+def number_of(sources: list[Source], url: str) -> int:
+    return next(s.number for s in sources if s.url == url)
+
+
+def test_the_issue_s_three_sentences_on_the_verge_page() -> None:
+    question, _, sources = demo("smollm2")
+    verge = number_of(sources, VERGE)
+    other = next(s.number for s in sources if s.number != verge)
+    claim = "FaceTime Attention Correction uses ARKit to grab a depth map of the user's face"
+    answer = (
+        f"{claim} [{verge}]. {claim} [{other}]. The feature arrived in iOS 13 beta 7 [{verge}]."
+    )
+    right, wrong_source, wrong_number = check_answer(question, answer, sources)
+
+    assert right.supported and right.cited == (verge,)
+    [quote] = right.backing
+    assert quote.source == verge and not quote.added
+    assert "uses ARKit to grab a depth map" in quote.text
+    assert not wrong_source.supported and wrong_source.backing == ()
+    # The other words overlap; the number is in no source it cites, and is named.
+    assert not wrong_number.supported and wrong_number.missing == ("7",)
+
+
+def test_a_real_reader_that_cites_nothing_and_copies_its_source_gets_added_quotes() -> None:
+    """Qwen2.5-Coder-1.5B's answer on the demo: two sentences of the Docker page, cited
+    nowhere (it answered the wrong page: the check says what backs a sentence, not whether
+    it answers the question)."""
+    question, answer, sources = demo("qwen")
+    docker = number_of(sources, "https://docs.docker.com/engine/install/")
+    claims = check_answer(question, answer, sources)
+    assert [c.sentence for c in claims] == [
+        "Docker provides binaries for manual installation of Docker Engine.",
+        "These binaries are statically linked and can be used on any Linux distribution.",
+    ]
+    for claim in claims:
+        [quote] = claim.backing
+        assert claim.cited == () and quote.added and quote.source == docker
+        assert quote.text == claim.sentence
+    # The model's text is never given citations: the added ones are marked, and apart.
+    assert "[" not in answer
+    # The same sentence citing The Verge: the wrong source, flagged.
+    verge = number_of(sources, VERGE)
+    [wrong] = check_answer(question, f"{claims[0].sentence[:-1]} [{verge}].", sources)
+    assert not wrong.supported and wrong.cited == (verge,) and wrong.backing == ()
+
+
+def test_a_real_reader_s_loose_paraphrases_are_flagged() -> None:
+    """SmolLM2-135M's answer on the demo: "a technique called depth mapping", "a 3D image",
+    "the eye area of the camera": the page says ARKit grabs a depth map and the eyes are
+    adjusted. No sentence is backed, so the answer is not cited."""
+    question, answer, sources = demo("smollm2")
+    claims = check_answer(question, answer, sources)
+    assert len(claims) >= 3 and all(c.checked and c.cited == () for c in claims)
+    assert not any(claim.supported for claim in claims)
+    invented = next(c for c in claims if "3D image" in c.sentence)
+    assert invented.support < min(c.support for c in claims if c is not invented)
+
+
+def test_a_quote_that_only_repeats_the_question_is_never_the_evidence() -> None:
+    question = "Which framework does FaceTime Attention Correction use for the depth map?"
+    page = source(
+        1,
+        "<h2>Which framework does FaceTime Attention Correction use for the depth map?</h2>"
+        "<p>Apple relies on ARKit to build a depth map of the face.</p>",
+    )
+    backed, repeated = check_answer(
+        question,
+        "FaceTime Attention Correction uses ARKit for the depth map [1]. "
+        "FaceTime Attention Correction uses Metal for the depth map [1].",
+        [page],
+    )
+    assert backed.quotes[0].text.startswith("Apple relies on ARKit")
+    # The heading holds every word of the question and none of the answer: no evidence.
+    assert not repeated.supported and repeated.support < backed.support / 2
+
+
+TABLE = (
+    "<p>Die Tabelle nach dem 10. Spieltag:</p><table>"
+    "<tr><th>Rang</th><th>Verein</th><th>Punkte</th></tr>"
+    "<tr><td>7.</td><td>Mainz</td><td>15</td></tr>"
+    "<tr><td>8.</td><td>Freiburg</td><td>14</td></tr></table>"
+)
+
+
+def test_a_table_row_backs_a_sentence_with_its_header() -> None:
+    question = "Wie viele Punkte hatte Freiburg nach dem 10. Spieltag?"
+    right, wrong = check_answer(
+        question, "Freiburg hatte 14 Punkte [1]. Freiburg hatte 16 Punkte [1].", [source(1, TABLE)]
+    )
+    assert right.quotes[0].text == "Rang | Verein | Punkte … 8. | Freiburg | 14"
+    assert right.support > 2 * wrong.support
+    assert not wrong.supported and wrong.missing == ("16",)
+
+
+def test_a_list_item_backs_a_sentence_with_its_lead_in() -> None:
+    page = source(
+        2,
+        "<p>Según el sitio, las marcas más agresivas con las apps en segundo plano son:</p>"
+        "<ul><li>Nexus 6P</li><li>Huawei</li><li>OnePlus</li></ul>",
+    )
+    question = "¿Qué marca encabeza la lista de las más agresivas con las apps?"
+    [claim] = check_answer(question, "Huawei es una de las marcas más agresivas [2].", [page])
+    assert claim.supported
+    assert claim.quotes[0].text.endswith("en segundo plano son: … Huawei")
+
+
+def test_japanese_sentences_are_matched_by_character_pairs_and_numbers() -> None:
+    page = source(1, "<p>東京タワーは東京都港区にある電波塔である。高さは333メートルです。</p>")
+    right, wrong = check_answer(
+        "東京タワーの高さは\uff1f",
+        "東京タワーの高さは333メートルです。[1]東京タワーの高さは400メートルです。[1]",
+        [page],
+    )
+    assert right.supported and right.quotes[0].text == "高さは333メートルです。"
+    assert not wrong.supported and wrong.missing == ("400",)
+
+
+def test_lead_ins_questions_and_words_about_the_sources_are_not_checked() -> None:
+    page = source(1, "<p>Porto stands on the Douro.</p>")
+    claims = check_answer(
+        "Where is Porto?",
+        "Here is what the sources say:\n- Porto stands on the Douro [1].\nWhere is Porto?",
+        [page],
+    )
+    assert [(c.sentence, c.checked, c.supported) for c in claims] == [
+        ("Here is what the sources say:", False, True),
+        ("Porto stands on the Douro.", True, True),
+        ("Where is Porto?", False, True),
+    ]
+
+
+def test_an_answer_without_sentences_or_sources() -> None:
+    assert check_answer("Where?", "", [source(1, "<p>x</p>")]) == []
+    [claim] = check_answer("Where is Porto?", "Porto stands on the Douro.", [])
+    assert claim == Claim("Porto stands on the Douro.", (), (), 0.0, False)
+
+
+class Counted:
+    """The bundled embedding model, its calls counted."""
+
+    def __init__(self) -> None:
+        self.model = EmbeddingScorer(cache=MemoryEmbeddingCache(), device="cpu")
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        return self.model.embed(texts)
+
+
+def test_the_embedding_model_lifts_an_english_paraphrase_and_reads_nothing_else() -> None:
+    english = source(1, "<p>The telescope found more than 100 pulsars while it was tested.</p>")
+    german = source(2, "<p>Das Teleskop fand in der Testphase mehr als 100 Pulsare.</p>")
+    question = "How many pulsars did FAST discover?"
+    paraphrase = "The telescope spotted over 100 pulsars during trials [1]."
+    model = Counted()
+    [words] = check_answer(question, paraphrase, [english, german])
+    [meaning] = check_answer(question, paraphrase, [english, german], model)
+    assert MEANING_BAND[0] <= words.support < MEANING_BAND[1]
+    assert meaning.support > words.support + 0.2  # the model found the paraphrase
+    assert model.texts == ["The telescope spotted over 100 pulsars during trials.", english.text]
+    model.texts.clear()
+    # A German sentence: the English-only model is not asked; nor for a sentence the words
+    # back already, or one so far from every passage that no meaning would make a quote.
+    check_answer(question, "FAST fand mehr als 100 Pulsare [2].", [english, german], model)
+    check_answer(question, "The telescope found more than 100 pulsars [1].", [english], model)
+    check_answer(question, "Lemons need sun [1].", [english], model)
+    assert model.texts == []
+
+
+def test_the_threshold_decides() -> None:
+    question, _, sources = demo("smollm2")
+    verge = number_of(sources, VERGE)
+    answer = f"Attention Correction adjusts where your eyes look [{verge}]."
+    [claim] = check_answer(question, answer, sources, threshold=0.0)
+    [strict] = check_answer(question, answer, sources, threshold=1.01)
+    assert claim.supported and not strict.supported and claim.support == strict.support
+    assert 0 < claim.support < 1 and THRESHOLD > 0

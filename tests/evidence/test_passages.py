@@ -1,0 +1,61 @@
+"""A source's pruned HTML as passages: sentences, rows under their header, items after
+their lead-in."""
+
+from __future__ import annotations
+
+from htmlrag_chat.evidence.passages import MAX_CHARS, Passage, passages, sentences
+
+
+def quotes(html: str) -> list[str]:
+    return [passage.quote for passage in passages(1, html)]
+
+
+def test_prose_is_cut_into_sentences_but_not_at_abbreviations_or_ordinals() -> None:
+    assert sentences(
+        "It uses ARKit. It warps the eyes! Does it work? Am 28. September spielte z. B. Unia."
+    ) == [
+        "It uses ARKit.",
+        "It warps the eyes!",
+        "Does it work?",
+        "Am 28. September spielte z. B. Unia.",
+    ]
+    assert sentences("東京は日本の首都です。人口は多い\uff01とても") == [
+        "東京は日本の首都です。",
+        "人口は多い\uff01",
+        "とても",
+    ]
+
+
+def test_a_table_row_is_read_under_its_header_row() -> None:
+    html = (
+        "<table><tr><th>Rang</th><th>Verein</th></tr>"
+        "<tr><td>8.</td><td>Freiburg (14 Pkt)</td></tr></table>"
+    )
+    row = passages(2, html)[1]
+    assert row == Passage(2, "8. | Freiburg (14 Pkt)", "Rang | Verein")
+    assert row.quote == "Rang | Verein … 8. | Freiburg (14 Pkt)"
+    assert row.matched == "Rang | Verein 8. | Freiburg (14 Pkt)"
+
+
+def test_a_list_item_is_read_after_its_lead_in_and_a_nested_one_after_its_item() -> None:
+    html = (
+        "<p>Según el sitio, las marcas son las siguientes:</p>"
+        "<ul><li>Huawei</li><li>Xiaomi<ul><li>Redmi</li></ul></li></ul><p>Fin.</p>"
+    )
+    assert quotes(html) == [
+        "Según el sitio, las marcas son las siguientes:",
+        "Según el sitio, las marcas son las siguientes: … Huawei",
+        "Según el sitio, las marcas son las siguientes: … Xiaomi",
+        "Xiaomi … Redmi",
+        "Fin.",
+    ]  # in the order of the page
+
+
+def test_rows_and_items_are_not_read_again_as_prose_and_empty_ones_are_skipped() -> None:
+    html = "<table><tr><td> </td></tr><tr><td>Paris</td></tr></table><ul><li>-</li></ul>"
+    assert quotes(html) == ["Paris"]
+
+
+def test_a_run_without_end_marks_is_cut() -> None:
+    [passage] = passages(1, "<p>" + "word " * 400 + "</p>")
+    assert len(passage.text) <= MAX_CHARS + 2 and passage.text.endswith(" …")
