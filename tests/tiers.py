@@ -101,8 +101,10 @@ class Reach:
             code = getattr(unwrapped, "__code__", None)
             namespace: dict[str, Any] = getattr(unwrapped, "__globals__", {})
             codes = list(_codes(code)) if isinstance(code, types.CodeType) else []
-            targets |= {name for name in _imported(codes) if name in self.modules}
-            for name in {name for each in codes for name in each.co_names}:
+            names = {name for each in codes for name in each.co_names}
+            if names & self.modules:  # an import statement names one (read only then: slow)
+                targets |= set(_imported(codes)) & self.modules
+            for name in names:
                 found = namespace.get(name)
                 target = self.targets.get(id(found))
                 if found is None:
