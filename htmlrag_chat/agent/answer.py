@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.html.blocks import Document
@@ -14,6 +14,16 @@ from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
 from htmlrag_chat.reader.citations import Citation, cites_any
 from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
+
+
+class AnswerRecord(TypedDict):
+    """The keyword arguments of ``Store.add_answer`` (typed, so that ``**`` checks them)."""
+
+    reader: str
+    text: str
+    sources: list[dict]
+    citations: list[dict]
+    flags: list[str]
 
 
 @dataclass
@@ -98,9 +108,9 @@ class Answer:
             }
         )
 
-    def store_record(self) -> dict[str, object]:
+    def store_record(self) -> AnswerRecord:
         """Keyword arguments for ``Store.add_answer``."""
-        record = self.to_json()
+        record: dict[str, Any] = self.to_json()
         return {
             "reader": f"{self.reader}:{self.model}",
             "text": markdown_safe(self.markdown),
@@ -139,7 +149,7 @@ def stored_source(record: Mapping[str, Any]) -> Source:
 
 def numbered_sources(document: Document, titles: dict[str, str]) -> list[Source]:
     """Pages with text left after pruning, numbered from 1 in document order."""
-    sources = []
+    sources: list[Source] = []
     for index, page in enumerate(document.pages):
         text = visible_text(document.root[index], lines=True)
         if text:
