@@ -127,6 +127,8 @@ class Parts:
         from htmlrag_chat.web.search import WebSearcher
 
         options = self.options
+        budget = budget or self.prune.budget
+        assert budget is not None, "build_parts gave the pruning its backend's budget"
         web = WebRecorder(
             store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         )
@@ -135,7 +137,7 @@ class Parts:
             search_web=options.web,
             web=web,
             reader=self.reader,
-            stages=self.recipe.stages(budget or self.prune.budget),
+            stages=self.recipe.stages(budget),
             counter=self.counter,
             emit=emit,
             rounds=options.rounds,
