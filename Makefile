@@ -30,7 +30,7 @@ DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
 # extractively, saying so and how to install a model.
 DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"))["question"])'
 
-.PHONY: venv core test lint demo bench reader-models clean
+.PHONY: venv core test lint typecheck demo bench reader-models clean
 
 venv: $(STAMP)
 core: $(CORE_STAMP)
@@ -55,7 +55,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint
+# mypy on the package, configured in pyproject.toml ([tool.mypy]); after ruff, before pytest.
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test: lint typecheck
 	$(PY) -m pytest -q
 
 # Everything it writes stays in its temporary folder (the cache, the side file of derived
@@ -97,4 +101,4 @@ reader-models: $(STAMP)
 	$(PY) bench/reader_models.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
