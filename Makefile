@@ -36,7 +36,7 @@ DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadgroup
 
-.PHONY: venv core test test-fast lint demo bench reader-models clean
+.PHONY: venv core test test-fast lint typecheck demo bench reader-models clean
 
 venv: $(STAMP)
 core: $(CORE_STAMP)
@@ -61,10 +61,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# mypy on the package, configured in pyproject.toml ([tool.mypy]); after ruff, before pytest.
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
 # Everything. test-fast: all but the slow tier (real models, child processes, terminals,
 # hypothesis, the chat app under Pilot, evaluation runs; tests/tiers.py), with the slowest
-# five named so a test creeping into it shows.
-test: lint
+# five named so a test creeping into it shows, and no mypy (`make typecheck` runs it alone).
+test: lint typecheck
 	$(PYTEST)
 
 test-fast: lint
@@ -109,4 +113,4 @@ reader-models: $(STAMP)
 	$(PY) bench/reader_models.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

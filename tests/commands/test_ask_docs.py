@@ -86,7 +86,10 @@ def test_smollm2_reads_the_documents_in_process_with_no_network(
     assert all(s["local"] for s in record["sources"])
     (source,) = [s for s in record["sources"] if s["url"].endswith(file)]
     assert fact in source["content"]
-    assert not (record["cited"] and record["flags"])  # a cited answer flags no sentence
+    # Cited means every sentence that says something is backed; each one not is flagged.
+    unbacked = [s for s in record["sentences"] if s["checked"] and s["unsupported"]]
+    assert len(record["flags"]) == len(unbacked)
+    assert record["cited"] is (not unbacked and any(s["checked"] for s in record["sentences"]))
 
 
 def test_with_the_web_on_local_and_web_sources_are_listed_together(
