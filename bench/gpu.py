@@ -42,10 +42,10 @@ from typing import Any
 
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
 from htmlrag_chat.agent.loop import PLAN_TOKENS
+from htmlrag_chat.base.device import model_dtype, pick_device
+from htmlrag_chat.base.events import AnswerDelta, Event, ReaderBusy, StageFinished
+from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.device import model_dtype, pick_device
-from htmlrag_chat.events import AnswerDelta, Event, ReaderBusy, StageFinished
-from htmlrag_chat.loader import load_count
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat

@@ -21,9 +21,9 @@ from pathlib import Path
 from textual import events
 
 from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
+from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.device import pick_device
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl

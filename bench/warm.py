@@ -23,11 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.events import AnswerDelta, Event
+from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.events import AnswerDelta, Event
-from htmlrag_chat.loader import load_count
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from htmlrag_chat import cancel
-from htmlrag_chat.counting import TokenCounter
-from htmlrag_chat.errors import InputError
-from htmlrag_chat.events import EventSink, Notice, ignore, stage
+from htmlrag_chat.base import cancel
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.events import EventSink, Notice, ignore, stage
 from htmlrag_chat.html.blocks import (
     DEFAULT_MAX_WORDS,
     BlockTree,

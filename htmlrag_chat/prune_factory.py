@@ -14,8 +14,13 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, with_next_step
+from htmlrag_chat.base.events import EventSink, Notice
+from htmlrag_chat.base.hub import (
+    ModelUnavailable,
+    cached_snapshot,
+    check_obtainable,
+    with_next_step,
+)
 from htmlrag_chat.recipe import Recipe
 from htmlrag_chat.scoring import (
     DEFAULT_EMBED_MODEL,

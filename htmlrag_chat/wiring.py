@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import EventSink, Notice, stage
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.counting import TokenCounter
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import EventSink, Notice, stage
 from htmlrag_chat.html.rendering import rendered_counter
 from htmlrag_chat.prune_factory import (
     PrunePlan,

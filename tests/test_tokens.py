@@ -5,7 +5,7 @@ import shutil
 import time
 from pathlib import Path
 
-from htmlrag_chat.counting import HFTokenCounter
+from htmlrag_chat.base.counting import HFTokenCounter
 from htmlrag_chat.tokens import ApproxTokenCounter, load_token_counter
 from tests.conftest import PAGES
 

@@ -14,6 +14,9 @@ import sys
 from dataclasses import replace
 from functools import partial
 
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.errors import EXIT_OK, UserError
+from htmlrag_chat.base.events import stage
 from htmlrag_chat.commands.common import open_store, progress_printer
 from htmlrag_chat.commands.eval import (
     ANSWER_METHODS,
@@ -25,14 +28,11 @@ from htmlrag_chat.commands.eval import (
 )
 from htmlrag_chat.commands.options import settings_of
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
-from htmlrag_chat.events import stage
 from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.prune_factory import PruneSettings
 from htmlrag_chat.reader.backend import PROMPT_RESERVE

@@ -18,6 +18,10 @@ import sys
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.base.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.base.events import EventSink, Notice, stage
+from htmlrag_chat.base.safety import one_line, safe_url, terminal_safe, text_safe
+from htmlrag_chat.base.sources import Source, cited_first
 from htmlrag_chat.commands.common import (
     add_command,
     history_store,
@@ -28,10 +32,6 @@ from htmlrag_chat.commands.common import (
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
-from htmlrag_chat.errors import EXIT_OK, InputError, UserError
-from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.safety import one_line, safe_url, terminal_safe, text_safe
-from htmlrag_chat.sources import Source, cited_first
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 

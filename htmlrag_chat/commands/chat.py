@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from htmlrag_chat.base.errors import EXIT_INTERNAL, EXIT_OK, UserError
 from htmlrag_chat.commands.common import add_command, history_store, open_store, store_options
 from htmlrag_chat.commands.options import add_setting_options, agent_options
-from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

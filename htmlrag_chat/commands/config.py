@@ -15,6 +15,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.base.errors import EXIT_OK
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.commands.common import (
     REPLAY,
     REPLAY_DB,
@@ -26,8 +28,6 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_config_option, add_setting_options, settings_of
-from htmlrag_chat.errors import EXIT_OK
-from htmlrag_chat.safety import one_line
 from htmlrag_chat.settings.edit import init, set_value
 from htmlrag_chat.settings.sources import DEFAULT, Origin, Resolved, config_origin
 from htmlrag_chat.settings.tree import BY_KEY

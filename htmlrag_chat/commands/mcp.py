@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.commands.common import (
     add_command,
     history_store,
@@ -20,7 +21,6 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options, agent_options, settings_of
-from htmlrag_chat.errors import EXIT_OK, UserError
 
 DEFAULT_PORT = 8765
 

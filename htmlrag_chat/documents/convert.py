@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.documents.pdf import MAX_PDF_BYTES, pdf_html
 from htmlrag_chat.documents.types import HTML, MARKDOWN, PDF
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element

@@ -21,8 +21,8 @@ import re
 import threading
 from collections.abc import Iterator
 
-from htmlrag_chat.errors import InputError
-from htmlrag_chat.extras import needed
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.extras import needed
 from htmlrag_chat.html.text import normalize_space
 
 MAX_PDF_BYTES = 64 * 2**20

@@ -27,16 +27,16 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.events import ignore
+from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, join_chunks, select_chunks, split_chunks
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.truncate import truncate
-from htmlrag_chat.events import ignore
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, BlockTree, Document, build_block_tree
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.prune import prune, token_costs
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from htmlrag_chat.counting import TokenCounter
-from htmlrag_chat.events import Notice
-from htmlrag_chat.hub import ModelUnavailable
-from htmlrag_chat.listing import ModelRow
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.events import Notice
+from htmlrag_chat.base.hub import ModelUnavailable
+from htmlrag_chat.base.listing import ModelRow
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.safety import one_line
 from htmlrag_chat.settings.tree import BUDGET
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from htmlrag_chat.hub import cached_file, complete_model, located_model
+from htmlrag_chat.base.hub import cached_file, complete_model, located_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import Server, configured_server, find_servers, list_models
 

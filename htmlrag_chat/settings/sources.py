@@ -23,7 +23,7 @@ from typing import Any
 
 import platformdirs
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.settings.tree import BY_KEY, SECTIONS, SETTINGS, Setting
 
 MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a megabyte is a mistake

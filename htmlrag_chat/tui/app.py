@@ -26,12 +26,19 @@ from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker
 
 from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import (
+    AnswerDelta,
+    AnswerRetracted,
+    Event,
+    Notice,
+    Skipped,
+    SourcesReady,
+)
+from htmlrag_chat.base.progress import PipelineStatus, event_line
+from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, AnswerRetracted, Event, Notice, Skipped, SourcesReady
-from htmlrag_chat.progress import PipelineStatus, event_line
-from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.keys import KEYS, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from textual.app import App
 from textual.widgets import Markdown
 
+from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.reader import Source
-from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.markdown import cited_numbers
 from htmlrag_chat.tui.panels import SourcesPanel, openable
 from htmlrag_chat.tui.transcript import AnswerView

@@ -6,7 +6,7 @@ import asyncio
 
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.agent.research import Dropped
-from htmlrag_chat.events import Event, Skipped, StageFinished
+from htmlrag_chat.base.events import Event, Skipped, StageFinished
 from htmlrag_chat.pipeline import Stage
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.recorder import WebRecorder

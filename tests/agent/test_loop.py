@@ -22,7 +22,7 @@ import pytest
 from htmlrag_chat.agent.answer import Answer, Turn, stored_source
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.agent.research import NOTHING_LEFT, Dropped
-from htmlrag_chat.events import (
+from htmlrag_chat.base.events import (
     AnswerDelta,
     Event,
     Notice,
@@ -31,8 +31,8 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.pipeline import Stage
-from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader

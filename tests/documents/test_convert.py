@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.documents import convert as convert_module
 from htmlrag_chat.documents.convert import convert, read_file
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.imports import ROOT
+from htmlrag_chat.base.prompts import PROMPTS_DIR
 from htmlrag_chat.eval.code import code_fingerprint, code_modules, installed_fingerprint
-from htmlrag_chat.imports import ROOT
-from htmlrag_chat.prompts import PROMPTS_DIR
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.html.blocks import Document, build_block_tree, serialize
 from htmlrag_chat.html.charsets import LABELS
 from htmlrag_chat.html.clean import clean_html

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat import loader
+from htmlrag_chat.base import loader
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import Event, StageStarted
+from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import Event, StageStarted
 from htmlrag_chat.html.rendering import render
-from htmlrag_chat.loader import load_count
 from htmlrag_chat.mcp.server import build_server
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
 from htmlrag_chat.prune_factory import PruneSettings

@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from htmlrag_chat.base.events import Notice
+from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.cli import main
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.events import Notice
-from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.inventory import take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
 from htmlrag_chat.reader.backend import ReaderPlan

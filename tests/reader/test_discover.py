@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 from aiohttp import web
 
+from htmlrag_chat.base.events import Event, Notice
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.events import Event, Notice
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.choice import OnDisk, look_around
 from htmlrag_chat.reader.discover import (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.errors import UserError
 from htmlrag_chat.reader.discover import DEFAULT_PORTS
 from htmlrag_chat.settings.sources import Origin, config_origin, resolve
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from htmlrag_chat.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 
 T = TypeVar("T")
 

@@ -24,10 +24,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from htmlrag_chat import cancel
-from htmlrag_chat.device import model_dtype
-from htmlrag_chat.extras import needed
-from htmlrag_chat.hub import load_pretrained
+from htmlrag_chat.base import cancel
+from htmlrag_chat.base.device import model_dtype
+from htmlrag_chat.base.extras import needed
+from htmlrag_chat.base.hub import load_pretrained
 
 T = TypeVar("T")
 

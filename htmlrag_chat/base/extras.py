@@ -18,7 +18,7 @@ import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.base.hub import ModelUnavailable
 
 # The top-level modules each extra installs, by extra (the names in pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -42,8 +42,8 @@ class MissingExtra(ModelUnavailable):
 
 def install_line(extra: str) -> str:
     """The command that installs ``extra`` here: through the installer that made this
-    environment, from the checkout or wheel it came from (``installer.py``)."""
-    from htmlrag_chat.installer import current
+    environment, from the checkout or wheel it came from (``base/installer.py``)."""
+    from htmlrag_chat.base.installer import current
 
     return current().extra(extra)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from htmlrag_chat.extras import install_line, missing_module
-from htmlrag_chat.hub import cached_snapshot, complete_model, hub_endpoint
+from htmlrag_chat.base.extras import install_line, missing_module
+from htmlrag_chat.base.hub import cached_snapshot, complete_model, hub_endpoint
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import threading
 import pytest
 import torch
 
-from htmlrag_chat.cancel import Cancelled, StopFlag, check, make_stoppable, watching
+from htmlrag_chat.base.cancel import Cancelled, StopFlag, check, make_stoppable, watching
 from tests.stopping import stop_when
 
 

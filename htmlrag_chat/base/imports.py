@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE = "htmlrag_chat"
-ROOT = Path(__file__).parent
+ROOT = Path(__file__).parents[1]  # the package, this module being in base/
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:

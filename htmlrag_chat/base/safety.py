@@ -11,7 +11,7 @@ flags that use them.
 ``text_safe`` is what every path that prints or keeps text from a page or a model goes
 through (``ask``'s answer and sources, ``clean`` and ``prune`` output, ``--json``, the
 cache): on top of that, chat-template control tokens (``<|eot_id|>``, ``<|im_start|>``,
-DeepSeek's full-width ``<\uff5c...\uff5c>``, the named ones of ``specials.py`` such as
+DeepSeek's full-width ``<\uff5c...\uff5c>``, the named ones of ``base/specials.py`` such as
 Gemma's ``<start_of_turn>`` and Mistral's ``[INST]``, and their HTML-escaped forms) are
 broken up so that no later model reads them as tokens. ``SafeStream`` does the same for text
 that arrives in pieces (a token may be cut between two). ``markdown_safe`` also drops the
@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from htmlrag_chat.specials import ANGLE_TOKENS, BRACKET_TOKENS
+from htmlrag_chat.base.specials import ANGLE_TOKENS, BRACKET_TOKENS
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # Tag characters, but an emoji flag of a region (black flag, a subdivision code such as

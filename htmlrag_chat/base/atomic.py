@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.errors import UserError
 
 
 def check_output(path: Path, inputs: Iterable[Path | str] = ()) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from htmlrag_chat.sources import Source
+    from htmlrag_chat.base.sources import Source
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from htmlrag_chat.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 
 DISTRIBUTION = "htmlrag-chat"
 INSTALL_TIMEOUT = 600  # seconds for one wheel (91 MB) from an index
@@ -127,7 +127,7 @@ def _origin() -> tuple[str, bool]:
     if url.scheme == "file" and Path(unquote(url.path)).exists():
         editable = bool((record.get("dir_info") or {}).get("editable"))
         return _shown(Path(unquote(url.path))), editable
-    tree = Path(__file__).resolve().parents[1]
+    tree = Path(__file__).resolve().parents[2]
     if (tree / "pyproject.toml").is_file():
         return _shown(tree), True
     return CHECKOUT, False

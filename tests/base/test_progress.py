@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from htmlrag_chat.events import (
+from htmlrag_chat.base.events import (
     AnswerDelta,
     Notice,
     Progress,
@@ -13,8 +13,8 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
-from htmlrag_chat.progress import PipelineStatus, event_line
-from htmlrag_chat.sources import Source
+from htmlrag_chat.base.progress import PipelineStatus, event_line
+from htmlrag_chat.base.sources import Source
 
 
 def test_the_line_follows_stages_pages_and_tokens_of_each_pruning_stage() -> None:

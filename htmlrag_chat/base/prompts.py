@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def _prompts_dir() -> Path:
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     shipped = package / "_prompts"  # installed from a wheel
     return shipped if shipped.is_dir() else package.parent / "prompts"  # a checkout
 

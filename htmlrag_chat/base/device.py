@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.extras import install_line
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.extras import install_line
 
 if TYPE_CHECKING:
     import torch

@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from htmlrag_chat.atomic import atomic_output, write_text
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.atomic import atomic_output, write_text
+from htmlrag_chat.base.errors import UserError
 
 
 def test_a_failure_half_way_leaves_the_old_file_and_no_temporary_one(tmp_path):

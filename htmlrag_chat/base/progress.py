@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from htmlrag_chat.events import (
+from htmlrag_chat.base.events import (
     AnswerDelta,
     AnswerRetracted,
     Event,
@@ -25,8 +25,8 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
-from htmlrag_chat.safety import one_line, terminal_safe, text_safe
-from htmlrag_chat.sources import Source
+from htmlrag_chat.base.safety import one_line, terminal_safe, text_safe
+from htmlrag_chat.base.sources import Source
 
 STAGE_LABELS = {
     "open": "opening the cache",

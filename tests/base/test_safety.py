@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from htmlrag_chat.safety import (
+from htmlrag_chat.base.safety import (
     SafeStream,
     json_safe,
     markdown_safe,

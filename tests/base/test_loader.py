@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 import torch
 
+from htmlrag_chat.base.loader import load_causal_lm, load_count
 from htmlrag_chat.cli import main
-from htmlrag_chat.loader import load_causal_lm, load_count
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
 from htmlrag_chat.scoring.embed import load_embedding_model
 from tests.conftest import import_demo
 
 ROUNDS = 8
-DEMO = Path(__file__).resolve().parent.parent / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 
 def fresh_name(here: Path, folder: Path, name: str) -> str:
