@@ -46,7 +46,7 @@ from htmlrag_chat.base.device import model_dtype, pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event, ReaderBusy, StageFinished
 from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding

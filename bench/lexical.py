@@ -20,8 +20,8 @@ from benchlib import argument_parser, quantiles, timed
 from htmlrag_chat.html.blocks import build_block_tree
 from htmlrag_chat.html.split import split_long_text
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.pipeline import PageInput, load_pages
-from htmlrag_chat.recipe import block_words
+from htmlrag_chat.pruning.pipeline import PageInput, load_pages
+from htmlrag_chat.pruning.recipe import block_words
 from htmlrag_chat.scoring.bm25 import lexical_scores
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 from htmlrag_chat.scoring.fused import FusedScorer, contextual_texts

@@ -24,7 +24,7 @@ from benchlib import ROOT, argument_parser, build_model, machine, quantiles, wri
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import ChatApp

@@ -28,7 +28,7 @@ from htmlrag_chat.base.events import AnswerDelta, Event
 from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import READY, ChatApp

@@ -24,11 +24,11 @@ from htmlrag_chat.base.listing import (
     model_row,
     with_extra,
 )
+from htmlrag_chat.pruning.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.registry import plan_reader
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
-from htmlrag_chat.tokens import DEFAULT_TOKENIZER
 from htmlrag_chat.wiring import AgentOptions
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
@@ -98,7 +98,7 @@ def embedding_row(name: str, pruner: str, device: str, cache_dir: Path | None) -
 
 def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | None) -> ModelRow:
     """Budgets count the local reader's own tokens, else ``--tokenizer``'s, else Llama-3's;
-    a missing tokenizer means the approximation (see tokens.py), not a failure."""
+    a missing tokenizer means the approximation (see pruning/tokens.py), not a failure."""
     if tokenizer == "approx":
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
     if tokenizer is None and reader.where in ("folder", "hf-cache", "gguf") and reader.present:

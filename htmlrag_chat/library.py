@@ -52,7 +52,7 @@ from htmlrag_chat.documents.walk import (
     find_documents,
 )
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
-from htmlrag_chat.pipeline import PageInput
+from htmlrag_chat.pruning.pipeline import PageInput
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.documents import StoredDocument
 from htmlrag_chat.store.embeddings import derived_cache_path

@@ -5,7 +5,7 @@
 answers (``reader/registry.py``: the servers asked, the model files found) and the pruning
 settings on that device. ``build_parts`` loads from the plan alone: the reader, through its
 backend; the token counter and the default budget, which its backend says; the pruning
-recipe (``prune_factory``). ``models`` and ``config`` show the same plan (``inventory.py``).
+recipe (``pruning.factory``). ``models`` and ``config`` show the same plan (``inventory.py``).
 
 Kept apart from ``ask`` so that the chat app and the MCP server build the same parts and
 degrade the same way, always with a notice: no local reader model found under ``--reader
@@ -25,20 +25,20 @@ from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import EventSink, Notice, stage
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.html.rendering import rendered_counter
-from htmlrag_chat.prune_factory import (
+from htmlrag_chat.pruning.factory import (
     PrunePlan,
     PruneSettings,
     build_recipe,
     plan_pruning,
     warm_up,
 )
+from htmlrag_chat.pruning.recipe import Recipe
+from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import ReaderPlan
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.registry import load_reader, plan_reader
-from htmlrag_chat.recipe import Recipe
 from htmlrag_chat.settings.sources import Resolved
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.tokens import token_counter
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.inventory import Inventory, take_inventory
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.wiring import AgentOptions
 from tests.openai_server import ScriptedLLM, serve_llm
 

@@ -27,13 +27,7 @@ BASE = (
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
-PRUNING = (
-    "htmlrag_chat.tokens",
-    "htmlrag_chat.scoring",
-    "htmlrag_chat.pipeline",
-    "htmlrag_chat.recipe",
-    "htmlrag_chat.prune_factory",
-)
+PRUNING = ("htmlrag_chat.pruning", "htmlrag_chat.scoring")
 READER = ("htmlrag_chat.reader",)
 EVIDENCE = ("htmlrag_chat.evidence",)
 WEB = ("htmlrag_chat.web",)
@@ -114,8 +108,8 @@ CONTRACTS = (
         only=(*LEXICAL, *HTML, *BASE),
     ),
     Contract(
-        "scoring/ and the pruning around it know blocks, not readers, the web, the store, "
-        "the agent, the settings or the faces",
+        "pruning/ and the scorers beside it (scoring/) know blocks, not readers, the web, "
+        "the store, the agent, the settings or the faces",
         PRUNING,
         forbidden=(
             *READER,
@@ -321,8 +315,8 @@ def test_a_contract_fails_on_a_forbidden_import() -> None:
     contract = next(c for c in CONTRACTS if c.modules == PRUNING)
     assert contract.breaks(graph) == {("htmlrag_chat.scoring.fused", "htmlrag_chat.reader.llm")}
     html = next(c for c in CONTRACTS if c.modules == HTML)
-    graph["htmlrag_chat.html.text"] = {"htmlrag_chat.tokens"}
-    assert html.breaks(graph) == {("htmlrag_chat.html.text", "htmlrag_chat.tokens")}
+    graph["htmlrag_chat.html.text"] = {"htmlrag_chat.pruning.tokens"}
+    assert html.breaks(graph) == {("htmlrag_chat.html.text", "htmlrag_chat.pruning.tokens")}
 
 
 def test_the_graph_reads_real_imports_at_every_depth(tmp_path: Path) -> None:
@@ -359,4 +353,4 @@ def test_the_real_package_is_read() -> None:
     files = module_files()
     assert files["htmlrag_chat.html.dom"] == ROOT / "html" / "dom.py"
     assert "htmlrag_chat.html.dom" in GRAPH["htmlrag_chat.html.text"]
-    assert "htmlrag_chat.scoring.generative" in GRAPH["htmlrag_chat.prune_factory"]  # lazy
+    assert "htmlrag_chat.scoring.generative" in GRAPH["htmlrag_chat.pruning.factory"]  # lazy

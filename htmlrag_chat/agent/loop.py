@@ -44,7 +44,7 @@ from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.evidence.claims import Claim, check_answer
 from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.reader import ChatModel, Message, Source, Turn
 from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder

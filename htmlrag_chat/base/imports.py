@@ -32,8 +32,9 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
 
 def imported_names(path: Path) -> list[str]:
     """Every module of the package that the file at ``path`` imports, in order, at any
-    depth. A ``from htmlrag_chat import tokens`` imports the module ``htmlrag_chat.tokens``;
-    relative imports are refused, since the project spells them out."""
+    depth. A ``from htmlrag_chat.pruning import tokens`` imports the module
+    ``htmlrag_chat.pruning.tokens``; relative imports are refused, since the project spells
+    them out."""
     found: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

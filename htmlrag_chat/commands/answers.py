@@ -34,12 +34,12 @@ from htmlrag_chat.eval.methods import Env
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
 from htmlrag_chat.html.rendering import RENDERINGS
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import PROMPT_RESERVE
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.registry import load_reader, plan_reader
-from htmlrag_chat.tokens import token_counter
 
 
 def run_answers(args: argparse.Namespace) -> int:

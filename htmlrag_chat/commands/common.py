@@ -21,7 +21,7 @@ from htmlrag_chat.base.safety import terminal_safe, text_safe
 from htmlrag_chat.commands.words import explain
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
-from htmlrag_chat.pipeline import PageInput
+from htmlrag_chat.pruning.pipeline import PageInput
 from htmlrag_chat.settings.sources import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache

@@ -25,10 +25,10 @@ from htmlrag_chat.eval.methods import METHODS, Env
 from htmlrag_chat.eval.report import dumps, markdown
 from htmlrag_chat.eval.runner import EvalSettings, evaluate
 from htmlrag_chat.html.rendering import RENDERINGS
-from htmlrag_chat.tokens import load_token_counter
+from htmlrag_chat.pruning.tokens import load_token_counter
 
 if TYPE_CHECKING:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
 
 DEFAULT_BUDGETS = "512,1024,2048"
 ANSWER_METHODS = "default,chunk-bm25,plain"  # what eval answers compares unless told
@@ -105,7 +105,7 @@ Results are kept in the cache file: a rerun resumes where an interrupted one sto
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
 
     if args.task == "answers":
         from htmlrag_chat.commands.answers import run_answers

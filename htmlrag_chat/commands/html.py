@@ -28,11 +28,11 @@ from htmlrag_chat.commands.options import add_setting_options, settings_of
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.rendering import render, rendered_counter
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
-from htmlrag_chat.tokens import load_token_counter
+from htmlrag_chat.pruning.pipeline import Stage, clean_page, load_pages, prune_document
+from htmlrag_chat.pruning.tokens import load_token_counter
 
 if TYPE_CHECKING:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -108,7 +108,7 @@ def prepare_out_dir(folder: Path) -> None:
 
 def run_prune(args: argparse.Namespace) -> int:
     from htmlrag_chat.base.device import pick_device
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
     from htmlrag_chat.settings.tree import BUDGET
 
     settings = PruneSettings.of(settings_of(args))
@@ -186,9 +186,9 @@ def run_prune(args: argparse.Namespace) -> int:
 def prune_stages(
     args: argparse.Namespace, settings: PruneSettings, resources: ExitStack, emit: EventSink
 ) -> list[Stage]:
-    """The stages of the recipe the options name (``prune_factory.build_recipe``, as
+    """The stages of the recipe the options name (``pruning.factory.build_recipe``, as
     ``ask``); the embedding stage keeps its block embeddings in the cache file."""
-    from htmlrag_chat.prune_factory import build_recipe, plan_pruning
+    from htmlrag_chat.pruning.factory import build_recipe, plan_pruning
 
     cache = None
     if settings.pruner != "bm25":

@@ -25,7 +25,7 @@ from htmlrag_chat.html.dom import Element
 from htmlrag_chat.html.headings import HEADING_TAGS
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import normalize_space, visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.M)

@@ -20,7 +20,7 @@ from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 MODES = ("hard", "random")
 

@@ -36,7 +36,7 @@ from htmlrag_chat.mcp.auth import BearerAuth
 from htmlrag_chat.mcp.results import AnswerResult, WebContext
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, CONTEXT_PAGES, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 from htmlrag_chat.settings.kinds import Integer
 from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.results import Outcome

@@ -32,7 +32,8 @@ from htmlrag_chat.base.events import (
     StageStarted,
 )
 from htmlrag_chat.base.prompts import load_prompt
-from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.pruning.pipeline import Stage
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
@@ -41,7 +42,6 @@ from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.settings import SearchSettings
 from tests.conftest import PAGES as FIXTURE_PAGES

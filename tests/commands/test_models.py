@@ -22,7 +22,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import human_size
 from htmlrag_chat.commands.models import pull_embedding
 from htmlrag_chat.inventory import ROLES
-from htmlrag_chat.prune_factory import (
+from htmlrag_chat.pruning.factory import (
     PruneSettings,
     build_recipe,
     multilingual_available,

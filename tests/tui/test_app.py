@@ -18,7 +18,7 @@ from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store

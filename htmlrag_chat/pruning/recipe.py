@@ -2,7 +2,7 @@
 
 ``ask``, the chat app, ``prune`` and ``eval``'s ``default`` method all prune with
 ``Recipe.stages``, so the figures in the README are the ones users get. Loading the models
-a recipe names (and falling back when one is missing) is ``prune_factory.build_recipe``'s
+a recipe names (and falling back when one is missing) is ``pruning.factory.build_recipe``'s
 job; this module only decides the shape, so it imports no model code.
 
 Granularity follows the budget (``block_words``): the paper's 256-word blocks suit its 4K+
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS
-from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.pruning.pipeline import Stage
 from htmlrag_chat.scoring import BlockScorer
 
 COARSE_FACTOR = 2  # two-stage: the first stage prunes to this many times the final budget

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from htmlrag_chat.base.counting import HFTokenCounter
-from htmlrag_chat.tokens import ApproxTokenCounter, load_token_counter
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter, load_token_counter
 from tests.conftest import PAGES
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag_chat.recipe import Recipe, block_words
+from htmlrag_chat.pruning.recipe import Recipe, block_words
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 
 

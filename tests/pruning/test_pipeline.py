@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from htmlrag_chat.base.events import Notice, StageFinished
-from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer
 from htmlrag_chat.scoring.generative import GenerativeScorer

@@ -21,7 +21,7 @@ from htmlrag_chat.base.hub import (
     check_obtainable,
     with_next_step,
 )
-from htmlrag_chat.recipe import Recipe
+from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.scoring import (
     DEFAULT_EMBED_MODEL,
     DEFAULT_GEN_MODEL,
