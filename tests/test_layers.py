@@ -41,7 +41,7 @@ CONVERSATIONS = ("htmlrag_chat.conversations",)
 SETTINGS = ("htmlrag_chat.config",)
 EVAL = ("htmlrag_chat.eval",)
 EVAL_ANSWERS = ("htmlrag_chat.eval_answers",)
-ASSEMBLY = ("htmlrag_chat.wiring", "htmlrag_chat.inventory")
+ASSEMBLY = ("htmlrag_chat.assembly",)
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
 MCP = ("htmlrag_chat.mcp",)
@@ -220,7 +220,7 @@ CONTRACTS = (
         forbidden=WEB + RECORDER + CONVERSATIONS + ASSEMBLY + FACES,
     ),
     Contract(
-        "wiring.py builds the same parts for the faces, and imports none of them",
+        "assembly/ builds the same parts for the faces, and imports none of them",
         ASSEMBLY,
         forbidden=EVAL + EVAL_ANSWERS + FACES,
     ),

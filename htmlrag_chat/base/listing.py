@@ -2,7 +2,7 @@
 
 Nothing is loaded: every answer comes from the file system (a folder, the Hugging Face cache
 through ``try_to_load_from_cache``) or from the settings. Each reader backend says its own
-row (``reader/backend.py``), and ``inventory.py`` the pruning models' and the tokenizer's,
+row (``reader/backend.py``), and ``assembly/inventory.py`` the pruning models' and the tokenizer's,
 so both build rows here, below the readers.
 """
 

@@ -37,9 +37,9 @@ LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still
 
 if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
+    from htmlrag_chat.assembly.wiring import AgentOptions
     from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.store.db import Store
-    from htmlrag_chat.wiring import AgentOptions
 
 MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
 
@@ -167,7 +167,7 @@ async def _answer(
     question, answer it with the conversation's turns, save the answer (in a replay too:
     ``session`` keeps them in the history file); a question whose answer fails is taken
     back."""
-    from htmlrag_chat.wiring import build_agent
+    from htmlrag_chat.assembly.wiring import build_agent
 
     agent = build_agent(options, store, emit)
     message_id = session.question_asked(question)

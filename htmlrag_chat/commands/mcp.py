@@ -57,10 +57,10 @@ def run_mcp(args: argparse.Namespace) -> int:
         raise UserError("--port needs --http (stdio is the default transport)")
     settings = settings_of(args)
     options = agent_options(args, settings)
+    from htmlrag_chat.assembly.wiring import build_parts
     from htmlrag_chat.mcp.auth import McpSettings
     from htmlrag_chat.mcp.server import bind_loopback, build_server, serve_http, serve_stdio
     from htmlrag_chat.mcp.service import ContextService, shared
-    from htmlrag_chat.wiring import build_parts
 
     port = DEFAULT_PORT if args.port is None else args.port
     listening = bind_loopback(port) if args.http else None

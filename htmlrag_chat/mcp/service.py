@@ -29,8 +29,8 @@ from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.guard import Refused, check_url
 
 if TYPE_CHECKING:
+    from htmlrag_chat.assembly.wiring import Parts
     from htmlrag_chat.store.db import Store
-    from htmlrag_chat.wiring import Parts
 
 FORMATS = RENDERINGS  # how contents are written: html, markdown or text
 # What a call gets when it names no budget or page count: an agent's context is shared with

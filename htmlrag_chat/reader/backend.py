@@ -5,9 +5,9 @@ A backend is a ``Backend`` subclass listed in ``reader/registry.py`` (``BACKENDS
 (``reader/choice.py``: servers, model files, loading nothing) it says whether it would answer
 (``plan``); asked later, it loads that reader, says which tokens budgets count, the budget
 it reads best, how to name it in a few words, and its row in ``htmlrag-chat models``. The
-assembly (``wiring.py``), ``models`` (``inventory.py``), ``config`` and the chat app ask the
-plan's backend and never test which backend it is, so a new backend is one module with a
-subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
+assembly (``assembly/wiring.py``), ``models`` (``assembly/inventory.py``), ``config`` and the
+chat app ask the plan's backend and never test which backend it is, so a new backend is one
+module with a subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
 
 Its ``name`` is the one name of the backend everywhere: the plan's, the answer's ``reader``
 in the history and ``--json``, ``config``'s "answers with". ``--reader`` chooses among

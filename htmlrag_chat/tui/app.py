@@ -26,6 +26,7 @@ from textual.widgets import Footer, Header, Input, Static
 from textual.worker import Worker
 
 from htmlrag_chat.agent.loop import Agent
+from htmlrag_chat.assembly.wiring import AgentOptions, build_agent
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import (
     AnswerDelta,
@@ -58,7 +59,6 @@ from htmlrag_chat.tui.transcript import (
     Welcome,
     stored_views,
 )
-from htmlrag_chat.wiring import AgentOptions, build_agent
 
 READY = "ready: ask a question"
 REOPENED = "reopened: a question now follows up this conversation"

@@ -14,7 +14,7 @@ from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.reader.choice import no_llm_hint
 
 if TYPE_CHECKING:
-    from htmlrag_chat.wiring import AgentOptions
+    from htmlrag_chat.assembly.wiring import AgentOptions
 
 
 def mode_line(options: AgentOptions, kept: bool) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
 from htmlrag_chat.base import loader
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import Event, StageStarted
@@ -22,7 +23,6 @@ from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.settings.kinds import Integer
 from htmlrag_chat.settings.tree import MAX_BUDGET, find
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.wiring import AgentOptions, build_parts
 from tests.conftest import import_demo
 from tests.mcp.servers import QUESTION
 

@@ -15,7 +15,7 @@ from tests.conftest import import_demo
 from tests.smollm2 import smollm2_gguf
 from tests.without import TORCH, run_without
 
-DEMO = Path(__file__).resolve().parents[1] / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
 
 

@@ -15,6 +15,7 @@ import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.base.device import gpu_possible
 from htmlrag_chat.base.listing import (
     Found,
@@ -29,7 +30,6 @@ from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.registry import plan_reader
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
-from htmlrag_chat.wiring import AgentOptions
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")

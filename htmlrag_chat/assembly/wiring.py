@@ -5,7 +5,8 @@
 answers (``reader/registry.py``: the servers asked, the model files found) and the pruning
 settings on that device. ``build_parts`` loads from the plan alone: the reader, through its
 backend; the token counter and the default budget, which its backend says; the pruning
-recipe (``pruning.factory``). ``models`` and ``config`` show the same plan (``inventory.py``).
+recipe (``pruning.factory``). ``models`` and ``config`` show the same plan
+(``assembly/inventory.py``).
 
 Kept apart from ``ask`` so that the chat app and the MCP server build the same parts and
 degrade the same way, always with a notice: no local reader model found under ``--reader

@@ -13,13 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from htmlrag_chat.assembly.inventory import Inventory, take_inventory
+from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.inventory import Inventory, take_inventory
 from htmlrag_chat.pruning.factory import PruneSettings
-from htmlrag_chat.wiring import AgentOptions
 from tests.openai_server import ScriptedLLM, serve_llm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
 
 
@@ -117,7 +117,7 @@ def test_the_reader_row_names_the_server_that_would_answer(tmp_path: Path) -> No
 
 def test_the_device_is_the_one_torch_picks_without_importing_torch() -> None:
     code = (
-        "import sys; from htmlrag_chat.inventory import guess_device; "
+        "import sys; from htmlrag_chat.assembly.inventory import guess_device; "
         "print(guess_device('auto')[0], 'torch' in sys.modules)"
     )
     env = os.environ | {"PYTHONPATH": str(ROOT)}
