@@ -27,9 +27,9 @@ from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event
 from htmlrag_chat.base.loader import load_count
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import READY, ChatApp

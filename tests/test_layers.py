@@ -38,7 +38,7 @@ DOCUMENTS = ("htmlrag_chat.documents",)
 LIBRARY = ("htmlrag_chat.library",)
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
-SETTINGS = ("htmlrag_chat.config",)
+SETTINGS = ("htmlrag_chat.reader.settings",)
 EVAL = ("htmlrag_chat.eval",)
 EVAL_ANSWERS = ("htmlrag_chat.eval_answers",)
 ASSEMBLY = ("htmlrag_chat.assembly",)
@@ -102,8 +102,8 @@ CONTRACTS = (
         ),
     ),
     Contract(
-        "lexical.py (BM25 terms and scores) sits beside the HTML core, below both the "
-        "scorers and the extractive reader",
+        "lexical/ (BM25's maths, its plain terms and the terms per language) sits beside the "
+        "HTML core, below the scorers, the evidence check and the extractive reader",
         LEXICAL,
         only=(*LEXICAL, *HTML, *BASE),
     ),
@@ -184,7 +184,8 @@ CONTRACTS = (
         forbidden=(*WEB, *RECORDER, *READER, *SETTINGS, *UPPER),
     ),
     Contract(
-        "config.py sits below the parts it configures: no reader, agent or face",
+        "reader/settings.py sits below the parts it configures: no other reader module, "
+        "no agent or face",
         SETTINGS,
         forbidden=(*READER, *RECORDER, *STORE, *UPPER),
     ),

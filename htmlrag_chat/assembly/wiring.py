@@ -24,7 +24,6 @@ from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import EventSink, Notice, stage
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.html.rendering import rendered_counter
 from htmlrag_chat.pruning.factory import (
     PrunePlan,
@@ -38,7 +37,8 @@ from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import ReaderPlan
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.registry import load_reader, plan_reader
-from htmlrag_chat.settings.sources import Resolved
+from htmlrag_chat.reader.settings import ReaderSettings
+from htmlrag_chat.settings.layered import Resolved
 from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.settings import SearchSettings
 

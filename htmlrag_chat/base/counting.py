@@ -1,8 +1,9 @@
 """The token-counting protocol, below every layer that budgets in tokens, and the counter
-over a Hugging Face tokenizer that is already loaded.
+over a Hugging Face tokenizer that is already loaded: what a counter is, not where one
+comes from (``pruning/tokens.py`` loads them: the reader's tokenizer or the approximation).
 
-``html/`` prunes to a token budget but must not import ``tokens`` (which loads tokenizers
-through the hub); both import this module, which imports nothing of the package. The
+``html/`` prunes to a token budget but must not import ``pruning.tokens`` (which loads
+tokenizers through the hub); both import this module, which imports nothing of the package. The
 transformers reader counts with its own tokenizer through ``HFTokenCounter`` too, so it
 lives here, below the readers as well as the pruning.
 """

@@ -27,7 +27,6 @@ from htmlrag_chat.commands.eval import (
     parse_methods,
 )
 from htmlrag_chat.commands.options import settings_of
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
@@ -40,6 +39,7 @@ from htmlrag_chat.reader.backend import PROMPT_RESERVE
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 
 
 def run_answers(args: argparse.Namespace) -> int:

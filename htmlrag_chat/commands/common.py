@@ -22,7 +22,7 @@ from htmlrag_chat.commands.words import explain
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.settings.sources import DEFAULT, Origin
+from htmlrag_chat.settings.layered import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.commands.common import replaying
-from htmlrag_chat.settings.sources import CONFIG_ENV, Resolved, resolve
+from htmlrag_chat.settings.layered import CONFIG_ENV, Resolved, resolve
 from htmlrag_chat.settings.tree import SETTINGS, Setting, for_command
 
 if TYPE_CHECKING:

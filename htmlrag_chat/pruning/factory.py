@@ -32,7 +32,7 @@ from htmlrag_chat.settings.tree import default
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.scoring.embed import EmbeddingCache, EmbeddingScorer
-    from htmlrag_chat.settings.sources import Resolved
+    from htmlrag_chat.settings.layered import Resolved
 
 
 # What to do when a generative pruner named with --pruner gen or --gen-model cannot be loaded.

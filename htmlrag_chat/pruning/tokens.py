@@ -1,4 +1,7 @@
-"""Token counting for budgets: the reader's tokenizer, or a documented approximation.
+"""Token counters for budgets, loaded: the reader's tokenizer, or a documented approximation.
+
+This module finds and loads them; what a counter is (``TokenCounter``) and the counter over
+a loaded Hugging Face tokenizer are ``base/counting.py``, below the HTML core that counts.
 
 Budgets are in tokens of the model that will read the context. When that tokenizer cannot
 be loaded (offline, gated model), we count with ``ApproxTokenCounter`` and say so, rather

@@ -33,8 +33,8 @@ from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.settings.tree import BUDGET
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import Surroundings
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 Reader = LLMReader | ExtractiveReader
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources

@@ -35,9 +35,9 @@ from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import Surroundings
     from htmlrag_chat.reader.openai import OpenAIChat
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 
 class _Server(Backend):

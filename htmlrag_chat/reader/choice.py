@@ -24,7 +24,7 @@ from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import Server, configured_server, find_servers, list_models
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 # The GGUF quant of the method's reader that ``models pull reader`` fetches on a CPU
 # machine: 4.9 GB, the usual quality/size trade-off for an 8B model (Q4_K_M).

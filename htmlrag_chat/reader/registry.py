@@ -34,8 +34,8 @@ LOCAL_NEXT_STEP = (
 )
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import Surroundings
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 EXTRACTIVE = Extractive()
 BACKENDS: list[Backend] = [

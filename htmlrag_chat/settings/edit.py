@@ -26,7 +26,7 @@ from typing import Any
 
 from htmlrag_chat.base.atomic import write_text
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.settings.sources import (
+from htmlrag_chat.settings.layered import (
     checked,
     file_values,
     parse_toml,

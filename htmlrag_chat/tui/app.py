@@ -38,8 +38,8 @@ from htmlrag_chat.base.events import (
 )
 from htmlrag_chat.base.progress import PipelineStatus, event_line
 from htmlrag_chat.base.safety import terminal_safe
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.keys import KEYS, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult

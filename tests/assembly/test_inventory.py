@@ -15,8 +15,8 @@ from pathlib import Path
 
 from htmlrag_chat.assembly.inventory import Inventory, take_inventory
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from tests.openai_server import ScriptedLLM, serve_llm
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,6 @@ from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.base.events import Notice
 from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.cli import main
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
 from htmlrag_chat.reader.backend import ReaderPlan
 from htmlrag_chat.reader.backends import GGUFFile
@@ -33,6 +32,7 @@ from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.registry import backend_of, plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 from htmlrag_chat.tui.readers import reader_choices
 from tests.conftest import import_demo

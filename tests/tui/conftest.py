@@ -14,9 +14,9 @@ import pytest
 from textual.pilot import Pilot
 
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.transcript import AnswerView

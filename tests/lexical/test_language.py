@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag_chat.scoring.analysis import tokens
-from htmlrag_chat.scoring.language import CJK_LANGUAGE, detect, languages, script_language
+from htmlrag_chat.lexical.analysis import tokens
+from htmlrag_chat.lexical.language import CJK_LANGUAGE, detect, languages, script_language
 
 
 @pytest.mark.parametrize(

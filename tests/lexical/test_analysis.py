@@ -6,8 +6,14 @@ import pytest
 
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.scoring.analysis import analyze, analyze_all, bigrams, split_compound
-from htmlrag_chat.scoring.bm25 import BM25Scorer, lexical_scores
+from htmlrag_chat.lexical.analysis import (
+    analyze,
+    analyze_all,
+    bigrams,
+    lexical_scores,
+    split_compound,
+)
+from htmlrag_chat.scoring.bm25 import BM25Scorer
 
 
 @pytest.mark.parametrize(

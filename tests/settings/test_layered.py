@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader.discover import DEFAULT_PORTS
-from htmlrag_chat.settings.sources import Origin, config_origin, resolve
+from htmlrag_chat.reader.settings import ReaderSettings
+from htmlrag_chat.settings.layered import Origin, config_origin, resolve
 
 ENVIRONMENT = (
     "HTMLRAG_CHAT_CONFIG",

@@ -2,7 +2,7 @@
 
 BM25 on bare words misses "Altenheimen" for "Altenheime", "Fahrercheck" for "Fahrer", and
 reads a Chinese or Japanese sentence as one character after another. Each text is analysed
-in its own language (``scoring.language``):
+in its own language (``lexical.language``):
 
 - words are stemmed with the Snowball stemmer of the language (PyStemmer, C: about 2.5 us
   a word uncached, against 60 us for the pure-Python ``snowballstemmer``);
@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from htmlrag_chat.html.text import CJK
-from htmlrag_chat.scoring.language import languages, script_language
+from htmlrag_chat.lexical import bm25
+from htmlrag_chat.lexical.language import languages, script_language
 
 _CJK_CLASS = CJK.pattern[1:-1]
 _TOKEN = re.compile(f"([{_CJK_CLASS}]+)|[^\\W_{_CJK_CLASS}]+")
@@ -150,3 +151,12 @@ def analyze_all(
         for term in _terms(query_words, query_runs, lang, vocabulary)
     }
     return sorted(query_terms), documents
+
+
+def lexical_scores(
+    query: str, texts: list[str], pages: list[int], k1: float = 1.5, b: float = 0.75
+) -> list[float]:
+    """BM25 of each text on terms analysed in its language (``pages[i]``: text i's page,
+    whose language a text too short to tell takes): the BM25 and fused block scorers'."""
+    query_terms, documents = analyze_all(query, texts, pages)
+    return bm25(query_terms, documents, k1, b)

@@ -1,6 +1,8 @@
-"""The reader's settings as the code uses them: one field per setting of the ``[reader]``
-section of the settings tree (``settings/tree.py``), which holds their defaults, checks and
-help; ``settings/sources.py`` reads them from the file, the environment and options.
+"""The reader's settings as the code uses them (``ReaderSettings``; the search's are in
+``web/settings.py``, the pruning's in ``pruning/factory.py``): one field per setting of the
+``[reader]`` section of the settings tree (``settings/tree.py``), which holds their
+defaults, checks and help; ``settings/layered.py`` reads them from the file, the
+environment and options. Below every other reader module, which all take it.
 
 The API key comes from the file or the environment only, never from an option, so it does
 not end up in shell history or process listings. ``probe_ports`` None means the default

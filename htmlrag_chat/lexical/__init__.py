@@ -1,8 +1,10 @@
-"""Lexical matching over plain texts: BM25 terms and scores, with no model.
+"""Lexical matching, the one home of BM25: its maths and plain terms here, terms analysed
+per language in ``lexical.analysis`` (with ``lexical.language``, which tells the language).
 
-Shared by the BM25 block scorer (``scoring/bm25.py``), the fused stage and the extractive
-reader, which ranks a source's sentences the same way. It sits below both the scorers and the
-readers, beside the HTML core it takes its CJK ranges from, so a reader never imports a scorer.
+Shared by the BM25 block scorer (``scoring/bm25.py``), the fused stage, the evidence check,
+the documents source and the extractive reader, which ranks a source's sentences the same
+way. It sits below both the scorers and the readers, beside the HTML core it takes its CJK
+ranges from, so a reader never imports a scorer.
 
 Terms are casefolded word characters split at punctuation; CJK text is split per character,
 since those scripts do not separate words with spaces.
@@ -33,7 +35,7 @@ def bm25_scores(query: str, texts: list[str], k1: float = 1.5, b: float = 0.75) 
 
 def bm25(query: list[str], texts: list[list[str]], k1: float = 1.5, b: float = 0.75) -> list[float]:
     """BM25 of each term list for the query's terms, the lists being the collection; the
-    pruners give it terms analysed per language (``scoring.analysis``)."""
+    pruners give it terms analysed per language (``lexical.analysis``)."""
     return sum_by_text(bm25_by_term(query, texts, k1, b), len(texts))
 
 
