@@ -2,7 +2,7 @@
 ``web/settings.py``, the pruning's in ``pruning/factory.py``): one field per setting of the
 ``[reader]`` section of the settings tree (``settings/tree.py``), which holds their
 defaults, checks and help; ``settings/layered.py`` reads them from the file, the
-environment and options. Below every other reader module, which all take it.
+environment and options. It imports no other reader module: those that take it sit above.
 
 The API key comes from the file or the environment only, never from an option, so it does
 not end up in shell history or process listings. ``probe_ports`` None means the default
