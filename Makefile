@@ -30,7 +30,13 @@ DEMO_TOKENIZER := $(if $(LLAMA3),--tokenizer ../shared/tokenizers/llama3,)
 # extractively, saying so and how to install a model.
 DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"))["question"])'
 
-.PHONY: venv core test lint demo bench reader-models clean
+# The tests run on every core (pytest-xdist; JOBS=0 runs them in this process instead).
+# --dist loadgroup keeps the tests of one xdist group on one worker: those running SmolLM2
+# (tests/tiers.py), so that two llama.cpp instances, each using every core, never meet.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadgroup
+
+.PHONY: venv core test test-fast lint typecheck demo bench reader-models clean
 
 venv: $(STAMP)
 core: $(CORE_STAMP)
@@ -55,8 +61,18 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint
-	$(PY) -m pytest -q
+# mypy on the package, configured in pyproject.toml ([tool.mypy]); after ruff, before pytest.
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+# Everything. test-fast: all but the slow tier (real models, child processes, terminals,
+# hypothesis, the chat app under Pilot, evaluation runs; tests/tiers.py), with the slowest
+# five named so a test creeping into it shows, and no mypy (`make typecheck` runs it alone).
+test: lint typecheck
+	$(PYTEST)
+
+test-fast: lint
+	$(PYTEST) -m "not slow" --durations=5
 
 # Everything it writes stays in its temporary folder (the cache, the side file of derived
 # artefacts); --progress only on a terminal, where it is the live status line: piped (CI,
@@ -97,4 +113,4 @@ reader-models: $(STAMP)
 	$(PY) bench/reader_models.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

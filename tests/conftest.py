@@ -15,6 +15,9 @@ import pytest
 from htmlrag_chat.cli import main
 from tests.tiny_models import make_tiny_lm, make_tiny_tokenizer
 
+# Markers for the slow tests, set from what each test reaches (tests/tiers.py).
+pytest_plugins = ("tests.tiers",)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO = Path(__file__).resolve().parent.parent / "demo"
 
@@ -29,8 +32,14 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ["HTMLRAG_CHAT_PROBE_PORTS"] = ""
 # ...and never touch the user's cache: commands without --cache use a throwaway file...
 os.environ["HTMLRAG_CHAT_CACHE"] = str(Path(tempfile.mkdtemp()) / "cache.sqlite3")
-# ...nor find a reader model the user keeps (``make reader-models``) under ``--reader auto``.
+# ...nor find a reader model the user keeps (``make reader-models``) under ``--reader auto``...
 os.environ["HTMLRAG_CHAT_MODELS"] = tempfile.mkdtemp()
+# ...and see no terminal size from the environment: GNU readline, imported by pytest in the
+# process that starts xdist's workers, writes the terminal's LINES and COLUMNS (80x24 without
+# one) into the environment they inherit, so a table would be cut to 80 columns under `make
+# test` and not in a serial run.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.base.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
@@ -17,6 +17,16 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
+
+
+class AnswerRecord(TypedDict):
+    """The keyword arguments of ``Store.add_answer`` (typed, so that ``**`` checks them)."""
+
+    reader: str
+    text: str
+    sources: list[dict]
+    citations: list[dict]
+    flags: list[str]
 
 
 @dataclass
@@ -98,10 +108,10 @@ class Answer:
             }
         )
 
-    def store_record(self) -> dict[str, object]:
+    def store_record(self) -> AnswerRecord:
         """Keyword arguments for ``Store.add_answer``. The sentences, like the text, keep
         links to web pages only (``markdown_safe``): the history shows them as Markdown."""
-        record = self.to_json()
+        record: dict[str, Any] = self.to_json()
         sentences = [
             sentence
             | {
@@ -156,7 +166,7 @@ def numbered_sources(
 ) -> list[Source]:
     """Pages with text left after pruning, numbered from 1 in document order, for a reader
     that gets them in ``rendering``."""
-    sources = []
+    sources: list[Source] = []
     for index, page in enumerate(document.pages):
         text = visible_text(document.root[index], lines=True)
         if text:

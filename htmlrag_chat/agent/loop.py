@@ -104,13 +104,8 @@ class Agent:
         if history:
             topic = " ".join(plan.queries) if plan.search else f"{history[-1].question} {message}"
         if plan.search:
-            why = (
-                "as typed"
-                if plan.queries == (message,)
-                else "rewritten"
-                if history
-                else "sub-queries"
-            )
+            typed = plan.queries == (message,)
+            why = "as typed" if typed else ("rewritten" if history else "sub-queries")
             await self._research(message, history, topic, plan, why, self.rounds)
             unrecorded = bool(run.queries) and set(run.unrecorded) >= set(run.queries)
             if unrecorded and not (history or run.sources):
@@ -130,7 +125,6 @@ class Agent:
         )
         # After the last token: the check never delays the answer.
         claims = await self._worker.run(emit, self._check, topic, markdown, sources)
-        flags = flag_lines(claims)
         return Answer(
             question=message,
             text=text,
@@ -139,7 +133,7 @@ class Agent:
             sources=sources,
             claims=claims,
             removed_citations=removed,
-            flags=flags,
+            flags=flag_lines(claims),
             queries=run.queries,
             rounds=run.rounds,
             timings=run.timings,

@@ -31,7 +31,13 @@ from htmlrag_chat.reader.think import ThinkFilter
 
 class Reader(Protocol):
     kind: str
-    chat: ChatModel | None  # the LLM for rewriting and checks; None for the extractive reader
+    label: str  # how the faces name it
+
+    # Read-only members: a reader's own may be narrower (``LLMReader.chat`` is never None).
+    @property
+    def chat(self) -> ChatModel | None:
+        """The LLM for rewriting and checks; None for the extractive reader."""
+        ...
 
     @property
     def name(self) -> str: ...

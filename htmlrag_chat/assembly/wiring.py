@@ -136,6 +136,8 @@ class Parts:
 
         options = self.options
         rendering = rendering or self.prune.render
+        budget = budget or self.prune.budget
+        assert budget is not None, "build_parts gave the pruning its backend's budget"
         web = WebRecorder(
             store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
         )
@@ -144,7 +146,7 @@ class Parts:
             search_web=options.web,
             web=web,
             reader=self.reader,
-            stages=self.recipe.stages(budget or self.prune.budget),
+            stages=self.recipe.stages(budget),
             counter=rendered_counter(self.counter, rendering),
             emit=emit,
             rounds=options.rounds,

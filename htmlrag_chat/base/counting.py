@@ -18,8 +18,11 @@ from typing import Any, Protocol
 class TokenCounter(Protocol):
     """Counts tokens of the model that will read the text; ``exact`` is False for an estimate."""
 
-    name: str
-    exact: bool
+    @property
+    def name(self) -> str: ...  # read-only: a dataclass field or a property satisfies it
+
+    @property
+    def exact(self) -> bool: ...
 
     def count(self, text: str) -> int: ...
 

@@ -141,8 +141,8 @@ class PipelineStatus:
         if total:
             parts.append(f"files {done:,}/{total:,}" + (f", {failed} failed" if failed else ""))
         if self.pages:
-            failed = f", {self.failed} failed" if self.failed else ""
-            parts.append(f"pages {self.fetched}/{self.pages}{failed}")
+            failures = f", {self.failed} failed" if self.failed else ""
+            parts.append(f"pages {self.fetched}/{self.pages}{failures}")
         for scorer, (before, after) in self.tokens.items():
             parts.append(f"{scorer} {before:,}→{after:,} tok")
         if self.answer_chars:

@@ -47,7 +47,7 @@ def run_answers(args: argparse.Namespace) -> int:
     prune = PruneSettings.of(settings)
     budgets = parse_budgets(args.budgets)
     methods = parse_methods(args.methods or ANSWER_METHODS)
-    renderings = parse_renderings(args.render)
+    renderings = parse_renderings(args.renderings)
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())

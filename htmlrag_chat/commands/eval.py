@@ -74,9 +74,10 @@ Results are kept in the cache file: a rerun resumes where an interrupted one sto
         help=f"methods to compare (default all: {', '.join(METHODS)}; answers: {ANSWER_METHODS})",
     )  # fmt: skip
     command.add_argument(
-        "--render", default=DEFAULT_RENDERINGS, metavar="R,R,...",
+        "--render", dest="renderings", default=DEFAULT_RENDERINGS, metavar="R,R,...",
         help=f"answers: how HTML methods' contexts reach the reader, each in turn: "
-        f"{', '.join(RENDERINGS)} (default {DEFAULT_RENDERINGS})",
+        f"{', '.join(RENDERINGS)} (default {DEFAULT_RENDERINGS}); a list, not the --render "
+        "setting of the other commands",
     )  # fmt: skip
     command.add_argument("--limit", type=positive_int, metavar="N", help="the first N items only")
     command.add_argument(

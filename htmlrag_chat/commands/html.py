@@ -128,8 +128,8 @@ def run_prune(args: argparse.Namespace) -> int:
     for file in args.files:
         try:
             inputs.append(read_input(file, args.encoding))
-        except InputError as failure:
-            failures.append(failure)
+        except InputError as unread:
+            failures.append(unread)
     loaded = load_pages(inputs, emit)
     failures.extend(loaded.failures.values())
     for failure in failures:
@@ -195,4 +195,5 @@ def prune_stages(
         from htmlrag_chat.store.embeddings import embeddings_for
 
         cache = embeddings_for(resources.enter_context(open_store(args)))
+    assert settings.budget is not None, "run_prune gave it one"
     return build_recipe(plan_pruning(settings), emit, cache).stages(settings.budget)

@@ -12,8 +12,9 @@ in charge of it.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.commands.common import replaying
 from htmlrag_chat.settings.layered import CONFIG_ENV, Resolved, resolve
@@ -52,8 +53,9 @@ def settings_of(args: argparse.Namespace) -> Resolved:
     given on this command line."""
     options = {setting.name: getattr(args, setting.name, None) for setting in SETTINGS}
     for setting in SETTINGS:  # a repeated option: one value per time it was given
-        if setting.kind.repeatable and options[setting.name] is not None:
-            options[setting.name] = tuple(v for given in options[setting.name] for v in given)
+        times = options[setting.name]
+        if setting.kind.repeatable and times is not None:
+            options[setting.name] = tuple(v for given in times for v in given)
     return resolve(getattr(args, "config", None), options)
 
 
@@ -66,7 +68,16 @@ def agent_options(args: argparse.Namespace, settings: Resolved | None = None) ->
     return AgentOptions.of(settings or settings_of(args), replay=replaying(args), refresh=refresh)
 
 
-def _how_given(setting: Setting) -> dict[str, object]:
+class _HowGiven(TypedDict, total=False):
+    """The keyword arguments of ``add_argument`` that depend on the setting's kind."""
+
+    action: str | type[argparse.Action]
+    choices: Sequence[str]
+    type: Callable[[str], object]
+    metavar: str
+
+
+def _how_given(setting: Setting) -> _HowGiven:
     """argparse's action and value for the setting's kind: ``--web``/``--no-web`` for a
     switch, one value per time for a repeatable option, else one value of its kind."""
     kind = setting.kind
@@ -94,7 +105,7 @@ def _help(setting: Setting) -> str:
     return f"{setting.described} (default {shown})"
 
 
-def _argument_type(setting: Setting) -> object:
+def _argument_type(setting: Setting) -> Callable[[str], object]:
     """The setting's kind as an argparse type: its error becomes argparse's one line."""
 
     def parse(text: str) -> object:

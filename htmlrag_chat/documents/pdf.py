@@ -20,10 +20,14 @@ import html
 import re
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.extras import needed
 from htmlrag_chat.html.text import normalize_space
+
+if TYPE_CHECKING:  # the `pdf` extra, imported when a PDF is read
+    import pypdfium2
 
 MAX_PDF_BYTES = 64 * 2**20
 MAX_PDF_PAGES = 2000
@@ -70,10 +74,10 @@ def _why(error: Exception) -> str:
     return "not a readable PDF (damaged, or not a PDF)"
 
 
-def _outline(document: object) -> dict[int, dict[str, int]]:
+def _outline(document: pypdfium2.PdfDocument) -> dict[int, dict[str, int]]:
     """Outline entries by page: each title (spaces normalised, casefolded) and its level."""
     found: dict[int, dict[str, int]] = {}
-    for item in document.get_toc(max_depth=6):  # type: ignore[attr-defined]
+    for item in document.get_toc(max_depth=6):
         destination = item.get_dest()
         index = destination.get_index() if destination is not None else None
         title = normalize_space(item.get_title() or "").casefold()

@@ -123,8 +123,9 @@ def _run_method(
     models = model_names(method, env, missing)
     depends = (ready.key, method.name, env.counter.name, models, method.settings, env.code)
     keys = {budget: key_of(*depends, budget) for budget in settings.budgets}
-    found = {budget: cache.get(RESULTS, key) for budget, key in keys.items()}
-    todo = [budget for budget, result in found.items() if result is None]
+    cached = {budget: cache.get(RESULTS, key) for budget, key in keys.items()}
+    found = {budget: result for budget, result in cached.items() if result is not None}
+    todo = [budget for budget in cached if budget not in found]
     counts.cached += len(settings.budgets) - len(todo)
     if todo:
         start = time.perf_counter()

@@ -132,7 +132,8 @@ class _Run:
             env = replace(env, counter=rendered_counter(env.counter, cell.rendering))
         models = model_names(cell.method, env, self.missing)
         max_tokens = getattr(self.reader, "max_tokens", None)
-        depends = (ready.key, cell.name, env.counter.name, models, cell.method.settings)
+        depends: tuple[object, ...] = (ready.key, cell.name, env.counter.name, models)
+        depends += (cell.method.settings,)
         depends += (self.identity, max_tokens, self.code)
         keys = {budget: key_of(*depends, budget) for budget in self.settings.budgets}
         found = {budget: self.cache.get(ANSWERS, key) for budget, key in keys.items()}

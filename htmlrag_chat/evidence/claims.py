@@ -156,9 +156,9 @@ def _candidates(item: _Sentence, collection: Collection) -> list[int]:
         if collection.languages[scored.passage] == ENGLISH:
             by_source.setdefault(collection.passages[scored.passage].source, []).append(scored)
     chosen = []
-    for scored in by_source.values():
-        scored.sort(key=lambda s: -s.terms)
-        chosen += [s.passage for s in scored[:CANDIDATES]]
+    for ranked in by_source.values():
+        ranked.sort(key=lambda s: -s.terms)
+        chosen += [s.passage for s in ranked[:CANDIDATES]]
     return chosen
 
 

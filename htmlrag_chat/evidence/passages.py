@@ -73,7 +73,9 @@ def passages(number: int, html: str) -> list[Passage]:
         groups[mark] = [own[e] for e in inside if e in own]
         stand_in = etree.Element("p")
         stand_in.text, stand_in.tail = mark, element.tail
-        element.getparent().replace(element, stand_in)
+        parent = element.getparent()
+        assert parent is not None  # a row or item is inside the <html> element parse() gives
+        parent.replace(element, stand_in)
     found: list[Passage] = []
     for line in visible_text(root, lines=True).splitlines():
         if line in groups:

@@ -122,12 +122,14 @@ def drop(element: Element) -> None:
 
 def put_text_before(element: Element, text: str) -> None:
     """Append text to whatever precedes ``element``: its previous sibling's tail, or its
-    parent's text. Used when ``element`` goes and text around it must stay."""
+    parent's text. Used when ``element`` goes and text around it must stay, so it has a parent
+    (both callers check)."""
     previous = element.getprevious()
     if previous is not None:
         previous.tail = join_text(previous.tail, text)
     else:
         parent = element.getparent()
+        assert parent is not None, "text goes before an element that has a parent"
         parent.text = join_text(parent.text, text)
 
 

@@ -185,12 +185,12 @@ class _Flattener:
             out.append(data[position : token.start()])
             position = token.end()
             start_tag, end_name = _start_tag(token), token["end"]
-            if start_tag is None and end_name is None:  # a comment
-                out.append(token.group(0))
-            elif end_name is not None:
+            if end_name is not None:
                 out.append(self._end(_text(end_name), token.group(0)))
-            else:
+            elif start_tag is not None:
                 position = self._start(token, start_tag, out)
+            else:  # a comment
+                out.append(token.group(0))
         out.append(data[position:])
         return b"".join(out)
 

@@ -64,12 +64,14 @@ def token_costs(tree: BlockTree, counter: TokenCounter) -> TokenCosts:
         else " ".join(loose_text(block.element))
         for block in tree.blocks
     ]
-    tags = sorted({node.element.tag for node in tree.nodes[1:]})
+    # Expanded nodes are elements, whose tags the parser made text (lxml types a tag as any
+    # name a caller may set: bytes, QName).
+    tags = sorted({str(node.element.tag) for node in tree.nodes[1:]})
     tag_costs = dict(
         zip(tags, counter.count_many([f"<{tag}></{tag}>" for tag in tags]), strict=True)
     )
     # Pages are joined by a newline: charge it to each page's <html>.
-    nodes = [0] + [tag_costs[node.element.tag] + (node.parent == 0) for node in tree.nodes[1:]]
+    nodes = [0] + [tag_costs[str(node.element.tag)] + (node.parent == 0) for node in tree.nodes[1:]]
     costs = TokenCosts(blocks=counter.count_many(texts), nodes=nodes)
     tree.cost_cache[counter.name] = costs
     return costs

@@ -131,8 +131,8 @@ def declared(key: str) -> Any:
     line and the config file take the same values (``budget_tokens`` is ``--budget``)."""
     setting = find(key)
     kind = setting.kind
-    bounds = {"ge": kind.least, "le": kind.most} if isinstance(kind, Integer) else {}
-    return Field(description=setting.help, **{k: v for k, v in bounds.items() if v is not None})
+    least, most = (kind.least, kind.most) if isinstance(kind, Integer) else (None, None)
+    return Field(description=setting.help, ge=least, le=most)  # None: no such bound
 
 
 def _text(prompt: str) -> str:

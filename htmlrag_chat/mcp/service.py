@@ -217,6 +217,7 @@ def _on_sites(parts: Parts, site: str) -> Parts:
         sites = find("search.site").kind.parse(site)
     except ValueError:
         raise UserError(f"site must be a domain such as docs.python.org, not {site!r}") from None
+    assert isinstance(sites, tuple)  # the kind of a repeatable option parses to a tuple
     search = replace(parts.options.search, site=sites)
     return replace(parts, options=replace(parts.options, search=search))
 

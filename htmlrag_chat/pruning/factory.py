@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.base.hub import (
@@ -33,6 +33,14 @@ from htmlrag_chat.settings.tree import default
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.scoring.embed import EmbeddingCache, EmbeddingScorer
     from htmlrag_chat.settings.layered import Resolved
+
+
+class _Sizes(TypedDict):
+    """``Recipe``'s sizes as the settings give them (typed, so that ``**`` checks them)."""
+
+    coarse_budget: int | None
+    max_words: int | None
+    coarse_max_words: int | None
 
 
 # What to do when a generative pruner named with --pruner gen or --gen-model cannot be loaded.
@@ -110,7 +118,7 @@ def build_recipe(plan: PrunePlan, emit: EventSink, cache: EmbeddingCache | None 
     from htmlrag_chat.scoring.fused import FusedScorer
 
     settings = plan.settings
-    sizes = {
+    sizes: _Sizes = {
         "coarse_budget": settings.coarse_budget,
         "max_words": settings.max_words,
         "coarse_max_words": settings.coarse_max_words,

@@ -49,8 +49,16 @@ class CallStats:
 class ChatModel(Protocol):
     """A chat LLM that streams its reply as text chunks."""
 
-    name: str  # the model id or path, for the record and the notice lines
-    context_tokens: int | None  # the context window, when known
+    # Read-only: the backends give them as properties (a model's never changes).
+    @property
+    def name(self) -> str:
+        """The model id or path, for the record and the notice lines."""
+        ...
+
+    @property
+    def context_tokens(self) -> int | None:
+        """The context window, when known."""
+        ...
 
     def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         """The reply to ``messages``, at most ``max_tokens`` tokens, chunk by chunk.

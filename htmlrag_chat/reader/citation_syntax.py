@@ -83,6 +83,7 @@ def unhide(prose: str, in_run: bool = False) -> str:
     cleaned = _RUN.sub(lambda m: _INVISIBLE.sub("", m[0]), prose)
     if in_run:
         start = _RUN_START.match(cleaned)
+        assert start is not None  # a starred class: it matches, empty at worst
         cleaned = _INVISIBLE.sub("", cleaned[: start.end()]) + cleaned[start.end() :]
     return cleaned
 

@@ -31,7 +31,8 @@ MULTILINGUAL_EMBED_MODEL = "intfloat/multilingual-e5-small"
 
 
 class BlockScorer(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: the scorers give it as a property
 
     def score(self, query: str, tree: BlockTree) -> list[float]: ...
 

@@ -78,7 +78,7 @@ def read_layout(folder: Path) -> BertLayout | None:
         and (model / "model.safetensors").is_file()
         and (model / "tokenizer.json").is_file()
     )
-    if not runnable:
+    if not runnable or pooling is None:  # None is not runnable: said again for the type
         return None
     positions = int(config["max_position_embeddings"])
     # sentence-transformers < 6 kept the length in sentence_bert_config.json, 6 keeps it as

@@ -29,10 +29,14 @@ class Kind:
     """How one kind of value is read, checked and written back."""
 
     metavar: str = "TEXT"
-    choices: Sequence[str] | None = None
     accepts_empty = False  # whether an empty environment variable is a value, not "unset"
     repeatable = False  # an option given several times adds to the list (``--site a --site b``)
     switch = False  # an option and its ``--no-`` form, taking no value (``--web``/``--no-web``)
+
+    @property
+    def choices(self) -> Sequence[str] | None:
+        """The only values it takes, when it is a choice of words."""
+        return None
 
     def parse(self, text: str) -> object:
         """A value from text (an option, a variable, ``config set``)."""
@@ -92,7 +96,7 @@ class Choice(Kind):
     metavar: str = ""
 
     @property
-    def choices(self) -> Sequence[str]:  # type: ignore[override]
+    def choices(self) -> Sequence[str]:
         return self.options
 
     def check(self, value: object) -> object:

@@ -9,7 +9,7 @@ store directly from the event-loop thread, and each call commits before control 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,8 +60,6 @@ class Connection:
             self._skipped.add(message)
             self.notice(message)
 
-    def _rows(
-        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
-    ) -> list[dict[str, Any]]:
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         with translate(self.path, self.readonly):
             return list(self._db.query(sql, params))

@@ -14,6 +14,9 @@ from htmlrag_chat.store.connection import Connection
 from htmlrag_chat.store.files import StoreError
 from htmlrag_chat.store.rows import BadRow, answer_record
 
+# What SQLite hands a Python function and takes back from it.
+_SQLValue = str | bytes | int | float | None
+
 # SQLite's INTEGER: an id outside it names no row (sqlite3 would raise OverflowError on it).
 ROW_IDS = range(-(2**63), 2**63)
 
@@ -21,11 +24,18 @@ ROW_IDS = range(-(2**63), 2**63)
 class ConversationTables(Connection):
     """The conversation tables of the store; ``Store`` gives them their connection."""
 
+    def _insert(self, table: str, record: dict[str, object]) -> int:
+        """Insert ``record``; its row id. sqlite-utils types ``last_pk`` for any primary key
+        (None before an insert); these tables' keys are ``INTEGER PRIMARY KEY``."""
+        row_id = self._db.table(table).insert(record).last_pk
+        assert isinstance(row_id, int), f"{table} has an integer key"
+        return row_id
+
     def new_conversation(self, title: str = "") -> int:
         now = time.time()
         record = {"title": title, "created_at": now, "updated_at": now}
         with self.transaction():
-            return self._db.table("conversations").insert(record).last_pk
+            return self._insert("conversations", record)
 
     def add_message(self, conversation_id: int, role: str, content: str) -> int:
         now = time.time()
@@ -37,7 +47,7 @@ class ConversationTables(Connection):
         }
         with self.transaction():
             self._touch("id = ?", conversation_id, now, f"no conversation {conversation_id}")
-            return self._db.table("messages").insert(record).last_pk
+            return self._insert("messages", record)
 
     def save_question(
         self, conversation_id: int | None, question: str, *, title: str = ""
@@ -94,7 +104,7 @@ class ConversationTables(Connection):
         with self.transaction():
             where = "id = (SELECT conversation_id FROM messages WHERE id = ?)"
             self._touch(where, message_id, now, f"no message {message_id}")
-            return self._db.table("answers").insert(record).last_pk
+            return self._insert("answers", record)
 
     def copy_conversations(self, source: ConversationTables) -> int:
         """Copy every conversation of ``source`` (with its messages and answers, ids kept)
@@ -209,6 +219,6 @@ def _require(cursor: sqlite3.Cursor, missing: str) -> None:
         raise StoreError(missing)
 
 
-def _casefold(text: object) -> object:
+def _casefold(text: _SQLValue) -> _SQLValue:
     """SQL ``casefold(x)``: Python's Unicode case folding (SQLite's own folds ASCII only)."""
     return text.casefold() if isinstance(text, str) else text

@@ -149,7 +149,7 @@ def _searxng_search(response: object, where: str) -> tuple[str, list[SearchResul
     return response["query"], results
 
 
-def _capped_lines(file: IO[bytes], path: Path) -> Iterator[tuple[int, bytes]]:
+def _capped_lines(file: io.BufferedIOBase, path: Path) -> Iterator[tuple[int, bytes]]:
     """The file's lines that are not blank, with their numbers, read in blocks; an
     ``InputError`` as soon as a cap is passed."""
     number = size = 0
@@ -201,7 +201,7 @@ def _text_writer(raw: IO[bytes], path: Path) -> Iterator[IO[str]]:
         zipped.close()
 
 
-def _open_bytes(path: Path) -> IO[bytes]:
+def _open_bytes(path: Path) -> io.BufferedIOBase:
     """``path`` for reading lines as bytes, decompressed for ``.gz``."""
     return gzip.open(path, "rb") if _gzipped(path) else path.open("rb")
 

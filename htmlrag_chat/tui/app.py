@@ -269,8 +269,8 @@ class ChatApp(App[None]):
             await view.finish(
                 f"failed after {elapsed:.1f} s: it stays in the history, with no answer"
             )
-            error = ErrorView(describe(outcome.error, self.options.reader.model))
-            await self.transcript.mount(error, after=view)
+            failure = ErrorView(describe(outcome.error, self.options.reader.model))
+            await self.transcript.mount(failure, after=view)
             self.set_status("failed: see the message above")
         else:
             await view.finish(

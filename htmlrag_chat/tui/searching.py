@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -54,7 +54,10 @@ class SearchChoice:
 
 
 def _choice(current: SearchSettings, setting: Setting, value: object) -> SearchChoice:
-    settings = replace(current, **{setting.name: value})
+    # ``value`` is of the setting's kind, which the settings tree declares for this field:
+    # a link by name that no type can state, hence Any.
+    change: dict[str, Any] = {setting.name: value}
+    settings = replace(current, **change)
     return SearchChoice(f"{PREFIX} {word(setting)} {shown(value)}", setting.help, settings)
 
 

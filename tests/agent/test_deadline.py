@@ -36,17 +36,14 @@ def test_a_page_that_never_answers_is_left_out_and_the_answer_still_comes(tmp_pa
                     emit=events.append,
                     deadline=0.3,
                 )
-                loop = asyncio.get_running_loop()
-                start = loop.time()
                 answer = await agent.ask(QUESTION)
-                elapsed = loop.time() - start
                 await agent.web.settle(0)
-                return answer, elapsed, base
+                return answer, base
 
-    answer, elapsed, base = asyncio.run(scenario())
+    answer, base = asyncio.run(scenario())
     assert "Apache License" in answer.text
     assert [source.url for source in answer.sources] == [f"{base}/fast"]
-    assert elapsed < 5  # the page's own timeout is 20 s
+    # Left out at the deadline, not failed at the page's own (20 s) timeout: no clock needed.
     (skipped,) = [event for event in events if isinstance(event, Skipped)]
     assert skipped.what == f"{base}/never" and "left out" in skipped.reason
     assert answer.left_out == [Dropped(f"{base}/never", skipped.reason)]

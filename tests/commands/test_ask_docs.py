@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.agent.loop import UNCITED
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
 from tests.conftest import DEMO, import_demo
@@ -87,7 +86,10 @@ def test_smollm2_reads_the_documents_in_process_with_no_network(
     assert all(s["local"] for s in record["sources"])
     (source,) = [s for s in record["sources"] if s["url"].endswith(file)]
     assert fact in source["content"]
-    assert record["cited"] is (UNCITED not in record["flags"])
+    # Cited means every sentence that says something is backed; each one not is flagged.
+    unbacked = [s for s in record["sentences"] if s["checked"] and s["unsupported"]]
+    assert len(record["flags"]) == len(unbacked)
+    assert record["cited"] is (not unbacked and any(s["checked"] for s in record["sentences"]))
 
 
 def test_with_the_web_on_local_and_web_sources_are_listed_together(

@@ -55,9 +55,10 @@ def test_auto_finds_the_server_and_answers_with_one_prefill(
     # The sources were shown on stderr before the reader read them.
     assert captured.err.index("sources (") < captured.err.rindex("reader: prefilling")
     # The answer continued the sufficiency check's prompt: the server found it in its cache
-    # and evaluated only the few tokens after the question.
+    # and evaluated only what follows the question (the answer's reminder, about 30 tokens,
+    # prompts/answer.md, and the template's turn markers), not the sources again.
     hit, remaining = server.evaluated()[-1]
-    assert len(server.evaluated()) > before and hit > 300 and remaining <= 16
+    assert len(server.evaluated()) > before and hit > 300 and remaining <= 48
     # Budgets were counted with the server's own tokenizer, not the approximation.
     assert "approximation" not in captured.err
 

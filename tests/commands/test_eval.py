@@ -46,6 +46,7 @@ def test_prints_the_table_and_writes_the_report(capsys, tmp_path):
     assert list(item["results"]["plain"]["256"]) == ["with_kept", "without_kept", "tokens", "ms"]
 
 
+@pytest.mark.eval  # every baseline on every item, twice, through the CLI
 def test_a_rerun_comes_from_the_cache_with_the_same_report(capsys, tmp_path):
     argv = [
         "eval", "qa", QA, "--methods", BASELINES, "--k", "2", "--tokenizer", "approx",
@@ -98,6 +99,7 @@ def results(capsys, tmp_path, task: str, dataset: str) -> dict:
     return json.loads(out_file.read_text())["results"]
 
 
+@pytest.mark.eval  # through the CLI, where tests/tiers.py cannot see it
 def test_regression_on_the_committed_slice(capsys, tmp_path):
     """Floors from a measured run of the slice (approximate tokenizer, 4 hard distractors)
     less a margin: a change that loses them has made pruning worse.

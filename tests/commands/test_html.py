@@ -152,7 +152,8 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], int, str]]:
 @pytest.mark.parametrize(
     "case",
     [
-        "missing", "directory", "binary", "empty", "not html", "nested", "at the cap",
+        "missing", "directory", "binary", "empty", "not html", "nested",
+        pytest.param("at the cap", marks=pytest.mark.slow),  # 5 MiB of text pruned
         "over the cap", "endless", "encoding",
     ],
 )  # fmt: skip

@@ -299,6 +299,7 @@ def test_help_lists_only_the_options_that_change_the_listing(
     assert main(["--rounds", "3", "models", "--json"]) == 0  # still accepted before it
 
 
+@pytest.mark.model  # a BERT built and saved by sentence-transformers: 9 s alone
 def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_languages_with(
     hf_cache: Path,
     online: None,

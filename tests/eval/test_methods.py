@@ -5,7 +5,7 @@ import pytest
 from htmlrag_chat.eval.methods import METHODS, Env, main_text, unavailable_models
 from htmlrag_chat.eval.metrics import html_text
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
+from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from tests.conftest import PAGES
 
 BUDGETS = (1, 500, 1000, 2000)
@@ -34,7 +34,7 @@ def test_every_method_stays_within_its_budget(name, pages, tiny_counter, tiny_lm
 
 @pytest.mark.parametrize("name", ["plain", "chunk-bm25", "clean", "htmlrag-bm25"])
 def test_a_generous_budget_keeps_both_pages(name, pages, tiny_counter):
-    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu")
+    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, "cpu")  # not here: left out
     method = METHODS[name]
     context = method.prepare(env, QUESTION, pages)(10**6).text
     text = html_text(context) if method.html else context
@@ -42,7 +42,7 @@ def test_a_generous_budget_keeps_both_pages(name, pages, tiny_counter):
 
 
 def test_query_aware_methods_keep_the_answer_where_truncation_loses_it(pages, tiny_counter):
-    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu")
+    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, "cpu")  # not here: left out
     found = {}
     for name in ("clean", "htmlrag-bm25", "chunk-bm25"):
         method = METHODS[name]
@@ -74,7 +74,7 @@ SEPARATORS = {"plain": "\n\n", "chunk-bm25": "\n", "chunk-embed": "\n"}
 def test_a_context_is_its_pieces_page_by_page(name, budget, pages, tiny_counter):
     """What ``eval answers`` numbers as sources is the context ``eval qa`` scores, page by
     page in reading order, each piece naming its page."""
-    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, "unused", "cpu")
+    env = Env(tiny_counter, DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL, "cpu")  # not here: left out
     method = METHODS[name]
     context = method.prepare(env, QUESTION, pages)(budget)
     indices = [piece.page for piece in context.pieces]
