@@ -32,9 +32,10 @@ from pathlib import Path
 
 from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.events import AnswerDelta, Event
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.events import AnswerDelta, Event
+from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_pruning
+from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
@@ -44,7 +45,6 @@ from htmlrag_chat.settings.tree import BUDGET
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl
-from htmlrag_chat.tokens import token_counter
 
 DEMO = ROOT / "demo"
 

@@ -74,7 +74,7 @@ def argument_parser(doc: str, result_name: str) -> argparse.ArgumentParser:
 
 def real_tokenizer(spec: str) -> Any:
     """The tokenizer budgets are counted in; benchmarks refuse the approximation."""
-    from htmlrag_chat.tokens import load_token_counter
+    from htmlrag_chat.pruning.tokens import load_token_counter
 
     loaded = load_token_counter(spec)
     if loaded.notice:

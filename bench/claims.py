@@ -32,9 +32,9 @@ from collections.abc import Callable
 from typing import Any
 
 from benchlib import ROOT, quantiles, timed, write_report
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import THRESHOLD, Claim, check_answer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
-from htmlrag_chat.sources import Source
 
 DATA = ROOT / "bench" / "data"
 GRID = [round(0.2 + 0.01 * step, 2) for step in range(61)]  # thresholds tried: 0.20 .. 0.80

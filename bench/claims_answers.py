@@ -22,17 +22,17 @@ from pathlib import Path
 from benchlib import ROOT
 from htmlrag_chat.agent.answer import numbered_sources
 from htmlrag_chat.agent.reading import read_answer
+from htmlrag_chat.base.events import ignore
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.distractors import load_pool
 from htmlrag_chat.eval.items import Distractors, ready_qa
-from htmlrag_chat.events import ignore
-from htmlrag_chat.pipeline import load_pages, prune_document
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe
+from htmlrag_chat.pruning.factory import PruneSettings, build_recipe
+from htmlrag_chat.pruning.pipeline import load_pages, prune_document
+from htmlrag_chat.pruning.tokens import load_token_counter
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
-from htmlrag_chat.tokens import load_token_counter
 
 SHARED = ROOT.parent / "shared"
 SETS = (
@@ -83,7 +83,7 @@ def contexts(budget: int, path: Path) -> list[dict[str, object]]:
 
 
 async def answer_all(args: argparse.Namespace) -> None:
-    from htmlrag_chat.sources import Source
+    from htmlrag_chat.base.sources import Source
 
     done = set()
     if args.out.exists():

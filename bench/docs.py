@@ -32,7 +32,7 @@ from pathlib import Path
 from benchlib import ROOT, argument_parser, write_report
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.markdown import html_to_markdown
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 MARKDOWN_COPIES = 100
 CHANGED = 5

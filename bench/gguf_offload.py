@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from benchlib import argument_parser, write_report
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.choice import OnDisk, Surroundings
 from htmlrag_chat.reader.gguf import GGUFChat, gpu_offload, load_gguf
 from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 
 PROMPT = "Repeat after me: " + "the quick brown fox jumps over the lazy dog. " * 60
 

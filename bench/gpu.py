@@ -42,17 +42,17 @@ from typing import Any
 
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
 from htmlrag_chat.agent.loop import PLAN_TOKENS
-from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.device import model_dtype, pick_device
-from htmlrag_chat.events import AnswerDelta, Event, ReaderBusy, StageFinished
-from htmlrag_chat.loader import load_count
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
+from htmlrag_chat.base.device import model_dtype, pick_device
+from htmlrag_chat.base.events import AnswerDelta, Event, ReaderBusy, StageFinished
+from htmlrag_chat.base.loader import load_count
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
-from htmlrag_chat.wiring import AgentOptions, build_parts
 
 DEMO = ROOT / "demo"
 COLD10 = ROOT / "bench" / "data" / "cold10"

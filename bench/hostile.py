@@ -85,9 +85,9 @@ def page(case: str, corpus: Path) -> bytes:
 
 def run_case(case: str, corpus: Path, tokenizer: str) -> dict[str, object]:
     """One case in this process: its figures, peak RSS included."""
-    from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+    from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
+    from htmlrag_chat.pruning.tokens import load_token_counter
     from htmlrag_chat.scoring.bm25 import BM25Scorer
-    from htmlrag_chat.tokens import load_token_counter
 
     counter = load_token_counter(tokenizer).counter
     counter.count("warm up")

@@ -3,7 +3,7 @@
 For every question of the given ``eval qa`` reports (their items name the ten pages each
 question was evaluated on), on the fused stage's block tree at 1024 tokens (blocks of 128
 words): the milliseconds of BM25 on plain terms (the scorer before issue 25) and on analysed
-terms (``scoring.analysis``: language per block, Snowball stems, compound halves, CJK
+terms (``lexical.analysis``: language per block, Snowball stems, compound halves, CJK
 bigrams), both as the fused stage runs them (context lines, then the blocks' own words),
 and of the whole fused scoring of a cold question (an empty embedding cache). One process,
 pages read and cleaned before timing starts.
@@ -20,9 +20,9 @@ from benchlib import argument_parser, quantiles, timed
 from htmlrag_chat.html.blocks import build_block_tree
 from htmlrag_chat.html.split import split_long_text
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.pipeline import PageInput, load_pages
-from htmlrag_chat.recipe import block_words
-from htmlrag_chat.scoring.bm25 import lexical_scores
+from htmlrag_chat.lexical.analysis import lexical_scores
+from htmlrag_chat.pruning.pipeline import PageInput, load_pages
+from htmlrag_chat.pruning.recipe import block_words
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 from htmlrag_chat.scoring.fused import FusedScorer, contextual_texts
 

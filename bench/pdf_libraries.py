@@ -27,7 +27,7 @@ from pathlib import Path
 
 from benchlib import argument_parser, write_report
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 PAGES = 12
 RUNS = 3

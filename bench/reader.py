@@ -32,7 +32,7 @@ from pathlib import Path
 from benchlib import ROOT, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
+from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_pruning
 from htmlrag_chat.reader import CallStats, Message, Source, Turn
 from htmlrag_chat.reader.gguf import (
     EXTRA_BUFFERS_ENV,

@@ -21,14 +21,14 @@ from pathlib import Path
 from textual import events
 
 from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
-from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.assembly.wiring import AgentOptions
+from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import ChatApp
-from htmlrag_chat.wiring import AgentOptions
 
 DEMO = ROOT / "demo"
 INTERVAL = 0.05  # seconds between key presses

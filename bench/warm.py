@@ -23,17 +23,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
-from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.assembly.wiring import AgentOptions
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.events import AnswerDelta, Event
+from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.events import AnswerDelta, Event
-from htmlrag_chat.loader import load_count
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import READY, ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent
-from htmlrag_chat.wiring import AgentOptions
 
 DEMO = ROOT / "demo"
 
@@ -86,8 +86,8 @@ async def chat_app(options: AgentOptions, cache: Store, history: Store, question
 
 
 async def mcp_service(options: AgentOptions, cache: Store, history: Store, question: str) -> dict:
+    from htmlrag_chat.assembly.wiring import build_parts
     from htmlrag_chat.mcp.service import ContextService, shared
-    from htmlrag_chat.wiring import build_parts
 
     before = load_count()
     start = time.perf_counter()

@@ -2,7 +2,7 @@
 """The ``htmlrag-chat`` command line: the chat app with no command, else one command.
 
 Every failure a user can cause is one line on stderr and a documented exit code
-(``errors.py``, listed in ``--help``); only ``HTMLRAG_CHAT_DEBUG=1`` shows tracebacks.
+(``base/errors.py``, listed in ``--help``); only ``HTMLRAG_CHAT_DEBUG=1`` shows tracebacks.
 Results go to stdout, progress and notices to stderr, so output can be piped. Our own
 output has no colour; what colours (argparse's help from Python 3.14, the chat app through
 Textual) honours ``NO_COLOR`` itself. Shell completion for bash and zsh comes from
@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Sequence
 
 from htmlrag_chat import __version__
+from htmlrag_chat.base.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
+from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.commands import (
     ask,
     cache,
@@ -43,8 +45,6 @@ from htmlrag_chat.commands.common import (
 )
 from htmlrag_chat.commands.options import add_setting_options
 from htmlrag_chat.commands.words import with_ask
-from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UserError
-from htmlrag_chat.safety import terminal_safe
 
 
 def main(argv: Sequence[str] | None = None) -> int:

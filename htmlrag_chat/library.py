@@ -38,7 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from htmlrag_chat import cancel
+from htmlrag_chat.base import cancel
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.events import EventSink, Notice, Progress, stage
+from htmlrag_chat.base.extras import MissingExtra
 from htmlrag_chat.documents.convert import convert, read_file
 from htmlrag_chat.documents.types import READ
 from htmlrag_chat.documents.walk import (
@@ -48,11 +51,8 @@ from htmlrag_chat.documents.walk import (
     check_roots,
     find_documents,
 )
-from htmlrag_chat.errors import InputError
-from htmlrag_chat.events import EventSink, Notice, Progress, stage
-from htmlrag_chat.extras import MissingExtra
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
-from htmlrag_chat.pipeline import PageInput
+from htmlrag_chat.pruning.pipeline import PageInput
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.documents import StoredDocument
 from htmlrag_chat.store.embeddings import derived_cache_path

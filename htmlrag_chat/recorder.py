@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from math import inf
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import Fetcher
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult

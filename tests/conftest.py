@@ -116,7 +116,7 @@ def max_pooled_minilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_counter(tiny_tokenizer_dir: Path):
-    from htmlrag_chat.tokens import load_token_counter
+    from htmlrag_chat.pruning.tokens import load_token_counter
 
     loaded = load_token_counter(str(tiny_tokenizer_dir))
     assert loaded.notice is None

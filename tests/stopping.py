@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from htmlrag_chat.cancel import StopFlag, watching
+from htmlrag_chat.base.cancel import StopFlag, watching
 
 
 @dataclass

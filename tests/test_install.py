@@ -103,7 +103,7 @@ def test_the_wheel_holds_every_package_the_prompts_and_the_stylesheet(wheel: Pat
 
 def test_the_installed_package_reads_its_own_files(installed: Path, tmp_path: Path) -> None:
     code = (
-        "import json, htmlrag_chat, htmlrag_chat.prompts as p; print(json.dumps({'module': "
+        "import json, htmlrag_chat, htmlrag_chat.base.prompts as p; print(json.dumps({'module': "
         "htmlrag_chat.__file__, 'prompts': {f.stem: p.load_prompt(f.stem) for f in "
         "p.PROMPTS_DIR.glob('*.md')}}))"
     )

@@ -2,7 +2,7 @@
 
 Each contract is one rule of the architecture page: the modules it governs, and the modules
 they may not import (or, for the bottom layers, the only ones they may). The imports are
-read from every source file of the package (``htmlrag_chat.imports``), those inside
+read from every source file of the package (``htmlrag_chat.base.imports``), those inside
 functions included, so a lazy import cannot hide a cycle. A contract that governs no
 module, or forbids one that does not exist, fails too: a rename cannot empty a rule.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.imports import ROOT, closure, import_graph, imported_names, module_files
+from htmlrag_chat.base.imports import ROOT, closure, import_graph, imported_names, module_files
 
 GRAPH = import_graph()
 ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
@@ -22,35 +22,12 @@ ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
 # Layers named by their module prefixes (a prefix covers a package and its modules).
 BASE = (
     "htmlrag_chat",  # the package itself: its version
-    "htmlrag_chat.counting",
-    "htmlrag_chat.errors",
-    "htmlrag_chat.events",
-    "htmlrag_chat.safety",
-    "htmlrag_chat.cancel",
-    "htmlrag_chat.prompts",
-    "htmlrag_chat.ports",
-    "htmlrag_chat.imports",
-    "htmlrag_chat.device",
-    "htmlrag_chat.hub",
-    "htmlrag_chat.extras",
-    "htmlrag_chat.installer",
+    "htmlrag_chat.base",
     "htmlrag_chat.settings",
-    "htmlrag_chat.specials",
-    "htmlrag_chat.atomic",
-    "htmlrag_chat.loader",
-    "htmlrag_chat.sources",
-    "htmlrag_chat.progress",
-    "htmlrag_chat.listing",
 )
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
-PRUNING = (
-    "htmlrag_chat.tokens",
-    "htmlrag_chat.scoring",
-    "htmlrag_chat.pipeline",
-    "htmlrag_chat.recipe",
-    "htmlrag_chat.prune_factory",
-)
+PRUNING = ("htmlrag_chat.pruning", "htmlrag_chat.scoring")
 READER = ("htmlrag_chat.reader",)
 EVIDENCE = ("htmlrag_chat.evidence",)
 WEB = ("htmlrag_chat.web",)
@@ -61,10 +38,10 @@ DOCUMENTS = ("htmlrag_chat.documents",)
 LIBRARY = ("htmlrag_chat.library",)
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
-SETTINGS = ("htmlrag_chat.config",)
+SETTINGS = ("htmlrag_chat.reader.settings",)
 EVAL = ("htmlrag_chat.eval",)
 EVAL_ANSWERS = ("htmlrag_chat.eval_answers",)
-ASSEMBLY = ("htmlrag_chat.wiring", "htmlrag_chat.inventory")
+ASSEMBLY = ("htmlrag_chat.assembly",)
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
 MCP = ("htmlrag_chat.mcp",)
@@ -103,8 +80,8 @@ class Contract:
 
 CONTRACTS = (
     Contract(
-        "counting.py imports nothing of the package",
-        ("htmlrag_chat.counting",),
+        "base/counting.py imports nothing of the package",
+        ("htmlrag_chat.base.counting",),
         only=(),
     ),
     Contract(
@@ -117,17 +94,22 @@ CONTRACTS = (
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "
         "token-counting protocol, the errors and the chat templates' token names",
         HTML,
-        only=(*HTML, "htmlrag_chat.counting", "htmlrag_chat.errors", "htmlrag_chat.specials"),
+        only=(
+            *HTML,
+            "htmlrag_chat.base.counting",
+            "htmlrag_chat.base.errors",
+            "htmlrag_chat.base.specials",
+        ),
     ),
     Contract(
-        "lexical.py (BM25 terms and scores) sits beside the HTML core, below both the "
-        "scorers and the extractive reader",
+        "lexical/ (BM25's maths, its plain terms and the terms per language) sits beside the "
+        "HTML core, below the scorers, the evidence check and the extractive reader",
         LEXICAL,
         only=(*LEXICAL, *HTML, *BASE),
     ),
     Contract(
-        "scoring/ and the pruning around it know blocks, not readers, the web, the store, "
-        "the agent, the settings or the faces",
+        "pruning/ and the scorers beside it (scoring/) know blocks, not readers, the web, "
+        "the store, the agent, the settings or the faces",
         PRUNING,
         forbidden=(
             *READER,
@@ -202,7 +184,8 @@ CONTRACTS = (
         forbidden=(*WEB, *RECORDER, *READER, *SETTINGS, *UPPER),
     ),
     Contract(
-        "config.py sits below the parts it configures: no reader, agent or face",
+        "reader/settings.py sits below the parts it configures: no other reader module, "
+        "no agent or face",
         SETTINGS,
         forbidden=(*READER, *RECORDER, *STORE, *UPPER),
     ),
@@ -238,7 +221,7 @@ CONTRACTS = (
         forbidden=WEB + RECORDER + CONVERSATIONS + ASSEMBLY + FACES,
     ),
     Contract(
-        "wiring.py builds the same parts for the faces, and imports none of them",
+        "assembly/ builds the same parts for the faces, and imports none of them",
         ASSEMBLY,
         forbidden=EVAL + EVAL_ANSWERS + FACES,
     ),
@@ -333,8 +316,8 @@ def test_a_contract_fails_on_a_forbidden_import() -> None:
     contract = next(c for c in CONTRACTS if c.modules == PRUNING)
     assert contract.breaks(graph) == {("htmlrag_chat.scoring.fused", "htmlrag_chat.reader.llm")}
     html = next(c for c in CONTRACTS if c.modules == HTML)
-    graph["htmlrag_chat.html.text"] = {"htmlrag_chat.tokens"}
-    assert html.breaks(graph) == {("htmlrag_chat.html.text", "htmlrag_chat.tokens")}
+    graph["htmlrag_chat.html.text"] = {"htmlrag_chat.pruning.tokens"}
+    assert html.breaks(graph) == {("htmlrag_chat.html.text", "htmlrag_chat.pruning.tokens")}
 
 
 def test_the_graph_reads_real_imports_at_every_depth(tmp_path: Path) -> None:
@@ -371,4 +354,4 @@ def test_the_real_package_is_read() -> None:
     files = module_files()
     assert files["htmlrag_chat.html.dom"] == ROOT / "html" / "dom.py"
     assert "htmlrag_chat.html.dom" in GRAPH["htmlrag_chat.html.text"]
-    assert "htmlrag_chat.scoring.generative" in GRAPH["htmlrag_chat.prune_factory"]  # lazy
+    assert "htmlrag_chat.scoring.generative" in GRAPH["htmlrag_chat.pruning.factory"]  # lazy

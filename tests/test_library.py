@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat import library as library_module
-from htmlrag_chat.errors import InputError
-from htmlrag_chat.events import Event, Notice, Progress, StageFinished
-from htmlrag_chat.extras import install_line
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.events import Event, Notice, Progress, StageFinished
+from htmlrag_chat.base.extras import install_line
 from htmlrag_chat.library import DocumentLibrary
 from htmlrag_chat.store.db import Store
 

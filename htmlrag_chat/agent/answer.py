@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from htmlrag_chat.agent.research import Dropped
+from htmlrag_chat.base.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 from htmlrag_chat.evidence.claims import Claim
 from htmlrag_chat.evidence.records import claim_record
 from htmlrag_chat.html.blocks import Document
@@ -16,7 +17,6 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.reader import Source, Turn
-from htmlrag_chat.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 
 
 class AnswerRecord(TypedDict):

@@ -26,8 +26,8 @@ from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.agent.research import Dropped, Research
 from htmlrag_chat.agent.worker import Worker
-from htmlrag_chat.counting import TokenCounter
-from htmlrag_chat.events import (
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.events import (
     Event,
     EventSink,
     Notice,
@@ -40,11 +40,11 @@ from htmlrag_chat.events import (
     ignore,
     stage,
 )
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.evidence.claims import Claim, check_answer
 from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.reader import ChatModel, Message, Source, Turn
 from htmlrag_chat.reader.layout import check_messages, rewrite_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder

@@ -13,13 +13,20 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
-from htmlrag_chat.events import AnswerDelta, AnswerRetracted, EventSink, Notice, ReaderBusy, stage
+from htmlrag_chat.base.events import (
+    AnswerDelta,
+    AnswerRetracted,
+    EventSink,
+    Notice,
+    ReaderBusy,
+    stage,
+)
+from htmlrag_chat.base.safety import SafeStream, text_safe
 from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.citations import CitationFilter
 from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.literal import Quoted, escape_markdown
 from htmlrag_chat.reader.think import ThinkFilter
-from htmlrag_chat.safety import SafeStream, text_safe
 
 
 class Reader(Protocol):

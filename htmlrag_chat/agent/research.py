@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from htmlrag_chat.sources import Source
+from htmlrag_chat.base.sources import Source
 
 # A page that was fetched and cleaned, but of which pruning kept nothing for the query.
 NOTHING_LEFT = "nothing in it matched the query well enough to fit the budget"

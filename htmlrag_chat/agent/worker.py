@@ -14,8 +14,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from htmlrag_chat.cancel import StopFlag, watching
-from htmlrag_chat.events import Event, EventSink
+from htmlrag_chat.base.cancel import StopFlag, watching
+from htmlrag_chat.base.events import Event, EventSink
 
 T = TypeVar("T")
 

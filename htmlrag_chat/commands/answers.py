@@ -14,6 +14,9 @@ import sys
 from dataclasses import replace
 from functools import partial
 
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.errors import EXIT_OK, UserError
+from htmlrag_chat.base.events import stage
 from htmlrag_chat.commands.common import open_store, progress_printer
 from htmlrag_chat.commands.eval import (
     ANSWER_METHODS,
@@ -24,22 +27,19 @@ from htmlrag_chat.commands.eval import (
     parse_methods,
 )
 from htmlrag_chat.commands.options import settings_of
-from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
-from htmlrag_chat.events import stage
 from htmlrag_chat.html.rendering import RENDERINGS
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import PROMPT_RESERVE
 from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.registry import load_reader, plan_reader
-from htmlrag_chat.tokens import token_counter
+from htmlrag_chat.reader.settings import ReaderSettings
 
 
 def run_answers(args: argparse.Namespace) -> int:

@@ -18,6 +18,10 @@ import sys
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.base.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.base.events import EventSink, Notice, stage
+from htmlrag_chat.base.safety import one_line, safe_url, terminal_safe, text_safe
+from htmlrag_chat.base.sources import Source, cited_first
 from htmlrag_chat.commands.common import (
     add_command,
     history_store,
@@ -28,18 +32,14 @@ from htmlrag_chat.commands.common import (
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
-from htmlrag_chat.errors import EXIT_OK, InputError, UserError
-from htmlrag_chat.events import EventSink, Notice, stage
-from htmlrag_chat.safety import one_line, safe_url, terminal_safe, text_safe
-from htmlrag_chat.sources import Source, cited_first
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
 if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
+    from htmlrag_chat.assembly.wiring import AgentOptions
     from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.store.db import Store
-    from htmlrag_chat.wiring import AgentOptions
 
 MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
 
@@ -167,7 +167,7 @@ async def _answer(
     question, answer it with the conversation's turns, save the answer (in a replay too:
     ``session`` keeps them in the history file); a question whose answer fails is taken
     back."""
-    from htmlrag_chat.wiring import build_agent
+    from htmlrag_chat.assembly.wiring import build_agent
 
     agent = build_agent(options, store, emit)
     message_id = session.question_asked(question)

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from htmlrag_chat.base.errors import EXIT_OK, InputError, UserError
 from htmlrag_chat.commands.common import add_command, cache_origin, open_store, store_options
-from htmlrag_chat.errors import EXIT_OK, InputError, UserError
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

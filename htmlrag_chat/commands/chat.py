@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from htmlrag_chat.base.errors import EXIT_INTERNAL, EXIT_OK, UserError
 from htmlrag_chat.commands.common import add_command, history_store, open_store, store_options
 from htmlrag_chat.commands.options import add_setting_options, agent_options
-from htmlrag_chat.errors import EXIT_INTERNAL, EXIT_OK, UserError
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -33,9 +33,9 @@ def run_chat(args: argparse.Namespace) -> int:
             "the chat app needs a terminal; in scripts and pipes use: htmlrag-chat ask QUESTION"
         )
     options = agent_options(args)  # a bad config file fails here, before the screen opens
+    from htmlrag_chat.assembly.wiring import check_sources
     from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.tui.app import ChatApp
-    from htmlrag_chat.wiring import check_sources
 
     check_sources(options)  # and so do documents that cannot be read
 

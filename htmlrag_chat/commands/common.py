@@ -14,15 +14,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from htmlrag_chat.base.errors import EXIT_USAGE, InputError, UserError
+from htmlrag_chat.base.events import Event, EventSink, Notice, ReaderBusy, Skipped, SourcesReady
+from htmlrag_chat.base.progress import event_line, sources_lines
+from htmlrag_chat.base.safety import terminal_safe, text_safe
 from htmlrag_chat.commands.words import explain
-from htmlrag_chat.errors import EXIT_USAGE, InputError, UserError
-from htmlrag_chat.events import Event, EventSink, Notice, ReaderBusy, Skipped, SourcesReady
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
-from htmlrag_chat.pipeline import PageInput
-from htmlrag_chat.progress import event_line, sources_lines
-from htmlrag_chat.safety import terminal_safe, text_safe
-from htmlrag_chat.settings.sources import DEFAULT, Origin
+from htmlrag_chat.pruning.pipeline import PageInput
+from htmlrag_chat.settings.layered import DEFAULT, Origin
 
 if TYPE_CHECKING:  # sqlite-utils loads only for the commands that use the cache
     from htmlrag_chat.store.db import Store

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from htmlrag_chat.base.errors import EXIT_OK
 from htmlrag_chat.commands.common import PROG, add_command
-from htmlrag_chat.errors import EXIT_OK
 
 SHELLS = ("bash", "zsh", "fish")
 EXAMPLES = (

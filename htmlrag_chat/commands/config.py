@@ -15,6 +15,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from htmlrag_chat.base.errors import EXIT_OK
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.commands.common import (
     REPLAY,
     REPLAY_DB,
@@ -26,10 +28,8 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_config_option, add_setting_options, settings_of
-from htmlrag_chat.errors import EXIT_OK
-from htmlrag_chat.safety import one_line
 from htmlrag_chat.settings.edit import init, set_value
-from htmlrag_chat.settings.sources import DEFAULT, Origin, Resolved, config_origin
+from htmlrag_chat.settings.layered import DEFAULT, Origin, Resolved, config_origin
 from htmlrag_chat.settings.tree import BY_KEY
 
 if TYPE_CHECKING:
@@ -118,9 +118,9 @@ def run_config(args: argparse.Namespace) -> int:
 def reader_plan(settings: Resolved) -> ReaderPlan:
     """The reader ``ask`` would answer with under these settings, as ``models`` and the
     palette name it (``reader.registry``): the servers are asked, nothing is loaded."""
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import look_around
     from htmlrag_chat.reader.registry import plan_reader
+    from htmlrag_chat.reader.settings import ReaderSettings
 
     reader = ReaderSettings(**settings.section("reader"))
     return plan_reader(reader, look_around(reader))

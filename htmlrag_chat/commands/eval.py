@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.atomic import write_text
+from htmlrag_chat.base.atomic import write_text
+from htmlrag_chat.base.errors import EXIT_OK, UserError
+from htmlrag_chat.base.events import Notice, stage
 from htmlrag_chat.commands.common import (
     add_command,
     open_store,
@@ -16,19 +18,17 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options, settings_of
-from htmlrag_chat.errors import EXIT_OK, UserError
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import TASKS, load_dataset
 from htmlrag_chat.eval.distractors import MODES
 from htmlrag_chat.eval.methods import METHODS, Env
 from htmlrag_chat.eval.report import dumps, markdown
 from htmlrag_chat.eval.runner import EvalSettings, evaluate
-from htmlrag_chat.events import Notice, stage
 from htmlrag_chat.html.rendering import RENDERINGS
-from htmlrag_chat.tokens import load_token_counter
+from htmlrag_chat.pruning.tokens import load_token_counter
 
 if TYPE_CHECKING:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
 
 DEFAULT_BUDGETS = "512,1024,2048"
 ANSWER_METHODS = "default,chunk-bm25,plain"  # what eval answers compares unless told
@@ -106,7 +106,7 @@ Results are kept in the cache file: a rerun resumes where an interrupted one sto
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
 
     if args.task == "answers":
         from htmlrag_chat.commands.answers import run_answers
@@ -184,6 +184,6 @@ def model_device(prune: PruneSettings, methods: tuple[str, ...]) -> str:
     """The device models run on; torch is imported only when a method uses a model."""
     if not any(METHODS[name].models for name in methods):
         return prune.device
-    from htmlrag_chat.device import pick_device
+    from htmlrag_chat.base.device import pick_device
 
     return pick_device(prune.device)

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from htmlrag_chat.base.errors import EXIT_OK, UserError
+from htmlrag_chat.base.safety import json_safe, one_line
 from htmlrag_chat.commands.common import (
     add_command,
     open_store,
@@ -23,8 +25,6 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.conversations.export import conversation_markdown
-from htmlrag_chat.errors import EXIT_OK, UserError
-from htmlrag_chat.safety import json_safe, one_line
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store

@@ -11,7 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.atomic import check_output, write_text
+from htmlrag_chat.base.atomic import check_output, write_text
+from htmlrag_chat.base.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
+from htmlrag_chat.base.events import Event, EventSink, Notice, StageFinished
+from htmlrag_chat.base.safety import text_safe
 from htmlrag_chat.commands.common import (
     add_command,
     check_encoding,
@@ -22,17 +25,14 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options, settings_of
-from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
-from htmlrag_chat.events import Event, EventSink, Notice, StageFinished
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.rendering import render, rendered_counter
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import Stage, clean_page, load_pages, prune_document
-from htmlrag_chat.safety import text_safe
-from htmlrag_chat.tokens import load_token_counter
+from htmlrag_chat.pruning.pipeline import Stage, clean_page, load_pages, prune_document
+from htmlrag_chat.pruning.tokens import load_token_counter
 
 if TYPE_CHECKING:
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.pruning.factory import PruneSettings
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -107,8 +107,8 @@ def prepare_out_dir(folder: Path) -> None:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from htmlrag_chat.device import pick_device
-    from htmlrag_chat.prune_factory import PruneSettings
+    from htmlrag_chat.base.device import pick_device
+    from htmlrag_chat.pruning.factory import PruneSettings
     from htmlrag_chat.settings.tree import BUDGET
 
     settings = PruneSettings.of(settings_of(args))
@@ -186,9 +186,9 @@ def run_prune(args: argparse.Namespace) -> int:
 def prune_stages(
     args: argparse.Namespace, settings: PruneSettings, resources: ExitStack, emit: EventSink
 ) -> list[Stage]:
-    """The stages of the recipe the options name (``prune_factory.build_recipe``, as
+    """The stages of the recipe the options name (``pruning.factory.build_recipe``, as
     ``ask``); the embedding stage keeps its block embeddings in the cache file."""
-    from htmlrag_chat.prune_factory import build_recipe, plan_pruning
+    from htmlrag_chat.pruning.factory import build_recipe, plan_pruning
 
     cache = None
     if settings.pruner != "bm25":

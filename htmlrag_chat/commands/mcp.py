@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.commands.common import (
     add_command,
     history_store,
@@ -20,7 +21,6 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options, agent_options, settings_of
-from htmlrag_chat.errors import EXIT_OK, UserError
 
 DEFAULT_PORT = 8765
 
@@ -57,10 +57,10 @@ def run_mcp(args: argparse.Namespace) -> int:
         raise UserError("--port needs --http (stdio is the default transport)")
     settings = settings_of(args)
     options = agent_options(args, settings)
+    from htmlrag_chat.assembly.wiring import build_parts
     from htmlrag_chat.mcp.auth import McpSettings
     from htmlrag_chat.mcp.server import bind_loopback, build_server, serve_http, serve_stdio
     from htmlrag_chat.mcp.service import ContextService, shared
-    from htmlrag_chat.wiring import build_parts
 
     port = DEFAULT_PORT if args.port is None else args.port
     listening = bind_loopback(port) if args.http else None

@@ -1,6 +1,6 @@
 """``models``: which model each role uses, where it is, whether it is here; ``models pull``.
 
-The listing loads nothing (``inventory.py``), so it answers at once, offline too: a missing
+The listing loads nothing (``assembly/inventory.py``), so it answers at once, offline too: a missing
 model is a row that says so, not an error. ``pull`` downloads through huggingface_hub into
 its usual cache, where the app then finds it.
 """
@@ -16,16 +16,16 @@ import sys
 import textwrap
 from pathlib import Path
 
+from htmlrag_chat.assembly.inventory import ROLES, Inventory, take_inventory
+from htmlrag_chat.base.errors import EXIT_OK, UserError
+from htmlrag_chat.base.hub import download, download_file, hub_reachable, require_hub
+from htmlrag_chat.base.installer import Installer, current
+from htmlrag_chat.base.listing import ModelRow, folder_bytes
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.commands.common import add_command, human_size
 from htmlrag_chat.commands.options import add_setting_options, agent_options
-from htmlrag_chat.errors import EXIT_OK, UserError
-from htmlrag_chat.hub import download, download_file, hub_reachable, require_hub
-from htmlrag_chat.installer import Installer, current
-from htmlrag_chat.inventory import ROLES, Inventory, take_inventory
-from htmlrag_chat.listing import ModelRow, folder_bytes
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
-from htmlrag_chat.safety import one_line
 from htmlrag_chat.scoring import (
     BUNDLED_MODEL,
     BUNDLED_MODULE,

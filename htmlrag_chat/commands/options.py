@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.commands.common import replaying
-from htmlrag_chat.settings.sources import CONFIG_ENV, Resolved, resolve
+from htmlrag_chat.settings.layered import CONFIG_ENV, Resolved, resolve
 from htmlrag_chat.settings.tree import SETTINGS, Setting, for_command
 
 if TYPE_CHECKING:
-    from htmlrag_chat.wiring import AgentOptions
+    from htmlrag_chat.assembly.wiring import AgentOptions
 
 
 def add_setting_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -62,7 +62,7 @@ def settings_of(args: argparse.Namespace) -> Resolved:
 def agent_options(args: argparse.Namespace, settings: Resolved | None = None) -> AgentOptions:
     """The settings in effect (``settings``, when already resolved) as the agent's (``ask``,
     the chat app, ``models``, ``mcp``)."""
-    from htmlrag_chat.wiring import AgentOptions
+    from htmlrag_chat.assembly.wiring import AgentOptions
 
     refresh = getattr(args, "refresh", None)
     return AgentOptions.of(settings or settings_of(args), replay=replaying(args), refresh=refresh)

@@ -5,7 +5,7 @@
   answer streams, so the screen ends up holding the answer and its sources, not a log.
 - ``trace`` (``-v``, or ``--progress`` when stderr is not a terminal): the timestamped log of
   every stage, with every note in full (``common.progress_printer``; the words of every
-  form are ``progress.py``'s).
+  form are ``base/progress.py``'s).
 - ``plain`` (stderr is not a terminal): notes and skipped queries only.
 - ``quiet`` (``-q``): nothing on stderr but the error, if any.
 
@@ -28,9 +28,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from htmlrag_chat.commands.common import PROG, progress_printer
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import (
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import (
     AnswerDelta,
     AnswerRetracted,
     Event,
@@ -40,8 +39,9 @@ from htmlrag_chat.events import (
     SourcesReady,
     StageStarted,
 )
-from htmlrag_chat.progress import PipelineStatus, event_line, sources_lines
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.base.progress import PipelineStatus, event_line, sources_lines
+from htmlrag_chat.base.safety import terminal_safe
+from htmlrag_chat.commands.common import PROG, progress_printer
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store

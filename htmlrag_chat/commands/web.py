@@ -16,6 +16,9 @@ import sys
 from collections import Counter
 from dataclasses import asdict
 
+from htmlrag_chat.base.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
+from htmlrag_chat.base.events import Progress, stage
+from htmlrag_chat.base.safety import json_safe, safe_url, text_safe
 from htmlrag_chat.commands.common import (
     add_command,
     error,
@@ -27,9 +30,6 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options, settings_of
-from htmlrag_chat.errors import EXIT_INPUT, EXIT_OK, EXIT_PARTIAL
-from htmlrag_chat.events import Progress, stage
-from htmlrag_chat.safety import json_safe, safe_url, text_safe
 from htmlrag_chat.web.results import FetchResult, Outcome
 from htmlrag_chat.web.settings import SearchSettings
 

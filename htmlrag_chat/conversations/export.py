@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from htmlrag_chat.base.safety import markdown_safe, no_raw_html, one_line, safe_url
 from htmlrag_chat.reader.literal import escape_markdown
-from htmlrag_chat.safety import markdown_safe, no_raw_html, one_line, safe_url
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:

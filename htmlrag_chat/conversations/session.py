@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
-from htmlrag_chat.atomic import write_text
+from htmlrag_chat.base.atomic import write_text
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.conversations.export import conversation_markdown, export_path
-from htmlrag_chat.errors import UserError
 from htmlrag_chat.store.db import Store
 
 TITLE_CHARS = 80  # a new conversation is titled with the start of its first question

@@ -16,16 +16,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.documents.pdf import MAX_PDF_BYTES, pdf_html
 from htmlrag_chat.documents.types import HTML, MARKDOWN, PDF
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element
 from htmlrag_chat.html.headings import HEADING_TAGS
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import normalize_space, visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.M)

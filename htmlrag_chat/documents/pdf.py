@@ -22,8 +22,8 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.errors import InputError
-from htmlrag_chat.extras import needed
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.extras import needed
 from htmlrag_chat.html.text import normalize_space
 
 if TYPE_CHECKING:  # the `pdf` extra, imported when a PDF is read

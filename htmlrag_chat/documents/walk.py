@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.extras import needs_extra
 from htmlrag_chat.documents.types import PDF, READ, kind_of, type_name
-from htmlrag_chat.errors import InputError
-from htmlrag_chat.extras import needs_extra
 
 MAX_FILES = 10_000  # documents per question: a folder larger than this is a mistake, or a disk
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.html.text import count_words
 
 CHUNK_WORDS = 100

@@ -5,7 +5,7 @@ rerun ``eval``, and the old figures must not come back. So the key holds a hash 
 source of every module a result can depend on: the methods, the metrics and the item
 preparation, and everything they import, directly or through others (the recipe, the
 pruning factory, the scorers, the pipeline, the HTML core), read from the real imports
-(``htmlrag_chat.imports``), so a module added to the recipe is covered without a list to
+(``htmlrag_chat.base.imports``), so a module added to the recipe is covered without a list to
 keep. The prompts (``prompts/*.md``; the generative pruner reads one) count when the
 modules that load them do. Modules no result depends on (the reader, the chat app) are
 left out: editing them re-measures nothing. Model weights and the tokenizer are keyed by
@@ -18,8 +18,8 @@ import functools
 import hashlib
 from pathlib import Path
 
-from htmlrag_chat.imports import ROOT, closure, import_graph, module_files
-from htmlrag_chat.prompts import PROMPTS_DIR
+from htmlrag_chat.base.imports import ROOT, closure, import_graph, module_files
+from htmlrag_chat.base.prompts import PROMPTS_DIR
 
 # What computes a result: each method's preparation and fit, the scores, the items' pages.
 ROOTS = ("htmlrag_chat.eval.methods", "htmlrag_chat.eval.metrics", "htmlrag_chat.eval.items")
@@ -39,7 +39,7 @@ def code_fingerprint(
     files = module_files(root)
     modules = code_modules(root, roots)
     sources = [(module, files[module]) for module in modules]
-    if "htmlrag_chat.prompts" in modules:
+    if "htmlrag_chat.base.prompts" in modules:
         sources += [(path.name, path) for path in sorted(prompts.glob("*.md"))]
     digest = hashlib.sha256()
     for name, path in sources:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
 
 TASKS = ("retention", "qa")
 

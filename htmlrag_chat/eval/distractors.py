@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.events import EventSink, ignore, stage
 from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
-from htmlrag_chat.events import EventSink, ignore, stage
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 MODES = ("hard", "random")
 

@@ -24,7 +24,7 @@ from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ compare. All of them count with the same tokenizer. A fit gives the context as o
 - ``htmlrag-fused``: one stage of the fused scorer (``scoring.fused``) on blocks sized for
   the budget (``recipe.block_words``).
 - ``default``: what ``ask`` and the chat app run with the same models (``recipe.Recipe``
-  built by ``prune_factory.build_recipe`` from the default settings): today, without the
+  built by ``pruning.factory.build_recipe`` from the default settings): today, without the
   generative pruner installed, the fused stage alone; with it, both stages.
 """
 
@@ -27,19 +27,19 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.events import ignore
+from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, join_chunks, select_chunks, split_chunks
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.truncate import truncate
-from htmlrag_chat.events import ignore
 from htmlrag_chat.html.blocks import DEFAULT_MAX_WORDS, BlockTree, Document, build_block_tree
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.prune import prune, token_costs
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.hub import ModelUnavailable
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
-from htmlrag_chat.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
+from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.pruning.recipe import COARSE_FACTOR, FINE_MAX_WORDS, block_words
 from htmlrag_chat.scoring import MULTILINGUAL_EMBED_MODEL as MULTILINGUAL
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 
@@ -255,7 +255,7 @@ def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     """The recipe ``ask`` builds from its default settings, with this run's models. Block
     sizes, and so every score, depend on the budget: each budget is a cold question of its
     own (an empty embedding cache), as a user's first question would be."""
-    from htmlrag_chat.prune_factory import PruneSettings, build_recipe, plan_pruning
+    from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_pruning
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
     document = load_pages(pages).document
@@ -326,7 +326,7 @@ def unavailable_models(kinds: set[str], env: Env) -> dict[str, str]:
         except ModelUnavailable as error:
             reasons["embed"] = f"embedding model {error}"
     if "multilingual" in kinds:
-        from htmlrag_chat.prune_factory import multilingual_available
+        from htmlrag_chat.pruning.factory import multilingual_available
 
         if not multilingual_available(env.embed_model):
             reasons["multilingual"] = f"{MULTILINGUAL} is not here, or another model was chosen"

@@ -8,7 +8,7 @@ returned has been counted: it never exceeds the budget, even where BPE is not mo
 
 from __future__ import annotations
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
 
 _CHARS_PER_TOKEN = 4  # a first window; the search widens it when a text is denser
 

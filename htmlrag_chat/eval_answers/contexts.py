@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.methods import Context
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
-from htmlrag_chat.sources import Source
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 
 @dataclass(frozen=True)

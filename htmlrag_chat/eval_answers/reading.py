@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.agent.reading import Reader, read_answer
-from htmlrag_chat.events import ignore
+from htmlrag_chat.base.events import ignore
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import check_answer
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, source_content
-from htmlrag_chat.sources import Source
 
 _CHUNK = 1 << 20
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from htmlrag_chat.atomic import atomic_output
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.atomic import atomic_output
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.eval.report import dumps_json, grouped, report_json
 
 Summary = dict[str, float | int | None]

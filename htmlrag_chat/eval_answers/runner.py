@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from htmlrag_chat.agent.reading import Reader
+from htmlrag_chat.base.events import EventSink, Progress, ignore
 from htmlrag_chat.eval.cache import EvalCache, key_of
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.datasets import QAItem
@@ -28,7 +29,6 @@ from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
 from htmlrag_chat.eval_answers.grading import grade
 from htmlrag_chat.eval_answers.reading import read, reader_identity
 from htmlrag_chat.eval_answers.report import AnswerReport
-from htmlrag_chat.events import EventSink, Progress, ignore
 from htmlrag_chat.html.rendering import rendered_counter
 
 ANSWERS = "eval-answers"  # the derived-artefact kind of answer records in the store

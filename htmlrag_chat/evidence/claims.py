@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.matching import (
     MEANING_WEIGHT,
     NUMBER_MISS,
@@ -31,7 +32,6 @@ from htmlrag_chat.evidence.matching import (
 )
 from htmlrag_chat.evidence.passages import Passage, passages
 from htmlrag_chat.reader.citations import AnswerSentence, answer_sentences
-from htmlrag_chat.sources import Source
 
 THRESHOLD = 0.66  # calibrated on half of bench/data/claims.jsonl (docs/evidence.md)
 CANDIDATES = 2  # a source's best passages by terms that the embedding model reads

@@ -4,7 +4,7 @@ Three kinds of evidence, each for a failure the others miss:
 
 - **Terms** (``Sentence.score``): the sentence's terms found in the passage, each weighted
   by its rarity among the answer's passages (BM25's idf) and read in the passage's language
-  (``scoring.analysis``: Snowball stems, compound halves, CJK bigrams). Names weigh
+  (``lexical.analysis``: Snowball stems, compound halves, CJK bigrams). Names weigh
   double, the question's words a third, function words and what readers say about their
   sources ("According to the information provided ...") nothing. A passage holding none of
   the sentence's own words, only the question's, backs it at half: a heading that repeats
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from htmlrag_chat.evidence.passages import Passage
 from htmlrag_chat.html.text import CJK
-from htmlrag_chat.scoring.analysis import analyze, tokens
-from htmlrag_chat.scoring.language import function_words, languages, script_language
+from htmlrag_chat.lexical.analysis import analyze, tokens
+from htmlrag_chat.lexical.language import function_words, languages, script_language
 
 if TYPE_CHECKING:  # numpy loads with the embedding model, not with the command line
     import numpy as np

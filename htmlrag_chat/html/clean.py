@@ -16,6 +16,7 @@ import re
 
 from lxml import etree
 
+from htmlrag_chat.base.specials import ANGLE_TOKENS
 from htmlrag_chat.html.dom import (
     BLOCK_TAGS,
     INVISIBLE_TAGS,
@@ -27,7 +28,6 @@ from htmlrag_chat.html.dom import (
     put_text_before,
 )
 from htmlrag_chat.html.text import count_words, visible_text
-from htmlrag_chat.specials import ANGLE_TOKENS
 
 # Ruby annotations (furigana) repeat the reading of the text they annotate; kept, they split
 # every annotated word in two (子<rt>こ</rt>ども reads "子こども").

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
 
 MAX_PAGE_BYTES = 5 * 2**20
 TOO_LARGE = f"larger than {MAX_PAGE_BYTES / 2**20:g} MiB"

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.html.blocks import BlockKind, BlockTree, Document, serialize
 from htmlrag_chat.html.clean import compress
 from htmlrag_chat.html.dom import clear_loose_text, drop, loose_text

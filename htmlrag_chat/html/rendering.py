@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.markdown import html_to_markdown
 from htmlrag_chat.html.text import NEVER_VISIBLE, visible_text

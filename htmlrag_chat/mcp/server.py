@@ -25,18 +25,18 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from htmlrag_chat import __version__
+from htmlrag_chat.base.errors import InputError, UserError
+from htmlrag_chat.base.events import Event, EventSink, ReaderBusy, SourcesReady
+from htmlrag_chat.base.progress import event_line
+from htmlrag_chat.base.prompts import load_prompt
+from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.conversations.export import conversation_markdown
-from htmlrag_chat.errors import InputError, UserError
-from htmlrag_chat.events import Event, EventSink, ReaderBusy, SourcesReady
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.mcp.auth import BearerAuth
 from htmlrag_chat.mcp.results import AnswerResult, WebContext
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, CONTEXT_PAGES, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
-from htmlrag_chat.pipeline import PageInput, clean_page
-from htmlrag_chat.progress import event_line
-from htmlrag_chat.prompts import load_prompt
-from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 from htmlrag_chat.settings.kinds import Integer
 from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.results import Outcome
@@ -229,7 +229,7 @@ async def _relayed(ctx: Context, work: Callable[[EventSink], Awaitable[T]]) -> T
 
 
 def progress_line(event: Event) -> str | None:
-    """An event as a progress message, in ``progress.py``'s words on one line: each stage's
+    """An event as a progress message, in ``base/progress.py``'s words on one line: each stage's
     start and end, fetch progress, search rounds, skipped items and notices. Not the
     answer's text nor the sources, which the result carries, nor the reader's state."""
     if isinstance(event, SourcesReady | ReaderBusy):

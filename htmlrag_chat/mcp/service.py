@@ -14,23 +14,23 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from htmlrag_chat import cancel
 from htmlrag_chat.agent.research import Research
+from htmlrag_chat.base import cancel
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import EventSink
+from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import EventSink
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.rendering import RENDERINGS, render
 from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebContext
 from htmlrag_chat.mcp.untrusted import Fence
-from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.scoring import BlockScorer
 from htmlrag_chat.settings.tree import find
 from htmlrag_chat.web.guard import Refused, check_url
 
 if TYPE_CHECKING:
+    from htmlrag_chat.assembly.wiring import Parts
     from htmlrag_chat.store.db import Store
-    from htmlrag_chat.wiring import Parts
 
 FORMATS = RENDERINGS  # how contents are written: html, markdown or text
 # What a call gets when it names no budget or page count: an agent's context is shared with

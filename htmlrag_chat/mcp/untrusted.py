@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-from htmlrag_chat.safety import text_safe
+from htmlrag_chat.base.safety import text_safe
 
 
 @dataclass(frozen=True)

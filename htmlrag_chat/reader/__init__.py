@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from htmlrag_chat.errors import EXIT_NETWORK, UserError
-from htmlrag_chat.sources import Source
+from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.base.sources import Source
 
 __all__ = ["DEFAULT_READER_MODEL", "ChatModel", "Message", "ReaderFailed", "Source", "Turn"]
 

@@ -5,9 +5,9 @@ A backend is a ``Backend`` subclass listed in ``reader/registry.py`` (``BACKENDS
 (``reader/choice.py``: servers, model files, loading nothing) it says whether it would answer
 (``plan``); asked later, it loads that reader, says which tokens budgets count, the budget
 it reads best, how to name it in a few words, and its row in ``htmlrag-chat models``. The
-assembly (``wiring.py``), ``models`` (``inventory.py``), ``config`` and the chat app ask the
-plan's backend and never test which backend it is, so a new backend is one module with a
-subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
+assembly (``assembly/wiring.py``), ``models`` (``assembly/inventory.py``), ``config`` and the
+chat app ask the plan's backend and never test which backend it is, so a new backend is one
+module with a subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
 
 Its ``name`` is the one name of the backend everywhere: the plan's, the answer's ``reader``
 in the history and ``--json``, ``config``'s "answers with". ``--reader`` chooses among
@@ -22,19 +22,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from htmlrag_chat.counting import TokenCounter
-from htmlrag_chat.events import Notice
-from htmlrag_chat.hub import ModelUnavailable
-from htmlrag_chat.listing import ModelRow
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.events import Notice
+from htmlrag_chat.base.hub import ModelUnavailable
+from htmlrag_chat.base.listing import ModelRow
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.safety import one_line
 from htmlrag_chat.settings.tree import BUDGET
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import Surroundings
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 Reader = LLMReader | ExtractiveReader
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources

@@ -12,12 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from htmlrag_chat.counting import HFTokenCounter, TokenCounter
-from htmlrag_chat.device import gpu_possible
-from htmlrag_chat.events import Notice
-from htmlrag_chat.extras import install_line
-from htmlrag_chat.hub import check_obtainable, hub_endpoint
-from htmlrag_chat.listing import ModelRow, model_row, with_extra
+from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
+from htmlrag_chat.base.device import gpu_possible
+from htmlrag_chat.base.events import Notice
+from htmlrag_chat.base.extras import install_line
+from htmlrag_chat.base.hub import check_obtainable, hub_endpoint
+from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
+from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
 from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
 from htmlrag_chat.reader.choice import (
@@ -31,13 +32,12 @@ from htmlrag_chat.reader.choice import (
 from htmlrag_chat.reader.discover import best_model, choose_server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import Surroundings
     from htmlrag_chat.reader.openai import OpenAIChat
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 
 class _Server(Backend):

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from htmlrag_chat.hub import cached_file, complete_model, located_model
+from htmlrag_chat.base.hub import cached_file, complete_model, located_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import Server, configured_server, find_servers, list_models
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 # The GGUF quant of the method's reader that ``models pull reader`` fetches on a CPU
 # machine: 4.9 GB, the usual quality/size trade-off for an 8B model (Q4_K_M).

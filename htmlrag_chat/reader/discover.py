@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from htmlrag_chat.ports import DEFAULT_PORTS, SERVERS
-from htmlrag_chat.safety import one_line
+from htmlrag_chat.base.ports import DEFAULT_PORTS, SERVERS
+from htmlrag_chat.base.safety import one_line
 
 LOOPBACK = "127.0.0.1"
 PROBE_SECONDS = 0.3  # all ports together: asked at once, unanswered ones are left out

@@ -34,12 +34,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.extras import needed
-from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.base.extras import needed
+from htmlrag_chat.base.hub import ModelUnavailable
+from htmlrag_chat.base.safety import defuse_control_tokens
 from htmlrag_chat.reader import CallStats, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning
-from htmlrag_chat.safety import defuse_control_tokens
 
 # llama.cpp's extra buffer types (weights repacked for AMX tiles or wider kernels): "0" off,
 # "1" on; unset, off on a CPU with AMX. A llama.cpp built for such a CPU (llama-cpp-python

@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from htmlrag_chat.base.prompts import load_prompt, today
+from htmlrag_chat.base.safety import text_safe
 from htmlrag_chat.html.rendering import render
-from htmlrag_chat.prompts import load_prompt, today
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.citations import escape_markers
-from htmlrag_chat.safety import text_safe
 
 # Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
 _CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)

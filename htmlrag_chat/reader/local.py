@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.extras import needed
-from htmlrag_chat.loader import load_causal_lm
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.extras import needed
+from htmlrag_chat.base.loader import load_causal_lm
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning

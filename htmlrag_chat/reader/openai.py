@@ -22,11 +22,11 @@ from typing import Any
 
 import aiohttp
 
-from htmlrag_chat.counting import TokenCounter
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader import CallStats, Message, ReaderFailed
 from htmlrag_chat.reader.sse import StreamLimits, TooLong, capped, events, lines, stream_limits
 from htmlrag_chat.reader.think import OPEN, opened_by_template
-from htmlrag_chat.safety import one_line
 
 CONNECT_SECONDS = 10.0
 _SNIPPET_CHARS = 200  # of an error body or a malformed event, enough to recognise it

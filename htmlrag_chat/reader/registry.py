@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import EventSink, Notice
-from htmlrag_chat.hub import ModelUnavailable, with_next_step
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import EventSink, Notice
+from htmlrag_chat.base.hub import ModelUnavailable, with_next_step
 from htmlrag_chat.reader.backend import Backend, Reader, ReaderPlan
 from htmlrag_chat.reader.backends import (
     ConfiguredServer,
@@ -34,8 +34,8 @@ LOCAL_NEXT_STEP = (
 )
 
 if TYPE_CHECKING:
-    from htmlrag_chat.config import ReaderSettings
     from htmlrag_chat.reader.choice import Surroundings
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 EXTRACTIVE = Extractive()
 BACKENDS: list[Backend] = [

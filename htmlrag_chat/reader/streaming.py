@@ -11,7 +11,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.errors import UserError
 
 Put = Callable[[str], None]
 _END = object()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from htmlrag_chat import cancel
+from htmlrag_chat.base import cancel
 
 _TRANSFORMER, _POOLING, _NORMALIZE = "Transformer", "Pooling", "Normalize"
 # sentence-transformers < 6 saved pooling as one flag per mode; 6 saves "pooling_mode".

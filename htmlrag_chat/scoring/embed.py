@@ -25,12 +25,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from htmlrag_chat import cancel
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.extras import MissingExtra, needed
+from htmlrag_chat.base import cancel
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.extras import MissingExtra, needed
+from htmlrag_chat.base.hub import (
+    ModelUnavailable,
+    cached_snapshot,
+    check_obtainable,
+    load_pretrained,
+)
+from htmlrag_chat.base.loader import quiet_transformers, shared
 from htmlrag_chat.html.blocks import BlockTree
-from htmlrag_chat.hub import ModelUnavailable, cached_snapshot, check_obtainable, load_pretrained
-from htmlrag_chat.loader import quiet_transformers, shared
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
 

@@ -27,7 +27,7 @@ block is read with its context (page title and nearest heading, ``html.headings`
    an ingredient list or a results box and take in a "related articles" teaser, which the
    bonus then put first.
 
-5. A question in a known language other than English (``scoring.language``) is read by the
+5. A question in a known language other than English (``lexical.language``) is read by the
    ``multilingual`` embedding model when there is one (``wiring``: the default model was
    kept and the multilingual one is on disk); without one, an ``english_only`` model gives
    no opinion and BM25's order stands: all-MiniLM-L6-v2 reads English only, and its ranks
@@ -48,10 +48,9 @@ from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.headings import heading_context
 from htmlrag_chat.html.prune import DISCARD
 from htmlrag_chat.lexical import bm25_by_term, sum_by_text
-from htmlrag_chat.scoring.analysis import analyze_all, tokens
-from htmlrag_chat.scoring.bm25 import lexical_scores
+from htmlrag_chat.lexical.analysis import analyze_all, lexical_scores, tokens
+from htmlrag_chat.lexical.language import script_language
 from htmlrag_chat.scoring.content import main_content
-from htmlrag_chat.scoring.language import script_language
 
 RRF_K = 60
 CONTENT_BONUS = 1 / (RRF_K + 1)  # main content: as if ranked first by a third opinion

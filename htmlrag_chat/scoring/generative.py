@@ -28,13 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from htmlrag_chat import cancel
-from htmlrag_chat.device import pick_device
-from htmlrag_chat.extras import needed
+from htmlrag_chat.base import cancel
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.extras import needed
+from htmlrag_chat.base.loader import load_causal_lm
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.html.blocks import BlockTree, render_path
 from htmlrag_chat.html.render import to_numbered_html
-from htmlrag_chat.loader import load_causal_lm
-from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.scoring import DEFAULT_GEN_MODEL, ContextTooLong
 from htmlrag_chat.scoring.token_tree import TokenTrie, TreeLayout, TrieNode
 

@@ -1,5 +1,5 @@
 """The settings tree: each setting declared once (``tree.py``), read from the defaults, the
-config file, the environment and options (``sources.py``), written by ``config set`` and
+config file, the environment and options (``base/sources.py``), written by ``config set`` and
 ``config init`` (``edit.py``); the options each command takes are generated from it
 (``commands/options.py``).
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.atomic import write_text
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.settings.sources import (
+from htmlrag_chat.base.atomic import write_text
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.settings.layered import (
     checked,
     file_values,
     parse_toml,

@@ -2,7 +2,7 @@
 it as an option.
 
 From this list come the options of each command (``commands/options.py``), the checks of
-the config file and of the environment (``settings/sources.py``), ``config``'s table with
+the config file and of the environment (``settings/layered.py``), ``config``'s table with
 each value's origin, and ``config set`` / ``config init`` (``settings/edit.py``). A setting
 ``name`` in section ``[sec]`` is ``name = ...`` under ``[sec]`` in the file,
 ``HTMLRAG_CHAT_NAME`` in the environment and ``--name`` on the command line of the

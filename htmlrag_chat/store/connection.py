@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from htmlrag_chat.safety import one_line
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.store.files import translate
 
 

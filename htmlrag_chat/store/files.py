@@ -17,7 +17,7 @@ from pathlib import Path
 
 import platformdirs
 
-from htmlrag_chat.errors import EXIT_STORE, UserError
+from htmlrag_chat.base.errors import EXIT_STORE, UserError
 
 
 class StoreError(UserError):

@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from htmlrag_chat.atomic import atomic_output
-from htmlrag_chat.errors import InputError, UserError
+from htmlrag_chat.base.atomic import atomic_output
+from htmlrag_chat.base.errors import InputError, UserError
+from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
-from htmlrag_chat.safety import one_line, safe_url
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 

@@ -22,16 +22,24 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Header, Input, Markdown, Static
 from textual.worker import Worker
 
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.assembly.wiring import AgentOptions, build_agent
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import (
+    AnswerDelta,
+    AnswerRetracted,
+    Event,
+    Notice,
+    Skipped,
+    SourcesReady,
+)
+from htmlrag_chat.base.progress import PipelineStatus, event_line
+from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import AnswerDelta, AnswerRetracted, Event, Notice, Skipped, SourcesReady
-from htmlrag_chat.progress import PipelineStatus, event_line
-from htmlrag_chat.safety import terminal_safe
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.keys import KEYS, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
@@ -40,7 +48,7 @@ from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
 from htmlrag_chat.tui.readers import ReaderCommands
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
-from htmlrag_chat.tui.selection import SelectionActions
+from htmlrag_chat.tui.selection import Selection
 from htmlrag_chat.tui.texts import answer_meta, describe, header_line, mode_line, quit_help
 from htmlrag_chat.tui.transcript import (
     AnswerView,
@@ -51,7 +59,6 @@ from htmlrag_chat.tui.transcript import (
     Welcome,
     stored_views,
 )
-from htmlrag_chat.wiring import AgentOptions, build_agent
 
 READY = "ready: ask a question"
 REOPENED = "reopened: a question now follows up this conversation"
@@ -63,7 +70,7 @@ class PromptInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "Send")]
 
 
-class ChatApp(SelectionActions):
+class ChatApp(App[None]):
     TITLE = "htmlrag-chat"
     CSS_PATH = "app.tcss"
     COMMANDS = App.COMMANDS | {ReaderCommands, SearchCommands}
@@ -92,7 +99,7 @@ class ChatApp(SelectionActions):
         self.status = PipelineStatus()
         self.started = 0.0
         self.question: Worker[None] | None = None
-        self.selected: AnswerView | None = None
+        self.selection = Selection(self)  # the answer whose sources are shown
         self._agent: asyncio.Future[Agent] | None = None
         self._current: AnswerView | None = None
 
@@ -203,7 +210,7 @@ class ChatApp(SelectionActions):
         view = AnswerView(meta="…")
         await self.transcript.mount_all([QuestionView(question), view])
         self._current = view
-        self.select(view)
+        self.selection.select(view)
         self.status = PipelineStatus()
         self.started = self.clock()
         self.question = self.run_worker(
@@ -235,7 +242,7 @@ class ChatApp(SelectionActions):
         elif isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
             await self._note(event_line(event) or "")
         elif isinstance(event, SourcesReady) and self._current is not None:
-            self.preview_sources(self._current, event.sources)
+            self.selection.preview_sources(self._current, event.sources)
 
     async def _note(self, text: str) -> None:
         note = NoteView(text)
@@ -271,8 +278,8 @@ class ChatApp(SelectionActions):
                 "answer; follow-ups do not use it"
             )
             self.set_status("stopped")
-        if self.selected is view:
-            self.select(view)
+        if self.selection.selected is view:
+            self.selection.select(view)
         self.refresh_history()
         self._current = None  # last: until here the question still counts as running
 
@@ -301,7 +308,7 @@ class ChatApp(SelectionActions):
         await self.transcript.mount_all(stored_views(messages))
         answers = self.transcript.query(AnswerView)
         if answers:
-            self.select(answers.last())
+            self.selection.select(answers.last())
         else:
             self.query_one(SourcesPanel).show(())
         self.sub_title = self.header_line()
@@ -358,11 +365,28 @@ class ChatApp(SelectionActions):
         await self.transcript.remove_children()
         await self.transcript.mount(Welcome(mode_line(self.options, self.session.kept)))
         self.query_one(SourcesPanel).show(())
-        self.selected = None
+        self.selection.selected = None
         self.set_status("")
         self.sub_title = self.header_line()
         self.refresh_history()
         self.query_one("#prompt").focus()
+
+    # -- selection: Textual calls the app's methods; the work is ``Selection``'s
+
+    def on_answer_view_selected(self, message: AnswerView.Selected) -> None:
+        self.selection.select(message.view, message.number)
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        self.selection.follow_link(event)
+
+    def on_sources_panel_open(self, message: SourcesPanel.Open) -> None:
+        self.selection.open_page(message.source.url)
+
+    def on_sources_panel_copy(self, message: SourcesPanel.Copy) -> None:
+        self.selection.copy_url(message.source.url)
+
+    def action_copy_answer(self) -> None:
+        self.selection.copy_answer()
 
     @property
     def panes(self) -> Panes:

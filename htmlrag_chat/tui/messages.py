@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from htmlrag_chat.agent.answer import Answer
-from htmlrag_chat.events import Event
+from htmlrag_chat.base.events import Event
 from htmlrag_chat.tui.transcript import AnswerView
 
 

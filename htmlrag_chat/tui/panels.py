@@ -12,9 +12,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from htmlrag_chat.base.safety import one_line, terminal_safe
+from htmlrag_chat.base.sources import cited_first
 from htmlrag_chat.reader import Source
-from htmlrag_chat.safety import one_line, terminal_safe
-from htmlrag_chat.sources import cited_first
 from htmlrag_chat.tui.texts import last_active
 
 

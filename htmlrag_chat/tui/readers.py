@@ -21,7 +21,6 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import Surroundings, on_disk
 from htmlrag_chat.reader.discover import (
@@ -32,6 +31,7 @@ from htmlrag_chat.reader.discover import (
     list_models,
 )
 from htmlrag_chat.reader.registry import plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 
 if TYPE_CHECKING:
     from htmlrag_chat.tui.app import ChatApp

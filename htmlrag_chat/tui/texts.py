@@ -8,13 +8,13 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.hub import ModelUnavailable
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.hub import ModelUnavailable
+from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.reader.choice import no_llm_hint
-from htmlrag_chat.safety import terminal_safe
 
 if TYPE_CHECKING:
-    from htmlrag_chat.wiring import AgentOptions
+    from htmlrag_chat.assembly.wiring import AgentOptions
 
 
 def mode_line(options: AgentOptions, kept: bool) -> str:

@@ -19,12 +19,12 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from htmlrag_chat.agent.answer import stored_source
+from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.evidence.claims import Claim
 from htmlrag_chat.evidence.records import stored_claims
 from htmlrag_chat.evidence.words import evidence_lines
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.literal import escape_markdown
-from htmlrag_chat.safety import terminal_safe
 from htmlrag_chat.tui.markdown import CitationLinker, link_citations
 from htmlrag_chat.tui.texts import stored_meta
 

@@ -31,7 +31,7 @@ import aiohttp
 import aiohttp_socks
 
 from htmlrag_chat import __version__
-from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.settings.tree import NO_REGION
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.settings import SearchSettings

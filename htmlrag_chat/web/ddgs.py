@@ -12,7 +12,7 @@ import asyncio
 import textwrap
 from typing import Any
 
-from htmlrag_chat.safety import one_line, safe_url
+from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.web.apis import BackendFailure, with_operators
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.settings import SearchSettings

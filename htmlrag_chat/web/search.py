@@ -19,8 +19,8 @@ from itertools import groupby
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from htmlrag_chat.errors import EXIT_NETWORK, UserError
-from htmlrag_chat.events import EventSink, Notice, ignore
+from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.base.events import EventSink, Notice, ignore
 from htmlrag_chat.settings.kinds import HOST_NAME, host_name
 from htmlrag_chat.settings.tree import DDGS_ENGINES
 from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session

@@ -6,13 +6,13 @@ import asyncio
 
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.agent.research import Dropped
-from htmlrag_chat.events import Event, Skipped, StageFinished
-from htmlrag_chat.pipeline import Stage
+from htmlrag_chat.base.events import Event, Skipped, StageFinished
+from htmlrag_chat.pruning.pipeline import Stage
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import SearchResult
 from tests.test_recorder import slow_site

@@ -23,8 +23,8 @@ import pytest
 from htmlrag_chat.agent.answer import Answer, Turn, stored_source
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.agent.research import NOTHING_LEFT, Dropped
-from htmlrag_chat.cancel import StopFlag
-from htmlrag_chat.events import (
+from htmlrag_chat.base.cancel import StopFlag
+from htmlrag_chat.base.events import (
     AnswerDelta,
     Event,
     Notice,
@@ -33,8 +33,9 @@ from htmlrag_chat.events import (
     StageFinished,
     StageStarted,
 )
-from htmlrag_chat.pipeline import Stage
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.base.prompts import load_prompt
+from htmlrag_chat.pruning.pipeline import Stage
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
@@ -44,7 +45,6 @@ from htmlrag_chat.scoring.bert import MAX_WORKERS
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tokens import ApproxTokenCounter
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.settings import SearchSettings
 from tests.conftest import PAGES as FIXTURE_PAGES

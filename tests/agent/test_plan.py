@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from htmlrag_chat.agent.plan import MAX_QUERY_CHARS, Plan, parse_missing, parse_plan
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.base.prompts import load_prompt
 
 CHECK_REQUEST = load_prompt("sufficiency").format(topic="")
 REWRITE_REQUEST = load_prompt("rewrite").format(message="", max_queries="")

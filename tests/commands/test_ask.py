@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
-from htmlrag_chat.prompts import load_prompt
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult

@@ -13,7 +13,7 @@ from htmlrag_chat.cli import main
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.tokens import ApproxTokenCounter
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "pages"
 DOCKER = str(FIXTURES / "docker-engine.html")

@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
+from htmlrag_chat.base.errors import EXIT_USAGE
 from htmlrag_chat.cli import main
-from htmlrag_chat.errors import EXIT_USAGE
 
 
 def test_port_without_http_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,13 +16,13 @@ from pathlib import Path
 import huggingface_hub.constants
 import pytest
 
+from htmlrag_chat.assembly.inventory import ROLES
+from htmlrag_chat.base.events import ignore
+from htmlrag_chat.base.installer import Installer, InstallFailed, current
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import human_size
 from htmlrag_chat.commands.models import pull_embedding
-from htmlrag_chat.events import ignore
-from htmlrag_chat.installer import Installer, InstallFailed, current
-from htmlrag_chat.inventory import ROLES
-from htmlrag_chat.prune_factory import (
+from htmlrag_chat.pruning.factory import (
     PruneSettings,
     build_recipe,
     multilingual_available,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.events import AnswerDelta, Notice, Progress, StageFinished, StageStarted
 from htmlrag_chat.commands.output import (
     FALLBACK_HEADER,
     AskOutput,
@@ -23,7 +24,6 @@ from htmlrag_chat.commands.output import (
     choose_form,
     first_showing,
 )
-from htmlrag_chat.events import AnswerDelta, Notice, Progress, StageFinished, StageStarted
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.store.db import Store
 from tests.commands.test_ask import scripted

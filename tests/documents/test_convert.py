@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.documents import convert as convert_module
 from htmlrag_chat.documents.convert import convert, read_file
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
 

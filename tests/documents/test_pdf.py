@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.documents.convert import convert
 from htmlrag_chat.documents.pdf import pdf_html
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from htmlrag_chat.eval.chunks import join_chunks, select_chunks, split_chunks
 from htmlrag_chat.html.text import count_words
-from htmlrag_chat.tokens import ApproxTokenCounter
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 
 
 def test_chunks_pack_whole_lines_up_to_the_word_limit():

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.imports import ROOT
+from htmlrag_chat.base.prompts import PROMPTS_DIR
 from htmlrag_chat.eval.code import code_fingerprint, code_modules, installed_fingerprint
-from htmlrag_chat.imports import ROOT
-from htmlrag_chat.prompts import PROMPTS_DIR
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,8 @@ def test_a_copy_of_the_same_code_has_the_same_fingerprint(copy: Path) -> None:
     "relative",
     [
         "htmlrag_chat/scoring/fused.py",  # the fused stage
-        "htmlrag_chat/recipe.py",  # granularity and budgets
-        "htmlrag_chat/prune_factory.py",  # which scorers a recipe loads
+        "htmlrag_chat/pruning/recipe.py",  # granularity and budgets
+        "htmlrag_chat/pruning/factory.py",  # which scorers a recipe loads
         "htmlrag_chat/html/prune.py",  # reached only through other modules
         "prompts/pruner.md",  # the generative pruner's prompt
     ],
@@ -61,6 +61,12 @@ def test_editing_code_no_result_depends_on_keeps_the_key(copy: Path, relative: s
 
 def test_the_fingerprint_covers_the_recipe_and_every_scorer() -> None:
     modules = code_modules()
-    for module in ("recipe", "prune_factory", "pipeline", "scoring.fused", "scoring.embed"):
+    for module in (
+        "pruning.recipe",
+        "pruning.factory",
+        "pruning.pipeline",
+        "scoring.fused",
+        "scoring.embed",
+    ):
         assert f"htmlrag_chat.{module}" in modules
     assert not any(m.startswith(("htmlrag_chat.reader", "htmlrag_chat.tui")) for m in modules)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.eval.datasets import QAItem, RetentionItem, load_dataset
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

@@ -4,7 +4,7 @@ import pytest
 
 from htmlrag_chat.eval.methods import METHODS, Env, main_text, unavailable_models
 from htmlrag_chat.eval.metrics import html_text
-from htmlrag_chat.pipeline import PageInput
+from htmlrag_chat.pruning.pipeline import PageInput
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, DEFAULT_GEN_MODEL
 from tests.conftest import PAGES
 

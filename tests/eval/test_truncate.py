@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from htmlrag_chat.eval.truncate import truncate
-from htmlrag_chat.tokens import ApproxTokenCounter
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from tests.conftest import PAGES
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval_answers.grading import declines, grade
 from htmlrag_chat.eval_answers.reading import checked_citations
-from htmlrag_chat.sources import Source
 
 TEXTS = [
     "Docker Engine is released under the Apache License, Version 2.0.",

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import MEANING_BAND, THRESHOLD, Claim, check_answer
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
-from htmlrag_chat.sources import Source
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 VERGE = "https://www.theverge.com/2019/7/3/20680681/ios-13-beta-3-facetime-attention-correction-eye-contact"

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from htmlrag_chat.html.dates import page_date
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
 TOMORROW_BUT_ONE = (dt.date.today() + dt.timedelta(days=2)).isoformat()
 

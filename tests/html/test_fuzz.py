@@ -25,7 +25,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from htmlrag_chat.errors import InputError
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.html.blocks import Document, build_block_tree, serialize
 from htmlrag_chat.html.charsets import LABELS
 from htmlrag_chat.html.clean import clean_html
@@ -33,9 +33,9 @@ from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.dom import BLOCK_TAGS
 from htmlrag_chat.html.prune import prune
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.scoring.bm25 import BM25Scorer
-from htmlrag_chat.tokens import ApproxTokenCounter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 START, END = "zqxstartsentinel", "zqxendsentinel"

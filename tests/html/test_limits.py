@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.documents.pdf import MAX_PDF_BYTES
-from htmlrag_chat.errors import InputError
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, read_page_file
 from htmlrag_chat.web.apis import MAX_ANSWER_BYTES
 

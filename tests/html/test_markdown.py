@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.markdown import html_to_markdown
-from htmlrag_chat.pipeline import PageInput, clean_page
+from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 from tests.conftest import PAGES
 
 PAGE = """<html><title>Router</title><body><h1>Reset</h1><div><p>Hold the <b>reset</b>

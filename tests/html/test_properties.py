@@ -10,8 +10,8 @@ from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.prune import prune
 from htmlrag_chat.html.render import to_numbered_html
 from htmlrag_chat.html.text import visible_text
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.scoring.bm25 import BM25Scorer
-from htmlrag_chat.tokens import ApproxTokenCounter
 
 TAGS = ["div", "p", "span", "a", "table", "tr", "td", "ul", "li", "h2", "pre", "script", "br", "b"]
 ATTRS = ["", ' class="x"', " hidden", ' style="display:none"', ' colspan="2"', ' href="/a?b=1&c"']

@@ -15,7 +15,7 @@ from htmlrag_chat.html.prune import (
     token_costs,
 )
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.tokens import ApproxTokenCounter
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 
 
 def document(*htmls: str) -> Document:

@@ -7,7 +7,7 @@ import pytest
 from htmlrag_chat.html.blocks import build_block_tree
 from htmlrag_chat.html.prune import prune
 from htmlrag_chat.html.rendering import RENDERINGS, RenderedCounter, render, rendered_counter
-from htmlrag_chat.pipeline import PageInput, load_pages
+from htmlrag_chat.pruning.pipeline import PageInput, load_pages
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.settings.tree import RENDERINGS as SETTING_CHOICES
 from tests.conftest import PAGES

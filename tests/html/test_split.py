@@ -6,9 +6,9 @@ from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.split import pieces, split_long_text
 from htmlrag_chat.html.text import count_words, visible_text
-from htmlrag_chat.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.scoring.bm25 import BM25Scorer
-from htmlrag_chat.tokens import ApproxTokenCounter
 
 SENTENCES = [f"Sentence number {n} tells about topic{n} in plain words." for n in range(90)]
 LONG = " ".join(SENTENCES)  # 720 words in one run

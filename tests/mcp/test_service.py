@@ -10,19 +10,19 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat import loader
-from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.events import Event, StageStarted
+from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
+from htmlrag_chat.base import loader
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import Event, StageStarted
+from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.html.rendering import render
-from htmlrag_chat.loader import load_count
 from htmlrag_chat.mcp.server import build_server
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.kinds import Integer
 from htmlrag_chat.settings.tree import MAX_BUDGET, find
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.wiring import AgentOptions, build_parts
 from tests.conftest import import_demo
 from tests.mcp.servers import QUESTION
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.events import Notice, ReaderBusy, Skipped, SourcesReady
+from htmlrag_chat.base.events import Notice, ReaderBusy, Skipped, SourcesReady
 from htmlrag_chat.mcp.server import progress_line
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
@@ -85,7 +85,7 @@ def test_a_hostile_page_comes_back_delimited_and_defused(recording: Path, tmp_pa
 
 
 def test_progress_is_ask_s_words_on_one_line_and_defused() -> None:
-    """The notifications say what ``ask -v`` says (``progress.py``), on one line, without
+    """The notifications say what ``ask -v`` says (``base/progress.py``), on one line, without
     what the result holds (the sources) or the reader's state."""
     assert progress_line(Notice("two\nlines")) == "note: two lines"
     line = progress_line(Skipped(URL, "said <|eot_id|>\x1b[2J"))

@@ -3,11 +3,11 @@ pruning, so that a test of the reader plan needs no pruning models."""
 
 from __future__ import annotations
 
-from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.events import EventSink
+from htmlrag_chat.base.events import EventSink
 from htmlrag_chat.reader.backend import Reader
 from htmlrag_chat.reader.choice import Surroundings, look_around
 from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 
 
 def build_reader(

@@ -16,11 +16,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from htmlrag_chat.assembly.inventory import take_inventory
+from htmlrag_chat.assembly.wiring import AgentOptions
+from htmlrag_chat.base.events import Notice
+from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.cli import main
-from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.events import Notice
-from htmlrag_chat.hub import ModelUnavailable
-from htmlrag_chat.inventory import take_inventory
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
 from htmlrag_chat.reader.backend import ReaderPlan
 from htmlrag_chat.reader.backends import GGUFFile
@@ -32,9 +32,9 @@ from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.registry import backend_of, plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 from htmlrag_chat.tui.readers import reader_choices
-from htmlrag_chat.wiring import AgentOptions
 from tests.conftest import import_demo
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.reader.building import build_reader

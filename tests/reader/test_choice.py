@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader.choice import MODELS_ENV, Surroundings, look_around, models_folder, on_disk
 from htmlrag_chat.reader.registry import plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 
 REPO, FILE = "someone/tiny-GGUF", "tiny-Q4_K_M.gguf"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

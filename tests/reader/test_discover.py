@@ -15,8 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from aiohttp import web
 
-from htmlrag_chat.config import ReaderSettings
-from htmlrag_chat.events import Event, Notice
+from htmlrag_chat.base.events import Event, Notice
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.choice import OnDisk, look_around
 from htmlrag_chat.reader.discover import (
@@ -31,6 +30,7 @@ from htmlrag_chat.reader.discover import (
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.reader.settings import ReaderSettings
 from tests.loopback import serve_app, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.reader.building import build_reader

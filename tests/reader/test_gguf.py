@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
 from htmlrag_chat.reader.layout import answer_messages, check_messages

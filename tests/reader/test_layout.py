@@ -3,7 +3,7 @@ laid out as the continuation of the one before, so that a prefix cache serves it
 
 from __future__ import annotations
 
-from htmlrag_chat.prompts import load_prompt
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.layout import (
     answer_messages,

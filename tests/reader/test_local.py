@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.reader import Message, local
 from htmlrag_chat.reader.local import LocalChat, _TextStream
 from htmlrag_chat.reader.streaming import fit_answer

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession, web
 
+from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader import Message, ReaderFailed
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.sse import stream_limits
 from htmlrag_chat.reader.think import OPEN
-from htmlrag_chat.tokens import ApproxTokenCounter
 from tests.loopback import serve_bytes, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
 

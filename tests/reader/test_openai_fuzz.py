@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from htmlrag_chat.agent.reading import read_answer
-from htmlrag_chat.events import AnswerDelta, Event, Notice
+from htmlrag_chat.base.events import AnswerDelta, Event, Notice
 from htmlrag_chat.reader import ReaderFailed, Source
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from htmlrag_chat.html.blocks import build_block_tree
 from htmlrag_chat.html.split import split_long_text
-from htmlrag_chat.pipeline import PageInput, load_pages
+from htmlrag_chat.pruning.pipeline import PageInput, load_pages
 from htmlrag_chat.scoring.content import main_content, shingles
 
 ARTICLE = " ".join(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.cancel import Cancelled
+from htmlrag_chat.base.cancel import Cancelled
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding

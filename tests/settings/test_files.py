@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.cli import main
-from htmlrag_chat.errors import UserError
-from htmlrag_chat.settings.sources import resolve
+from htmlrag_chat.settings.layered import resolve
 
 COMMAND = [sys.executable, "-m", "htmlrag_chat"]
 

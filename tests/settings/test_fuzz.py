@@ -25,10 +25,10 @@ from pathlib import Path
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from htmlrag_chat.errors import UserError
+from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.settings.edit import set_value
 from htmlrag_chat.settings.kinds import Integer, Seconds
-from htmlrag_chat.settings.sources import file_values, read_toml
+from htmlrag_chat.settings.layered import file_values, read_toml
 from htmlrag_chat.settings.tree import SETTINGS, Setting
 
 EDGES = [

@@ -71,10 +71,10 @@ def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default
     to the tree's value (so the number is written once)."""
     from dataclasses import fields
 
-    from htmlrag_chat.config import ReaderSettings
+    from htmlrag_chat.assembly.wiring import AgentOptions, PruneSettings
     from htmlrag_chat.mcp.auth import McpSettings
+    from htmlrag_chat.reader.settings import ReaderSettings
     from htmlrag_chat.web.search import SearchSettings
-    from htmlrag_chat.wiring import AgentOptions, PruneSettings
 
     holders = {
         "reader": ReaderSettings,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from htmlrag_chat.errors import EXIT_STORE
+from htmlrag_chat.base.errors import EXIT_STORE
 from htmlrag_chat.scoring.embed import EmbeddingScorer, text_key
 from htmlrag_chat.store.db import SCHEMA_VERSION, Store, StoreError, default_cache_path
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult

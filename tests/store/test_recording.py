@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from htmlrag_chat.errors import EXIT_INPUT, EXIT_USAGE, InputError, UserError
+from htmlrag_chat.base.errors import EXIT_INPUT, EXIT_USAGE, InputError, UserError
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text

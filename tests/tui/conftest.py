@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from htmlrag_chat.config import ReaderSettings
+from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.conversations.session import ChatSession
-from htmlrag_chat.prune_factory import PruneSettings
+from htmlrag_chat.pruning.factory import PruneSettings
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.transcript import AnswerView
-from htmlrag_chat.wiring import AgentOptions
 from tests.conftest import import_demo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"

@@ -11,8 +11,8 @@ from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.widgets._header import HeaderTitle
 
-from htmlrag_chat.config import ReaderSettings
 from htmlrag_chat.reader.extractive import HEADER
+from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import ChatApp
 from htmlrag_chat.tui.readers import reader_choices

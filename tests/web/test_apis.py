@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat.events import Event, Notice
+from htmlrag_chat.base.events import Event, Notice
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.search import SearchError, WebSearcher
 from htmlrag_chat.web.settings import SearchSettings

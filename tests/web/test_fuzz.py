@@ -28,7 +28,7 @@ from aiohttp import web
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from htmlrag_chat.safety import one_line
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.web.search import SearchError, WebSearcher, normalize_url, web_address
 from htmlrag_chat.web.settings import SearchSettings
 from htmlrag_chat.web.sites import allowed

