@@ -25,6 +25,7 @@ from htmlrag_chat.commands.eval import (
     out_folder,
     parse_budgets,
     parse_methods,
+    parse_names,
 )
 from htmlrag_chat.commands.options import settings_of
 from htmlrag_chat.eval.cache import EvalCache
@@ -47,7 +48,7 @@ def run_answers(args: argparse.Namespace) -> int:
     prune = PruneSettings.of(settings)
     budgets = parse_budgets(args.budgets)
     methods = parse_methods(args.methods or ANSWER_METHODS)
-    renderings = parse_renderings(args.renderings)
+    renderings = parse_names(args.renderings, RENDERINGS, "--render", "rendering")
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
@@ -79,13 +80,3 @@ def run_answers(args: argparse.Namespace) -> int:
         out_folder(args.out)
         write_report(args.out, report)
     return EXIT_OK
-
-
-def parse_renderings(text: str) -> tuple[str, ...]:
-    """``html,markdown`` -> ("html", "markdown"): known renderings, each once, in order."""
-    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
-    unknown = [name for name in names if name not in RENDERINGS]
-    if unknown or not names:
-        named = ", ".join(unknown) if unknown else repr(text)
-        raise UserError(f"--render: unknown rendering {named} (known: {', '.join(RENDERINGS)})")
-    return names

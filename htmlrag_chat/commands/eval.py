@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -172,11 +173,17 @@ def parse_budgets(text: str) -> tuple[int, ...]:
 
 def parse_methods(text: str) -> tuple[str, ...]:
     """Method names in the order given, each once; UserError for an unknown one."""
+    return parse_names(text, tuple(METHODS), "--methods", "method")
+
+
+def parse_names(text: str, known: Sequence[str], option: str, kind: str) -> tuple[str, ...]:
+    """``a,b`` -> ("a", "b"): names of ``known`` in the order given, each once; UserError
+    naming ``option`` for an unknown one, or for none at all."""
     names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
-    unknown = [name for name in names if name not in METHODS]
+    unknown = [name for name in names if name not in known]
     if unknown or not names:
         named = ", ".join(unknown) if unknown else repr(text)
-        raise UserError(f"--methods: unknown method {named} (known: {', '.join(METHODS)})")
+        raise UserError(f"{option}: unknown {kind} {named} (known: {', '.join(known)})")
     return names
 
 

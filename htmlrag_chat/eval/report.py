@@ -140,47 +140,51 @@ def markdown(report: Report) -> str:
         f"{report.task}: {len(report.items)} items, tokenizer {report.settings['tokenizer']}; "
         f"cells: {what}",
         "",
-        _row(["method", *budgets]),
-        _row(["---", *["---:"] * len(budgets)]),
+        table_row(["method", *budgets]),
+        table_row(["---", *["---:"] * len(budgets)]),
     ]
     for method, summaries in results.items():
         cells = []
         for budget in budgets:
             summary = summaries[budget]
-            cell = _number(summary["recall"])
+            cell = share(summary["recall"])
             if report.task == "retention":
-                cell += f" / {_number(summary['leakage'])}"
+                cell += f" / {share(summary['leakage'])}"
             cells.append(cell)
-        lines.append(_row([method, *cells]))
+        lines.append(table_row([method, *cells]))
     lines += [
         "",
         "mean context tokens / mean ms per item",
         "",
-        _row(["method", *budgets]),
-        _row(["---", *["---:"] * len(budgets)]),
+        table_row(["method", *budgets]),
+        table_row(["---", *["---:"] * len(budgets)]),
     ]
     for method, summaries in results.items():
-        cells = [f"{_whole(s['tokens'])} / {_whole(s['ms'])}" for s in summaries.values()]
-        lines.append(_row([method, *cells]))
+        cells = [f"{whole(s['tokens'])} / {whole(s['ms'])}" for s in summaries.values()]
+        lines.append(table_row([method, *cells]))
     for key, values in report.groups().items():
         lines += ["", f"by {key}: questions whose gold answer is in the context", ""]
-        lines += [_row([key, "method", *budgets]), _row(["---", "---", *["---:"] * len(budgets)])]
+        lines += [
+            table_row([key, "method", *budgets]),
+            table_row(["---", "---", *["---:"] * len(budgets)]),
+        ]
         for value, group in values.items():
             for method, recalls in group["recall"].items():
-                cells = [_number(recalls[budget]) for budget in budgets]
-                lines.append(_row([f"{value} ({group['items']})", method, *cells]))
+                cells = [share(recalls[budget]) for budget in budgets]
+                lines.append(table_row([f"{value} ({group['items']})", method, *cells]))
     for method, reason in report.unavailable.items():
         lines += ["", f"{method}: unavailable ({reason})"]
     return "\n".join(lines)
 
 
-def _row(cells: list[str]) -> str:
+def table_row(cells: list[str]) -> str:
+    """A Markdown table row (the reports of ``eval`` and ``eval answers``)."""
     return "| " + " | ".join(cells) + " |"
 
 
-def _number(value: float | None) -> str:
+def share(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _whole(value: float | None) -> str:
+def whole(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"

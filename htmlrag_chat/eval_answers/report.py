@@ -23,7 +23,7 @@ from typing import Any
 
 from htmlrag_chat.base.atomic import atomic_output
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.eval.report import dumps_json, grouped, report_json
+from htmlrag_chat.eval.report import dumps_json, grouped, report_json, share, table_row, whole
 
 Summary = dict[str, float | int | None]
 
@@ -114,53 +114,41 @@ def markdown(report: AnswerReport) -> str:
         ("answers citing a source / whose citations all hold / right answers citing", _citing),
         ("'cannot answer' when the context lacks the answer (questions)", _declining),
         ("mean context tokens / prompt tokens / prefill s / total s", _costs),
-        ("right answers per second of prefill", lambda s: _n(s["correct_per_prefill_s"])),
+        ("right answers per second of prefill", lambda s: share(s["correct_per_prefill_s"])),
     ]
     for title, cell in tables:
-        lines += ["", title, "", _row(["method/rendering", *budgets])]
-        lines.append(_row(["---", *["---:"] * len(budgets)]))
+        lines += ["", title, "", table_row(["method/rendering", *budgets])]
+        lines.append(table_row(["---", *["---:"] * len(budgets)]))
         for name, summaries in results.items():
-            lines.append(_row([name, *(cell(summaries[budget]) for budget in budgets)]))
+            lines.append(table_row([name, *(cell(summaries[budget]) for budget in budgets)]))
     for key, values in report.groups().items():
         lines += ["", f"by {key}: right answers", ""]
-        lines += [_row([key, "method/rendering", *budgets])]
-        lines.append(_row(["---", "---", *["---:"] * len(budgets)]))
+        lines += [table_row([key, "method/rendering", *budgets])]
+        lines.append(table_row(["---", "---", *["---:"] * len(budgets)]))
         for value, group in values.items():
             for name, shares in group["correct"].items():
-                cells = [_n(shares[budget]) for budget in budgets]
-                lines.append(_row([f"{value} ({group['items']})", name, *cells]))
+                cells = [share(shares[budget]) for budget in budgets]
+                lines.append(table_row([f"{value} ({group['items']})", name, *cells]))
     for method, reason in report.unavailable.items():
         lines += ["", f"{method}: unavailable ({reason})"]
     return "\n".join(lines)
 
 
 def _right(s: Summary) -> str:
-    return f"{_n(s['correct'])} ({_n(s['in_context'])})"
+    return f"{share(s['correct'])} ({share(s['in_context'])})"
 
 
 def _citing(s: Summary) -> str:
-    return f"{_n(s['cited'])} / {_n(s['citations_hold'])} / {_n(s['cited_when_correct'])}"
+    return f"{share(s['cited'])} / {share(s['citations_hold'])} / {share(s['cited_when_correct'])}"
 
 
 def _declining(s: Summary) -> str:
-    return f"{_n(s['cannot_answer'])} ({s['not_in_context']})"
+    return f"{share(s['cannot_answer'])} ({s['not_in_context']})"
 
 
 def _costs(s: Summary) -> str:
-    tokens = f"{_w(s['context_tokens'])} / {_w(s['prompt_tokens'])}"
+    tokens = f"{whole(s['context_tokens'])} / {whole(s['prompt_tokens'])}"
     return f"{tokens} / {_f(s['prefill_s'])} / {_f(s['total_s'])}"
-
-
-def _row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
-def _n(value: float | int | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _w(value: float | int | None) -> str:
-    return "-" if value is None else f"{value:.0f}"
 
 
 def _f(value: float | int | None) -> str:
