@@ -15,6 +15,7 @@ against every source the same way, and the passage found is attached as a quote 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,9 @@ MEANING_BAND = (0.15, 0.6)  # the terms' scores for which the model is asked (_c
 ENGLISH = "en"
 # "Here is what the sources say:" introduces claims, a question asks one: neither makes one.
 NO_CLAIM = (":", "\uff1a", "?", "\uff1f")
+LOOP = 4  # one to LOOP_WORDS words said this many times in a row: the reader looped
+LOOP_WORDS = 5
+_WORDS = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Claim:
     # False: a lead-in ("The sources say:"), a question, or words that say nothing about
     # the world ("According to the sources."): there is nothing to back.
     checked: bool = True
+    looped: bool = False  # it says the same words over and over: no source backs a loop
 
     @property
     def backing(self) -> tuple[Quote, ...]:
@@ -114,7 +119,7 @@ def check_answer(
     work = []
     for sentence in said:
         allowed = set(sentence.sources) or {source.number for source in sources}
-        eligible = [i for i, p in enumerate(found) if p.source in allowed]
+        eligible = [i for i, p in enumerate(found) if p.source in allowed and not p.asks]
         language = sentence_language(sentence.text, collection, eligible)
         work.append(_Sentence(sentence, language, eligible))
     for item in work:
@@ -198,6 +203,8 @@ def _claim(
     reading = read_sentence(said.text, collection, item.language)
     if said.text.endswith(NO_CLAIM) or not reading.says_anything:
         return Claim(said.text, said.sources, checked=False)
+    if loops(said.text):
+        return Claim(said.text, said.sources, supported=False, looped=True)
     searched = set(said.sources) or set(held)
     missing = tuple(sorted(reading.numbers - set().union(*(held[n] for n in searched))))
     if said.sources:
@@ -218,6 +225,21 @@ def _claim(
     if best.score >= threshold and not missing:
         return Claim(said.text, (), (best,), best.score, True)
     return Claim(said.text, (), (), best.score, False, missing)
+
+
+def loops(text: str) -> bool:
+    """Whether ``text`` says the same one to ``LOOP_WORDS`` words ``LOOP`` times in a row
+    ("the team of the team of the team of ..."): a small reader stuck in a loop. Its first
+    words may copy a source; what follows is no claim a passage can back."""
+    words = _WORDS.findall(text.casefold())
+    for size in range(1, LOOP_WORDS + 1):
+        for start in range(len(words) - LOOP * size + 1):
+            said = words[start : start + size]
+            if all(
+                words[start + k * size : start + (k + 1) * size] == said for k in range(1, LOOP)
+            ):
+                return True
+    return False
 
 
 def _quote(scored: _Scored, collection: Collection, threshold: float, added: bool = False) -> Quote:

@@ -15,7 +15,8 @@ Three kinds of evidence, each for a failure the others miss:
 - **Numbers** (``numbers``): a changed number keeps every other word ("iOS 13 beta 7" for
   "beta 3"), so numbers must be found as written: digit runs, thousands separators dropped
   ("1,024" is "1024"), leading zeros dropped ("09" is "9"), none inside a code like
-  "U7PMa4oNGN", small ones written as words ("twice") as digits. A passage without one of
+  "U7PMa4oNGN", small ones written as words ("twice") as digits, and ordinals in Roman
+  capitals ("IV Pleno") as digits too. A passage without one of
   the sentence's numbers backs it at half its score; a number in none of the cited sources
   is named and fails the sentence (``claims``). Numbers the question gave are its premise.
 - **Meaning** (the embedding model, when installed): the cosine of the sentence and the
@@ -90,6 +91,10 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:[.,\u00a0\u202f]\d{3})+(?![.,]?\d)")
 # one at a word's end or start is ("iOS13", "4K").
 _LETTER = rf"[^\W\d_{CJK.pattern[1:-1]}]"  # CJK text writes numbers between its words
 _DIGITS = re.compile(rf"(?<!\d)(?:(?<!{_LETTER})\d+|\d+(?!{_LETTER}))(?!\d)")
+# An ordinal in capitals of I, V and X ("IV Pleno", "World War II", "Louis XIV"): a changed
+# one changes the claim as a changed digit does. One letter alone is a word ("I") as often.
+_ROMAN = re.compile(r"\b(?=[IVX]{2,}\b)X{0,3}(?:IX|IV|V?I{0,3})(?<=[IVX])\b")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _NAME = re.compile(r"(?<=\S)\s+[\"'“„(]?([^\W\d_a-z][^\W_]*)")
 
 
@@ -102,7 +107,13 @@ def numbers(text: str) -> frozenset[str]:
     found |= {
         NUMBER_WORDS[word] for word in _WORDS.findall(text.casefold()) if word in NUMBER_WORDS
     }
+    found |= {str(_roman(match[0])) for match in _ROMAN.finditer(text)}
     return frozenset(number.lstrip("0") or "0" for number in found)
+
+
+def _roman(numeral: str) -> int:
+    values = [_ROMAN_VALUES[letter] for letter in numeral]
+    return sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
 
 
 class Embedder(Protocol):

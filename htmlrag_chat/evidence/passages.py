@@ -29,6 +29,7 @@ _NOT_AN_END = re.compile(
 )
 _WORD = re.compile(r"[^\W_]")
 _MARK = "\ue0ff"  # a private-use character: what stands in for a row or an item
+ASKING = ("?", "\uff1f")  # a passage ending so asks
 MAX_CHARS = 600  # a longer "sentence" (a run without end marks) is cut at this many characters
 
 
@@ -44,6 +45,12 @@ class Passage:
     def quote(self) -> str:
         """The passage as shown: its context first, the passage after it."""
         return f"{self.context} … {self.text}" if self.context else self.text
+
+    @property
+    def asks(self) -> bool:
+        """A question ("Gefällt dir unser Klettermagazin?") states nothing, so it backs
+        nothing: it shares its words with a claim without saying it is so."""
+        return self.text.rstrip("\"'”»)").endswith(ASKING)
 
     @property
     def matched(self) -> str:

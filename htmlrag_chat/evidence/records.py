@@ -2,9 +2,9 @@
 
 One record per sentence: the sentence, the sources it cites, its ``citations`` (each with
 source number, URL, quote, score, and whether the checker added it), its support, the
-``unsupported`` flag and the numbers none of its sources holds. Answers stored before the
-evidence check kept ``{sentence, sources, support, supported}`` per cited sentence in the
-same column; those read back as claims without quotes.
+``unsupported`` flag, the numbers none of its sources holds, and whether it loops. Answers
+stored before the evidence check kept ``{sentence, sources, support, supported}`` per cited
+sentence in the same column; those read back as claims without quotes.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def claim_record(claim: Claim, urls: Mapping[int, str]) -> dict[str, Any]:
         "unsupported": not claim.supported,
         "missing": list(claim.missing),
         "checked": claim.checked,
+        "looped": claim.looped,
     }
 
 
@@ -67,6 +68,7 @@ def claim_from_record(record: object) -> Claim | None:
             not record["unsupported"],
             tuple(str(number) for number in record["missing"]),
             bool(record["checked"]),
+            bool(record.get("looped", False)),  # not in records written before it was found
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -55,6 +55,8 @@ def problem(claim: Claim) -> str:
         where = "it" if len(claim.cited) == 1 else "any of them"
     else:
         cites, where = "cites nothing, and ", "any source"
+    if claim.looped:
+        return f"{cites}it says the same words over and over (the reader looped)"
     if claim.missing:
         which = ", ".join(claim.missing)
         return f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"

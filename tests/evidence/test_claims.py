@@ -114,6 +114,60 @@ TABLE = (
 )
 
 
+def test_a_question_on_the_page_backs_nothing() -> None:
+    """On a real climbing page (LACRUX): SmolLM2's "Das wäres Klettermagazin." matched the
+    page's "Gefällt dir unser Klettermagazin?", and the page only asks whether Ondra leaves
+    Black Diamond. A question shares a claim's words and states nothing."""
+    page = source(
+        1,
+        "<p>Das wären Big News! Adam Ondra ist seit vielen Jahren Athlet bei Black Diamond und"
+        " pflegt mit seinen Sponsoren langjährige Beziehungen.</p><p>Kehrt Adam Ondra also"
+        " Black Diamond bald den Rücken zu und wechselt zum Schweizer Bergsportausrüster"
+        " Mammut?</p><p>Gefällt dir unser Klettermagazin? Bei der Lancierung von LACRUX haben"
+        " wir entschieden, keine Bezahlschranke einzuführen.</p>",
+        "Mammut nimmt Adam Ondra unter Vertrag - LACRUX Klettermagazin",
+    )
+    question = "Bei welchem Ausrüster war Adam Ondra viele Jahre Athlet, bevor er zu Mammut ging?"
+    answer = (
+        "Das wäres Klettermagazin. Adam Ondra kehrt Black Diamond den Rücken zu und wechselt"
+        " zu Mammut [1]. Adam Ondra war viele Jahre Athlet bei Black Diamond [1]."
+    )
+    magazine, leaves, athlete = check_answer(question, answer, [page])
+    assert not magazine.supported and magazine.quotes == ()
+    assert not leaves.supported and leaves.backing == ()
+    assert athlete.supported and "seit vielen Jahren Athlet" in athlete.backing[0].text
+
+
+def test_a_changed_roman_ordinal_is_a_wrong_number() -> None:
+    page = source(
+        1, "<p>La Estrategia General fue presentada en el II Pleno del Comité Central.</p>"
+    )
+    right, wrong = check_answer(
+        "¿Dónde?",
+        "La Estrategia General fue presentada en el II Pleno [1]. La Estrategia General fue"
+        " presentada en el IV Pleno [1].",
+        [page],
+    )
+    assert right.supported
+    assert not wrong.supported and wrong.missing == ("4",)
+
+
+def test_a_sentence_that_loops_is_unsupported_though_it_starts_as_its_source() -> None:
+    """SmolLM2 on a Brazilian page: the source's first words, then one word over and over."""
+    page = source(
+        1, "<p>Uma das lideranças da organização contava com PMs para cometer crimes.</p>"
+    )
+    loop = "Uma das lideranças da organização contava com PMs para a " + "sequência de " * 6
+    copy, looped = check_answer(
+        "Quem?", f"Uma das lideranças da organização contava com PMs [1]. {loop}[1].", [page]
+    )
+    assert copy.supported and not copy.looped
+    assert looped.looped and not looped.supported and looped.backing == ()
+    # A word said twice or three times in a row is no loop.
+    [claim] = check_answer("Quem?", "Uma das das lideranças contava contava com PMs [1].", [page])
+    assert not claim.looped
+
+
 def test_a_table_row_backs_a_sentence_with_its_header() -> None:
     question = "Wie viele Punkte hatte Freiburg nach dem 10. Spieltag?"
     right, wrong = check_answer(

@@ -18,6 +18,8 @@ from htmlrag_chat.evidence.passages import Passage
         ("2019年7月3日", {"2019", "7", "3"}),
         ("he took the Fifth twice, zwei Tage", {"2"}),
         ("the High Elf came once in Sept", set()),
+        ("el IV Pleno, World War II, Louis XIV. VI.", {"4", "2", "14", "6"}),
+        ("I saw X and IIII, XXL, CC BY, Phase IIa", set()),
     ],
 )
 def test_numbers_as_written(text: str, found: set[str]) -> None:

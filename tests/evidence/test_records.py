@@ -26,8 +26,18 @@ def test_a_record_holds_each_citation_with_its_url_and_reads_back() -> None:
             {"source": 1, "url": "https://b.test/", "quote": "x", "score": 0.6, "backs": True,
              "added": True},
         ],
-        "support": 0.9, "unsupported": False, "missing": [], "checked": True,
+        "support": 0.9, "unsupported": False, "missing": [], "checked": True, "looped": False,
     }  # fmt: skip
+    assert claim_from_record(record) == CLAIM
+
+
+def test_a_looped_claim_reads_back_and_a_record_from_before_loops_were_found_does_not_loop() -> (
+    None
+):
+    looped = Claim("the team of the team of the team of the team", (), supported=False, looped=True)
+    assert claim_from_record(claim_record(looped, {})) == looped
+    record = claim_record(CLAIM, {})
+    del record["looped"]
     assert claim_from_record(record) == CLAIM
 
 

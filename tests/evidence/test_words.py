@@ -65,3 +65,6 @@ def test_why_a_sentence_is_unsupported() -> None:
     assert problem(Claim("x", (), (), 0.1, False, ("7", "2019"))) == (
         "cites nothing, and 7, 2019 are not in any source"
     )
+    assert problem(Claim("x", (2,), (), 0.0, False, looped=True)) == (
+        "cites [2], but it says the same words over and over (the reader looped)"
+    )
