@@ -29,3 +29,23 @@ class InputError(UserError):
     """An input file or page cannot be used (missing, binary, too large, bad encoding)."""
 
     exit_code = EXIT_INPUT
+
+
+class ModelUnavailable(UserError):
+    """A model or tokenizer that cannot be loaded here (not cached, offline, gated).
+
+    ``next_step`` is what the user can do about it, where the raiser knows the model's role
+    (``models pull reader``, ``--reader extractive``): it ends the one-line message, and the
+    chat app, which otherwise adds its own advice, sees it is there."""
+
+    def __init__(self, message: str, next_step: str = "") -> None:
+        super().__init__(f"{message}; {next_step}" if next_step else message)
+        self.next_step = next_step
+
+
+def with_next_step(error: ModelUnavailable, next_step: str) -> ModelUnavailable:
+    """``error`` ending with ``next_step``, unless it says what to do already (its own next
+    step, or an extra to install: ``MissingExtra`` names the pip line)."""
+    if error.next_step or type(error) is not ModelUnavailable:
+        return error
+    return ModelUnavailable(str(error), next_step)

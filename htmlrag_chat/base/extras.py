@@ -18,7 +18,7 @@ import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from htmlrag_chat.base.hub import ModelUnavailable
+from htmlrag_chat.base.errors import ModelUnavailable
 
 # The top-level modules each extra installs, by extra (the names in pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
+from htmlrag_chat.base.errors import EXIT_NETWORK, ModelUnavailable, UserError
 
 T = TypeVar("T")
 
@@ -30,26 +30,6 @@ _TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.t
 _WEIGHTS = (".safetensors", ".bin")
 # A snapshot in the cache holds a model, a tokenizer, or both.
 _SNAPSHOT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "tokenizer.model")
-
-
-class ModelUnavailable(UserError):
-    """A model or tokenizer that cannot be loaded here (not cached, offline, gated).
-
-    ``next_step`` is what the user can do about it, where the raiser knows the model's role
-    (``models pull reader``, ``--reader extractive``): it ends the one-line message, and the
-    chat app, which otherwise adds its own advice, sees it is there."""
-
-    def __init__(self, message: str, next_step: str = "") -> None:
-        super().__init__(f"{message}; {next_step}" if next_step else message)
-        self.next_step = next_step
-
-
-def with_next_step(error: ModelUnavailable, next_step: str) -> ModelUnavailable:
-    """``error`` ending with ``next_step``, unless it says what to do already (its own next
-    step, or an extra to install: ``MissingExtra`` names the pip line)."""
-    if error.next_step or type(error) is not ModelUnavailable:
-        return error
-    return ModelUnavailable(str(error), next_step)
 
 
 class HubUnreachable(UserError):

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import ignore
-from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.eval.chunks import CHUNK_WORDS, join_chunks, select_chunks, split_chunks
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.truncate import truncate

@@ -14,12 +14,11 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
+from htmlrag_chat.base.errors import ModelUnavailable, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.base.hub import (
-    ModelUnavailable,
     cached_snapshot,
     check_obtainable,
-    with_next_step,
 )
 from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.scoring import (

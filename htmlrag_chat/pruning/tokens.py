@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
+from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.base.extras import needed
 from htmlrag_chat.base.hub import (
-    ModelUnavailable,
     cached_snapshot,
     check_obtainable,
     load_pretrained,

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import Notice
-from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.base.listing import ModelRow
 from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader.discover import Server

@@ -34,8 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.base.safety import defuse_control_tokens
 from htmlrag_chat.reader import CallStats, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream

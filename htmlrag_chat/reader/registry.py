@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.errors import ModelUnavailable, UserError, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
-from htmlrag_chat.base.hub import ModelUnavailable, with_next_step
 from htmlrag_chat.reader.backend import Backend, Reader, ReaderPlan
 from htmlrag_chat.reader.backends import (
     ConfiguredServer,

@@ -27,9 +27,9 @@ import numpy as np
 
 from htmlrag_chat.base import cancel
 from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.extras import MissingExtra, needed
 from htmlrag_chat.base.hub import (
-    ModelUnavailable,
     cached_snapshot,
     check_obtainable,
     load_pretrained,

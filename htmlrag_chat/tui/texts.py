@@ -8,8 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer
-from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.base.hub import ModelUnavailable
+from htmlrag_chat.base.errors import ModelUnavailable, UserError
 from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.reader.choice import no_llm_hint
 

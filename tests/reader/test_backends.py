@@ -18,8 +18,8 @@ import pytest
 
 from htmlrag_chat.assembly.inventory import take_inventory
 from htmlrag_chat.assembly.wiring import AgentOptions
+from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import Notice
-from htmlrag_chat.base.hub import ModelUnavailable
 from htmlrag_chat.cli import main
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
 from htmlrag_chat.reader.backend import ReaderPlan
