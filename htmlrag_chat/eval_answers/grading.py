@@ -25,7 +25,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.metrics import answer_present, normalize
+from htmlrag_chat.evidence.claims import check_answer
 
 # "The sources do not say": how readers decline, in the languages of the dev sets. Matched
 # on the casefolded answer; a declined answer that also names the gold answer is correct.
@@ -77,13 +79,14 @@ _DECLINES = re.compile(
 )
 
 
-def grade(record: dict[str, Any], answers: Sequence[str]) -> dict[str, Any]:
-    """The grades of one stored answer (``reading.read``'s record) for these gold answers,
-    with each citation's verdict per cited source."""
+def grade(record: dict[str, Any], question: str, answers: Sequence[str]) -> dict[str, Any]:
+    """The grades of one stored answer (``reading.read``'s record) to ``question`` for these
+    gold answers, with each cited sentence's verdict per cited source."""
     texts: list[str] = record["texts"]
     sources = {number: text for number, text in enumerate(texts, 1)}
     correct = answer_present(answers, record["answer"])
-    citations = [_judge(citation, sources, answers) for citation in record["citations"]]
+    checked = checked_citations(question, record)
+    citations = [_judge(citation, sources, answers) for citation in checked]
     cited = bool(citations)
     return {
         "correct": correct,
@@ -93,6 +96,28 @@ def grade(record: dict[str, Any], answers: Sequence[str]) -> dict[str, Any]:
         "declined": not correct and declines(record["answer"]),
         "citations": citations,
     }
+
+
+def checked_citations(question: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's cited sentences, each with the sources it cites and those of them whose
+    passages back it (``check_answer`` on the record's sources, terms only, as ``ask``
+    checks an answer: grading needs no model)."""
+    sources = [
+        Source(shown["number"], shown["url"], shown["title"], html, text)
+        for shown, html, text in zip(
+            record["sources"], record["html"], record["texts"], strict=True
+        )
+    ]
+    return [
+        {
+            "sentence": claim.sentence,
+            "sources": list(claim.cited),
+            "support": claim.support,
+            "backed_by": [quote.source for quote in claim.backing],
+        }
+        for claim in check_answer(question, record["markdown"], sources)
+        if claim.cited
+    ]
 
 
 def declines(answer: str) -> bool:

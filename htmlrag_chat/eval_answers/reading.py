@@ -2,9 +2,10 @@
 
 The answer goes through ``agent.reading.read_answer``, the one place where model output
 becomes what a person reads (invented citations removed, control tokens defused, think
-blocks dropped), then ``evidence.claims.check_answer`` (terms only, no embedding model), as
-``ask`` does after it. A GGUF reader keeps its
-llama.cpp state between calls, so that a conversation's calls reuse their shared prefix;
+blocks dropped). The record keeps what grading needs to check it as ``ask`` does (the
+answer's Markdown, each source's pruned HTML and visible text), not the check's verdicts:
+a changed check is a new grade of the same answers, not new model calls. A GGUF reader
+keeps its llama.cpp state between calls, so that a conversation's calls reuse their shared prefix;
 here every question starts cold (``GGUFChat.forget``), as a fresh ``ask`` does, so that a
 question's prefill time does not depend on which question ran before it.
 """
@@ -20,7 +21,6 @@ from typing import Any
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.base.events import ignore
 from htmlrag_chat.base.sources import Source
-from htmlrag_chat.evidence.claims import check_answer
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, source_content
 
@@ -28,7 +28,7 @@ _CHUNK = 1 << 20
 
 
 async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict[str, Any]:
-    """The answer to ``question`` from ``sources``, its checked citations and its costs:
+    """The answer to ``question`` from ``sources``, what it was read from and its costs:
     prompt tokens (None when the backend does not say), seconds to the first piece of the
     answer (the prefill, for an LLM) and in all."""
     chat = reader.chat
@@ -45,34 +45,20 @@ async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict
         prompt_tokens = calls[-1].prompt_tokens
     return {
         "answer": text,
+        "markdown": markdown,  # what the evidence check reads
         "removed_citations": removed,
-        "citations": checked_citations(question, markdown, sources),
         "sources": [
             {"number": s.number, "url": s.url, "title": s.title, "content": source_content(s)}
             for s in sources
         ],
-        "texts": [source.text for source in sources],  # what grading matches against
+        # What grading matches against: the visible texts, and the pruned HTML whose
+        # passages the evidence check cuts.
+        "texts": [source.text for source in sources],
+        "html": [source.html for source in sources],
         "prompt_tokens": prompt_tokens,
         "prefill_s": None if first_ms is None else round(first_ms / 1000, 3),
         "total_s": round(total, 3),
     }
-
-
-def checked_citations(
-    question: str, markdown: str, sources: Sequence[Source]
-) -> list[dict[str, Any]]:
-    """The answer's cited sentences, each with the sources it cites and those of them whose
-    passages back it (``check_answer``, terms only, so that grading needs no model)."""
-    return [
-        {
-            "sentence": claim.sentence,
-            "sources": list(claim.cited),
-            "support": claim.support,
-            "backed_by": [quote.source for quote in claim.backing],
-        }
-        for claim in check_answer(question, markdown, sources)
-        if claim.cited
-    ]
 
 
 def reader_identity(reader: Reader) -> dict[str, str]:

@@ -6,8 +6,9 @@ its models, the rendering, the budget, the token counter, the reader (``reader_i
 for a GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the
 code that made the context and the answer (the methods, the prompt layout and prompts, the
 reading and citation filters, the readers). Grades are not in the record: they are worked
-out again on every run (``grading.py``), so a changed measure costs no model call. A run
-stopped at any point resumes where it stopped.
+out again on every run (``grading.py``, the evidence check included, from the answer's
+Markdown and the sources' HTML the record keeps), so a changed measure costs no model call.
+A run stopped at any point resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ ROOTS = (
     "htmlrag_chat.reader.local",
 )
 STAGE = "eval answers"
+GRADING_ONLY = ("texts", "html", "markdown")  # in a record for its grades, not in the report
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ async def evaluate_answers(
         for cell in cells:
             records = await run.cell(cell, item, ready, infos)
             results[cell.name] = {
-                str(budget): _shown(record, item.answers) for budget, record in records.items()
+                str(budget): _shown(record, item) for budget, record in records.items()
             }
         row = {**describe("qa", ready, folder, item), "question": item.question}
         rows.append({**row, "answers": list(item.answers), "results": results})
@@ -156,11 +158,12 @@ class _Run:
         return {budget: record for budget, record in found.items() if record is not None}
 
 
-def _shown(record: dict[str, Any], answers: Sequence[str]) -> dict[str, Any]:
-    """An answer as the report shows it: the record and its grades, without the sources'
-    texts (kept for grading; the report has what the reader got)."""
-    shown = {key: value for key, value in record.items() if key != "texts"}
-    return {**shown, **grade(record, answers)}
+def _shown(record: dict[str, Any], item: QAItem) -> dict[str, Any]:
+    """An answer as the report shows it: the record and its grades, without what was kept
+    for grading only (the sources' texts and HTML, the answer's Markdown; the report has
+    what the reader got and said)."""
+    shown = {key: value for key, value in record.items() if key not in GRADING_ONLY}
+    return {**shown, **grade(record, item.question, item.answers)}
 
 
 def _described(

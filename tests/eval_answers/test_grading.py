@@ -4,57 +4,66 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval_answers.grading import declines, grade
-from htmlrag_chat.eval_answers.reading import checked_citations
 
 TEXTS = [
     "Docker Engine is released under the Apache License, Version 2.0.",
     "Moby is the upstream project of Docker. It is developed in the open on GitHub.",
 ]
 GOLD = ["Apache License"]
+QUESTION = "What is Docker's license?"
 
 
 def record(answer: str, texts: list[str] = TEXTS) -> dict:
-    """What ``reading.read`` stores for an answer: its checked citations and the texts."""
-    sources = [Source(n, f"p{n}.html", "", f"<p>{t}</p>", t) for n, t in enumerate(texts, 1)]
-    citations = checked_citations("What is Docker's license?", answer, sources)
-    return {"answer": answer, "citations": citations, "texts": texts}
+    """What ``reading.read`` keeps of an answer for grading: the answer, its Markdown, and
+    each source's visible text and pruned HTML."""
+    numbered = list(enumerate(texts, 1))
+    return {
+        "answer": answer,
+        "markdown": answer,
+        "sources": [{"number": n, "url": f"p{n}.html", "title": ""} for n, _ in numbered],
+        "texts": texts,
+        "html": [f"<p>{text}</p>" for text in texts],
+    }
+
+
+def graded(answer: str, texts: list[str] = TEXTS) -> dict:
+    return grade(record(answer, texts), QUESTION, GOLD)
 
 
 def test_a_right_answer_citing_the_source_that_holds_it() -> None:
-    grades = grade(record("It is released under the Apache License [1]."), GOLD)
+    grades = graded("It is released under the Apache License [1].")
     assert grades["correct"] and grades["in_context"] and grades["cited"]
     assert grades["citations_hold"] and not grades["declined"]
     assert grades["citations"][0]["holds"] == [True]
 
 
 def test_the_gold_answer_must_be_in_every_source_its_sentence_cites() -> None:
-    grades = grade(record("It is released under the Apache License [1, 2]."), GOLD)
+    grades = graded("It is released under the Apache License [1, 2].")
     assert grades["correct"] and grades["cited"] and not grades["citations_hold"]
     assert grades["citations"][0]["holds"] == [True, False]
-    wrong = grade(record("It is released under the Apache License [2]."), GOLD)
+    wrong = graded("It is released under the Apache License [2].")
     assert wrong["correct"] and not wrong["citations_hold"]
 
 
 def test_other_sentences_hold_when_their_source_backs_them_as_ask_checks() -> None:
     answer = "Moby is developed in the open on GitHub [2]. The license is Apache License [1]."
-    assert grade(record(answer), GOLD)["citations_hold"]
+    assert graded(answer)["citations_hold"]
     invented = "Moby was written by volunteers in Antarctica during winter [2]. Apache License [1]."
-    grades = grade(record(invented), GOLD)
+    grades = graded(invented)
     assert grades["cited"] and not grades["citations_hold"]
 
 
 def test_an_uncited_right_answer_is_right_but_not_cited() -> None:
-    grades = grade(record("Apache License, Version 2.0."), GOLD)
+    grades = graded("Apache License, Version 2.0.")
     assert grades["correct"] and not grades["cited"] and not grades["citations_hold"]
 
 
 def test_an_answer_not_in_the_context_is_declined_or_guessed() -> None:
     texts = ["Moby is the upstream project of Docker."]
-    declined = grade(record("The sources do not mention the license.", texts), GOLD)
+    declined = graded("The sources do not mention the license.", texts)
     assert not declined["in_context"] and not declined["correct"] and declined["declined"]
-    guessed = grade(record("It is MIT licensed [1].", texts), GOLD)
+    guessed = graded("It is MIT licensed [1].", texts)
     assert not guessed["declined"] and not guessed["correct"]
 
 
