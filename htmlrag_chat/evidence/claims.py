@@ -31,7 +31,7 @@ from htmlrag_chat.evidence.matching import (
     read_sentence,
     sentence_language,
 )
-from htmlrag_chat.evidence.passages import Passage, passages
+from htmlrag_chat.evidence.passages import ASKING, Passage, passages
 from htmlrag_chat.reader.citations import AnswerSentence, answer_sentences
 
 THRESHOLD = 0.66  # calibrated on half of bench/data/claims.jsonl (docs/evidence.md)
@@ -39,7 +39,7 @@ CANDIDATES = 2  # a source's best passages by terms that the embedding model rea
 MEANING_BAND = (0.15, 0.6)  # the terms' scores for which the model is asked (_candidates)
 ENGLISH = "en"
 # "Here is what the sources say:" introduces claims, a question asks one: neither makes one.
-NO_CLAIM = (":", "\uff1a", "?", "\uff1f")
+NO_CLAIM = (":", "\uff1a", *ASKING)
 LOOP = 4  # one to LOOP_WORDS words said this many times in a row: the reader looped
 LOOP_WORDS = 5
 _WORDS = re.compile(r"[^\W_]+")

@@ -15,10 +15,10 @@ Three kinds of evidence, each for a failure the others miss:
 - **Numbers** (``numbers``): a changed number keeps every other word ("iOS 13 beta 7" for
   "beta 3"), so numbers must be found as written: digit runs, thousands separators dropped
   ("1,024" is "1024"), leading zeros dropped ("09" is "9"), none inside a code like
-  "U7PMa4oNGN", small ones written as words ("twice") as digits, and ordinals in Roman
-  capitals ("IV Pleno") as digits too. A passage without one of
-  the sentence's numbers backs it at half its score; a number in none of the cited sources
-  is named and fails the sentence (``claims``). Numbers the question gave are its premise.
+  "U7PMa4oNGN", small ones written as words ("twice") and ordinals in Roman capitals ("IV
+  Pleno") as digits. A passage without one of the sentence's numbers backs it at half its
+  score; a number in none of the cited sources is named and fails the sentence
+  (``claims``). Numbers the question gave are its premise.
 - **Meaning** (the embedding model, when installed): the cosine of the sentence and the
   passage, for a paraphrase that shares few words. all-MiniLM-L6-v2 reads English only, so
   it gives an opinion only on an English sentence and passage.
