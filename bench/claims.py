@@ -15,6 +15,10 @@ the other half is reported: the flag's precision and recall, and the share of th
 Cost: milliseconds of ``check_answer`` per real answer with the embedding model loaded but
 no embedding cached (every passage embedded afresh), and without the model.
 
+``held_out``: the held-out set (``claims_holdout.jsonl``: Qwen2.5-Coder-1.5B-Instruct's
+answers to the held-out questions, labelled before the check read them) at the shipped
+``THRESHOLD``, the issue's own check.
+
 Writes bench/results/claims.json.
 """
 
