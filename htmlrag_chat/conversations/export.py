@@ -47,18 +47,18 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
 
 
 def _evidence(records: Sequence[object]) -> list[str]:
-    """Each backed sentence of an answer's stored claims with its quotes, as text (a
+    """Each sentence of an answer's stored claims with its quotes, as text (a
     quote's "[3]" or "**" is the page's, shown as it is). The check's code loads here, not
     with the command line."""
     from htmlrag_chat.evidence.records import stored_claims
-    from htmlrag_chat.evidence.words import quote_line, shorten, shown_quotes
+    from htmlrag_chat.evidence.words import quote_line, sentence_line, shown_quotes
 
     claims = stored_claims(records)
     lines = []
     for claim in claims:
         quotes = [quote_line(quote, claim.sentence) for quote in shown_quotes(claim)]
         if quotes:
-            lines.append(f"- {escape_markdown(shorten(claim.sentence))}")
+            lines.append(f"- {escape_markdown(sentence_line(claim))}")
             lines += [f"  - {escape_markdown(quote)}" for quote in quotes]
     return ["**Evidence**", "", *lines, ""] if lines else []
 

@@ -3,7 +3,8 @@ exported conversation, and the flag lines every face shows.
 
 A quote is cut to the part of its passage that shares the sentence's words, with "…" where
 it was cut, so that it reads at a glance ("…the Attention Correction feature uses ARKit to
-grab a depth map…"); a quote the checker found for a sentence that cited nothing says so.
+grab a depth map…"); a quote the checker found for a sentence that cited nothing says so,
+and a sentence no source it cites backs is shown, marked, with each one's closest passage.
 """
 
 from __future__ import annotations
@@ -42,9 +43,12 @@ def excerpt(quote: str, sentence: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def quote_line(quote: Quote, sentence: str) -> str:
-    """``[3] "…the words…"``; a quote the checker added says so."""
-    added = " added by the checker:" if quote.added else ""
-    return f'[{quote.source}]{added} "{excerpt(quote.text, sentence)}"'
+    """``[3] "…the words…"``; a quote the checker added says so, and so does the closest
+    passage of a source that does not back its sentence."""
+    said = " added by the checker:" if quote.added else ""
+    if not quote.backs:
+        said = " closest passage, not backing it:"
+    return f'[{quote.source}]{said} "{excerpt(quote.text, sentence)}"'
 
 
 def problem(claim: Claim) -> str:
@@ -73,22 +77,36 @@ def flag_lines(claims: Sequence[Claim]) -> list[str]:
 
 
 def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
-    """The quotes worth showing under a sentence: those that back it, but for a passage
-    the sentence already is, word for word (the extractive reader's, a copied sentence)."""
+    """The quotes worth showing under a sentence: those that back it; for a sentence that
+    cites sources none of which backs it, each one's closest passage (sharing any of its
+    words), so that a person judges the flag by the source's own words ("beta 3" where the
+    sentence says "beta 7"; the right passage, where the words missed a paraphrase). Never a
+    passage the sentence already is, word for word (the extractive reader's, a copied one)."""
+    if claim.supported:
+        quotes = claim.backing
+    elif claim.looped:
+        quotes = ()
+    else:
+        quotes = tuple(quote for quote in claim.quotes if quote.score > 0)
     said = _plain(claim.sentence)
-    return tuple(quote for quote in claim.backing if _plain(quote.text) != said)
+    return tuple(quote for quote in quotes if _plain(quote.text) != said)
 
 
 def evidence_lines(claims: Sequence[Claim]) -> list[str]:
-    """Each backed sentence, then its quotes, indented (the sentences no source backs are
-    the flag lines')."""
+    """Each sentence with quotes to show, marked when no source backs it, then its quotes,
+    indented."""
     lines = []
     for claim in claims:
         quotes = shown_quotes(claim)
         if quotes:
-            lines.append(f"- {shorten(claim.sentence)}")
+            lines.append(f"- {sentence_line(claim)}")
             lines += [f"  {quote_line(quote, claim.sentence)}" for quote in quotes]
     return lines
+
+
+def sentence_line(claim: Claim) -> str:
+    """The sentence as it heads its quotes, marked when no source backs it."""
+    return shorten(claim.sentence) + ("" if claim.supported else " (unsupported)")
 
 
 def _plain(text: str) -> str:

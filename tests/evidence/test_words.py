@@ -29,7 +29,7 @@ def test_a_long_quote_is_cut_around_the_sentence_s_words() -> None:
     assert excerpt("Short.", SENTENCE) == "Short."
 
 
-def test_backed_sentences_and_their_quotes_the_checker_s_marked() -> None:
+def test_each_cited_sentence_and_its_quotes_the_checker_s_and_the_closest_marked() -> None:
     claims = [
         Claim(SENTENCE, (3,), (Quote(3, LONG, 0.8, True),), 0.8, True),
         Claim(
@@ -51,11 +51,22 @@ def test_backed_sentences_and_their_quotes_the_checker_s_marked() -> None:
     assert lines[2:] == [
         "- It works on iPhone XS.",
         '  [1] added by the checker: "Only the XS and XS Max."',
-    ]  # nothing for the lead-in, the flagged sentence, or the passage copied word for word
+        "- It arrived in beta 7. (unsupported)",
+        '  [3] closest passage, not backing it: "third beta"',
+    ]  # nothing for the lead-in, or the passage copied word for word
     assert shown_quotes(claims[4]) == ()
     assert flag_lines(claims) == [
         'unsupported: "It arrived in beta 7." cites [3], but 7 is not in it'
     ]
+
+
+def test_a_flagged_sentence_shows_no_passage_that_shares_none_of_its_words_nor_a_loop() -> None:
+    wrong_source = Claim(
+        "It uses ARKit.", (2,), (Quote(2, "Lemons grow.", 0.0, False),), 0.0, False
+    )
+    looped = Claim("a a a a", (2,), (Quote(2, "a", 0.9, True),), 0.9, False, looped=True)
+    assert shown_quotes(wrong_source) == () and shown_quotes(looped) == ()
+    assert evidence_lines([wrong_source, looped]) == []
 
 
 def test_why_a_sentence_is_unsupported() -> None:

@@ -577,7 +577,8 @@ def test_the_words_of_the_sources_show_under_the_answer_in_80_columns(
     cache: Store, history: Store, tmp_path: Path
 ) -> None:
     """Each sentence's quote under the answer, wrapped to the window; the sentence no source
-    backs is flagged in the line under it; a reopened conversation shows them again."""
+    backs is marked there with its source's closest passage, and flagged in the line under
+    it; a reopened conversation shows them again."""
     reply = (
         "FaceTime Attention Correction uses ARKit to grab a depth map of your face [2]. "
         "The feature arrived in iOS 13 beta 7 [2]."
@@ -594,7 +595,9 @@ def test_the_words_of_the_sources_show_under_the_answer_in_80_columns(
                 lines = view.evidence.splitlines()
                 assert lines[0].startswith("- FaceTime Attention Correction uses ARKit")
                 assert lines[1].startswith('  [2] "') and "ARKit" in lines[1]
-                assert len(lines) == 2  # the beta 7 sentence has no quote: it is flagged
+                assert lines[2] == "- The feature arrived in iOS 13 beta 7. (unsupported)"
+                assert lines[3].startswith("  [2] closest passage, not backing it:")
+                assert "beta" in lines[3] and len(lines) == 4
                 assert evidence.region.right <= 80 and evidence.size.height > len(lines)
                 meta = str(view.query_one(".meta", Static).render())
                 assert '! unsupported: "The feature arrived in iOS 13 beta 7."' in meta
