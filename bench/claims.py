@@ -38,6 +38,7 @@ from typing import Any
 from benchlib import ROOT, quantiles, timed, write_report
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import THRESHOLD, Claim, check_answer
+from htmlrag_chat.evidence.words import shown_quotes
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 
 DATA = ROOT / "bench" / "data"
@@ -75,9 +76,10 @@ def judged(
     answers: dict[tuple[str, str], str],
     labels: list[dict[str, Any]],
     embedder: EmbeddingScorer | None,
+    threshold: float = 0.0,
 ) -> list[tuple[dict[str, Any], Claim]]:
-    """Each labelled sentence with the claim the check made of it (threshold 0: every
-    score is kept, thresholds are applied afterwards)."""
+    """Each labelled sentence with the claim the check made of it (by default at threshold
+    0: every score is kept, thresholds are applied afterwards)."""
     checked: dict[tuple[str, str], dict[str, Claim]] = {}
     out = []
     for label in labels:
@@ -86,16 +88,23 @@ def judged(
             key = (label["question_id"], label["model"])
             if key not in checked:
                 claims = check_answer(
-                    context["question"], answers[key], sources_of(context), embedder, 0.0
+                    context["question"], answers[key], sources_of(context), embedder, threshold
                 )
                 checked[key] = {claim.sentence: claim for claim in claims}
             claim = checked[key][label["sentence"]]
         else:
             [claim] = check_answer(
-                context["question"], label["text"], sources_of(context), embedder, 0.0
+                context["question"], label["text"], sources_of(context), embedder, threshold
             )
         out.append((label, claim))
     return out
+
+
+def holds_evidence(label: dict[str, Any], text: str) -> bool:
+    """Whether a passage holds the words that back a supported sentence, as labelled."""
+    said = normalize(text)
+    supported = label["label"] == "supported"
+    return supported and any(normalize(words) in said for words in label["evidence"])
 
 
 def flagged(claim: Claim, threshold: float) -> bool:
@@ -122,8 +131,7 @@ def scores(pairs: list[tuple[dict[str, Any], Claim]], threshold: float) -> dict[
             if quote.score < threshold:
                 continue
             shown += 1
-            text = normalize(quote.text)
-            good += not unsupported and any(normalize(w) in text for w in label["evidence"])
+            good += holds_evidence(label, quote.text)
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -184,8 +192,23 @@ def held_out(embedder: EmbeddingScorer | None) -> dict[str, Any]:
     """The held-out set (Qwen2.5-Coder-1.5B's answers to the held-out questions, labelled
     before the check read them) at the shipped ``THRESHOLD``: nothing is calibrated on it.
     Besides the dev figures: how many sentences that cite a source got a quote shown (the
-    others are flagged), and how many perturbed sentences of each kind were flagged."""
+    others are flagged), how many perturbed sentences of each kind were flagged, and what
+    the faces show under a flagged cited sentence: its sources' closest passages, and how
+    many of them hold the sentence's labelled evidence (the flag was wrong and the passage
+    shows it)."""
     pairs = judged(*load("claims_holdout"), embedder)
+    shipped = judged(*load("claims_holdout"), embedder, THRESHOLD)  # as ``ask`` shows them
+    shown = [
+        (label, claim)
+        for label, claim in shipped
+        if label["kind"] == "real" and label["label"] != "none" and claim.cited
+    ]
+    closest = [
+        (label, quote)
+        for label, claim in shown
+        if not claim.supported
+        for quote in shown_quotes(claim)
+    ]
     real = [p for p in pairs if p[0]["kind"] == "real"]
     cited = [(label, claim) for label, claim in real if label["label"] != "none" and claim.cited]
     quoted = [
@@ -207,6 +230,11 @@ def held_out(embedder: EmbeddingScorer | None) -> dict[str, Any]:
         "cited_with_quote_shown": len(quoted),
         "cited_supported_with_quote_shown": sum(
             label["label"] == "supported" for label, _ in quoted
+        ),
+        "cited_with_a_passage_shown": sum(bool(shown_quotes(claim)) for _, claim in shown),
+        "closest_passages_shown": len(closest),
+        "closest_passages_holding_the_evidence": sum(
+            holds_evidence(label, quote.text) for label, quote in closest
         ),
     }
 
