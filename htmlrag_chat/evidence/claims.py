@@ -52,7 +52,7 @@ class Quote:
     source: int
     text: str  # the passage, its table header or list lead-in first
     score: float
-    backs: bool  # the score reaches the threshold
+    backs: bool  # the score reaches the threshold, and the sentence's numbers are held
     added: bool = False  # found by the checker for a sentence that cites nothing
 
 
@@ -212,7 +212,7 @@ def _claim(
         for scored in item.scored.values():
             by_source.setdefault(collection.passages[scored.passage].source, []).append(scored)
         quotes = tuple(
-            _quote(_best(by_source[number], collection), collection, threshold)
+            _quote(_best(by_source[number], collection), collection, threshold, not missing)
             for number in said.sources
             if number in by_source
         )
@@ -221,7 +221,7 @@ def _claim(
         return Claim(said.text, said.sources, quotes, support, backed, missing)
     if not item.scored:
         return Claim(said.text, (), supported=False, missing=missing)
-    best = _quote(_best(list(item.scored.values()), collection), collection, threshold, True)
+    best = _quote(_best(list(item.scored.values()), collection), collection, threshold, added=True)
     if best.score >= threshold and not missing:
         return Claim(said.text, (), (best,), best.score, True)
     return Claim(said.text, (), (), best.score, False, missing)
@@ -242,7 +242,15 @@ def loops(text: str) -> bool:
     return False
 
 
-def _quote(scored: _Scored, collection: Collection, threshold: float, added: bool = False) -> Quote:
+def _quote(
+    scored: _Scored,
+    collection: Collection,
+    threshold: float,
+    numbers_held: bool = True,
+    added: bool = False,
+) -> Quote:
+    """The passage as a quote; it backs its sentence at the threshold, unless the sentence
+    has a number none of its sources holds (then no passage backs it, however close)."""
     passage: Passage = collection.passages[scored.passage]
     score = round(scored.score, 3)
-    return Quote(passage.source, passage.quote, score, score >= threshold, added)
+    return Quote(passage.source, passage.quote, score, numbers_held and score >= threshold, added)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 from htmlrag_chat.evidence.claims import Claim, Quote
 
@@ -87,8 +86,8 @@ def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
         quotes = claim.backing
     elif claim.looped:
         quotes = ()
-    else:  # a passage may reach the threshold and still not back it (a number missing)
-        quotes = tuple(replace(quote, backs=False) for quote in claim.quotes if quote.score > 0)
+    else:
+        quotes = tuple(quote for quote in claim.quotes if quote.score > 0)
     said = _plain(claim.sentence)
     return tuple(quote for quote in quotes if _plain(quote.text) != said)
 

@@ -51,6 +51,11 @@ def test_the_issue_s_three_sentences_on_the_verge_page() -> None:
     assert not wrong_source.supported and wrong_source.backing == ()
     # The other words overlap; the number is in no source it cites, and is named.
     assert not wrong_number.supported and wrong_number.missing == ("7",)
+    # Where a lower threshold lets its closest passage reach it, that passage still backs
+    # nothing: no passage backs a number its sources lack.
+    *_, lenient = check_answer(question, answer, sources, threshold=0.3)
+    [closest] = lenient.quotes
+    assert lenient.missing == ("7",) and closest.score >= 0.3 and not closest.backs
 
 
 def test_a_real_reader_that_cites_nothing_and_copies_its_source_gets_added_quotes() -> None:
