@@ -2,16 +2,18 @@
 
 The answer goes through ``agent.reading.read_answer``, the one place where model output
 becomes what a person reads (invented citations removed, control tokens defused, think
-blocks dropped). The record keeps what grading needs to check it as ``ask`` does (the
-answer's Markdown, each source's pruned HTML and visible text), not the check's verdicts:
-a changed check is a new grade of the same answers, not new model calls. A GGUF reader
-keeps its llama.cpp state between calls, so that a conversation's calls reuse their shared prefix;
-here every question starts cold (``GGUFChat.forget``), as a fresh ``ask`` does, so that a
-question's prefill time does not depend on which question ran before it.
+blocks dropped). A reading keeps what grading needs to check it as ``ask`` does (the
+answer's Markdown; ``given`` adds each source's pruned HTML and visible text), not the
+check's verdicts: a changed check is a new grade of the same answers, not new model calls.
+A GGUF reader keeps its llama.cpp state between calls, so that a conversation's calls reuse
+their shared prefix; here every question starts cold (``GGUFChat.forget``), as a fresh
+``ask`` does, so that a question's prefill time does not depend on which question ran
+before it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Sequence
@@ -28,9 +30,9 @@ _CHUNK = 1 << 20
 
 
 async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict[str, Any]:
-    """The answer to ``question`` from ``sources``, what it was read from and its costs:
-    prompt tokens (None when the backend does not say), seconds to the first piece of the
-    answer (the prefill, for an LLM) and in all."""
+    """The answer to ``question`` from ``sources`` and what it cost: prompt tokens (None
+    when the backend does not say), seconds to the first piece of the answer (the prefill,
+    for an LLM) and in all. All of it depends only on what the reader got and the reader."""
     chat = reader.chat
     if isinstance(chat, GGUFChat):
         chat.forget()
@@ -47,18 +49,29 @@ async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict
         "answer": text,
         "markdown": markdown,  # what the evidence check reads
         "removed_citations": removed,
-        "sources": [
-            {"number": s.number, "url": s.url, "title": s.title, "content": source_content(s)}
-            for s in sources
-        ],
-        # What grading matches against: the visible texts, and the pruned HTML whose
-        # passages the evidence check cuts.
-        "texts": [source.text for source in sources],
-        "html": [source.html for source in sources],
         "prompt_tokens": prompt_tokens,
         "prefill_s": None if first_ms is None else round(first_ms / 1000, 3),
         "total_s": round(total, 3),
     }
+
+
+def given(sources: Sequence[Source]) -> dict[str, Any]:
+    """What the reader was given, as the report shows it and grading reads it: each
+    source's number, address, title and content, the visible texts that answers are
+    matched against, and the pruned HTML whose passages the evidence check cuts."""
+    return {
+        "sources": [
+            {"number": s.number, "url": s.url, "title": s.title, "content": source_content(s)}
+            for s in sources
+        ],
+        "texts": [source.text for source in sources],
+        "html": [source.html for source in sources],
+    }
+
+
+def reading_key(question: str, sources: Sequence[Source]) -> list[dict[str, str]]:
+    """What an answer is read from, as a cache key's part: the answer's prompt messages."""
+    return [dataclasses.asdict(message) for message in answer_messages(question, sources)]
 
 
 def reader_identity(reader: Reader) -> dict[str, str]:

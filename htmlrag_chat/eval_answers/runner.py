@@ -1,14 +1,16 @@
 """The answer evaluation loop: every item, method, rendering and budget, one reader call
 each, the answers kept in the cache so that a rerun only reads what changed.
 
-A result is keyed by the item (its question, gold answers and pages' bytes), the method and
-its models, the rendering, the budget, the token counter, the reader (``reader_identity``:
-for a GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the
-code that made the context and the answer (the methods, the prompt layout and prompts, the
-reading and citation filters, the readers). Grades are not in the record: they are worked
-out again on every run (``grading.py``, the evidence check included, from the answer's
-Markdown and the sources' HTML the record keeps), so a changed measure costs no model call.
-A run stopped at any point resumes where it stopped.
+Contexts are made again on every run (seconds); readings are what costs (a minute of a
+CPU's time). So a reading is keyed by what the reader was given (the answer's prompt
+messages: the question and the numbered sources), the reader (``reader_identity``: for a
+GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the code
+that reads (the readers, the reading and its filters, the prompts). An edit to a method or
+to pruning re-reads only the questions whose context it changed, and only at the budgets
+where it changed it. Grades are not kept either: they are worked out again on every run
+(``grading.py``, the evidence check included, from the answer's Markdown and the sources'
+HTML), so a changed measure costs no model call. A run stopped at any point resumes where
+it stopped.
 """
 
 from __future__ import annotations
@@ -24,21 +26,18 @@ from htmlrag_chat.eval.cache import EvalCache, key_of
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.datasets import QAItem
 from htmlrag_chat.eval.items import Ready, describe, ready_qa
-from htmlrag_chat.eval.methods import Env, Method, model_names
+from htmlrag_chat.eval.methods import Env, Method
 from htmlrag_chat.eval.runner import Counts, EvalSettings, available_methods, distractors_for
 from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
 from htmlrag_chat.eval_answers.grading import grade
-from htmlrag_chat.eval_answers.reading import read, reader_identity
+from htmlrag_chat.eval_answers.reading import given, read, reader_identity, reading_key
 from htmlrag_chat.eval_answers.report import AnswerReport
 from htmlrag_chat.html.rendering import rendered_counter
 
 ANSWERS = "eval-answers"  # the derived-artefact kind of answer records in the store
-# What makes an answer: the contexts (eval qa's roots), the numbering, the prompt layout,
-# the reading and its filters, the readers (each imports what it runs on).
+# What makes an answer from its prompt: the reading and its filters, the readers (each
+# imports what it runs on, the prompt layout and prompts included).
 ROOTS = (
-    "htmlrag_chat.eval.methods",
-    "htmlrag_chat.eval.items",
-    "htmlrag_chat.eval_answers.contexts",
     "htmlrag_chat.eval_answers.reading",
     "htmlrag_chat.reader.llm",
     "htmlrag_chat.reader.extractive",
@@ -80,12 +79,12 @@ async def evaluate_answers(
 ) -> tuple[AnswerReport, Counts]:
     """Answer every item's question from every cell's context at every budget; the report,
     and how many answers were read now and how many came from the cache."""
-    runnable, unavailable, missing = available_methods(settings.methods, env, emit)
+    runnable, unavailable, _ = available_methods(settings.methods, env, emit)
     cells = cells_of(runnable, renderings)
     folder = settings.pages or settings.dataset.parent
     distractors = distractors_for(items, settings, cache, emit)
 
-    run = _Run(settings, env, reader, cache, emit, set(missing), reader_identity(reader))
+    run = _Run(settings, env, reader, cache, emit, reader_identity(reader))
     run.total = len(items) * len(cells) * len(settings.budgets)
     rows = []
     for item in items:
@@ -116,7 +115,6 @@ class _Run:
     reader: Reader
     cache: EvalCache
     emit: EventSink
-    missing: set[str]
     identity: dict[str, str]
     total: int = 0
     done: int = 0
@@ -124,6 +122,8 @@ class _Run:
     def __post_init__(self) -> None:
         self.counts = Counts()
         self.code = installed_fingerprint(ROOTS)
+        # What a reading depends on besides its prompt.
+        self.depends = (self.identity, getattr(self.reader, "max_tokens", None), self.code)
 
     async def cell(
         self, cell: Cell, item: QAItem, ready: Ready, infos: Callable[[], list[PageInfo]]
@@ -132,30 +132,24 @@ class _Run:
         env = self.env
         if cell.method.html:
             env = replace(env, counter=rendered_counter(env.counter, cell.rendering))
-        models = model_names(cell.method, env, self.missing)
-        max_tokens = getattr(self.reader, "max_tokens", None)
-        depends: tuple[object, ...] = (ready.key, cell.name, env.counter.name, models)
-        depends += (cell.method.settings,)
-        depends += (self.identity, max_tokens, self.code)
-        keys = {budget: key_of(*depends, budget) for budget in self.settings.budgets}
-        found = {budget: self.cache.get(ANSWERS, key) for budget, key in keys.items()}
-        fit = None
+        fit = cell.method.prepare(env, ready.query, ready.pages)
+        records = {}
         for budget in self.settings.budgets:
-            if found[budget] is None:
-                if fit is None:
-                    fit = cell.method.prepare(env, ready.query, ready.pages)
-                context = fit(budget)
-                sources = numbered(context, infos(), cell.method.html, cell.rendering)
-                record = await read(self.reader, item.question, sources)
-                record["context_tokens"] = env.counter.count(context.text)
-                self.cache.put(ANSWERS, keys[budget], record)
-                found[budget] = record
+            context = fit(budget)
+            sources = numbered(context, infos(), cell.method.html, cell.rendering)
+            key = key_of(reading_key(item.question, sources), *self.depends)
+            reading = self.cache.get(ANSWERS, key)
+            if reading is None:
+                reading = await read(self.reader, item.question, sources)
+                self.cache.put(ANSWERS, key, reading)
                 self.counts.computed += 1
             else:
                 self.counts.cached += 1
+            tokens = env.counter.count(context.text)
+            records[budget] = {**reading, **given(sources), "context_tokens": tokens}
             self.done += 1
             self.emit(Progress(STAGE, self.done, self.total))
-        return {budget: record for budget, record in found.items() if record is not None}
+        return records
 
 
 def _shown(record: dict[str, Any], item: QAItem) -> dict[str, Any]:

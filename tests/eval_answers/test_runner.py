@@ -1,18 +1,35 @@
-"""What an answer record is keyed by: the code that makes the answer, not the code that
-grades it."""
+"""What an answer's reading is keyed by: what the reader was given and the code that
+reads, not the code that made the context or grades the answer."""
 
 from __future__ import annotations
 
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.code import code_modules
+from htmlrag_chat.eval_answers.reading import reading_key
 from htmlrag_chat.eval_answers.runner import ROOTS
 
 
-def test_a_changed_check_or_grade_costs_no_model_call() -> None:
-    """The evidence check and the grades run on every report from the stored answer, so
-    editing them must leave every cached answer's key as it was; the reader, the prompt
-    layout and the reading make the answer, so they are in it."""
+def test_a_changed_method_check_or_grade_costs_no_model_call() -> None:
+    """The contexts are made again on every run and the grades worked out again, so
+    editing the methods, pruning, the evidence check or grading must leave every cached
+    reading's key as it was; the reader, the prompt layout and the reading make the answer
+    from its prompt, so they are in it."""
     modules = code_modules(roots=ROOTS)
-    assert not any(m.startswith("htmlrag_chat.evidence") for m in modules)
-    assert "htmlrag_chat.eval_answers.grading" not in modules
+    for layer in ("evidence", "pruning", "scoring", "eval.", "eval_answers.grading"):
+        assert not any(m.startswith(f"htmlrag_chat.{layer}") for m in modules), layer
     for module in ("reader.llm", "reader.gguf", "reader.layout", "eval_answers.reading"):
         assert f"htmlrag_chat.{module}" in modules
+
+
+def source(content: str, number: int = 1) -> Source:
+    return Source(number, "pages/a.html", "A page", f"<p>{content}</p>", content)
+
+
+def test_a_reading_is_keyed_by_the_prompt_the_reader_gets() -> None:
+    """The same question over the same sources is the same reading, whichever method made
+    them; another word in a source, another source or another question is a new one."""
+    key = reading_key("Who?", [source("Ada wrote it.")])
+    assert reading_key("Who?", [source("Ada wrote it.")]) == key
+    assert reading_key("Who?", [source("Bob wrote it.")]) != key
+    assert reading_key("Who?", [source("Ada wrote it."), source("More.", 2)]) != key
+    assert reading_key("Who else?", [source("Ada wrote it.")]) != key
