@@ -34,7 +34,7 @@ from benchlib import ROOT, argument_parser, build_model, machine, quantiles, wri
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event
-from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_pruning
+from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
@@ -78,7 +78,7 @@ def measure(
 ) -> dict:
     with Store.open(cache) as store:
         embeddings = ThreadLocalEmbeddings(cache)
-        stages = build_recipe(plan_pruning(prune), ignore, embeddings).stages(prune.budget)
+        stages = build_recipe(plan_alone(prune), ignore, embeddings).stages(prune.budget)
         # The local reader counts in its own tokens; the others in the same Llama-3 ones.
         spec = None if reader.chat else tokenizer
         counter = backend_of(reader).counter(reader, spec, lambda: token_counter(spec, ignore))
@@ -123,7 +123,7 @@ def cold_question(recording: Path, question: str, tokenizer: str, folder: Path) 
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
     prune = PruneSettings(device="cpu", budget=BUDGET)
-    recipe = build_recipe(plan_pruning(prune), ignore, MemoryEmbeddingCache())
+    recipe = build_recipe(plan_alone(prune), ignore, MemoryEmbeddingCache())
     recipe.first.embedder.load()  # the fused stage's model: loaded, not timed
     counter = token_counter(tokenizer, ignore)
     with Store.open(recording, readonly=True) as store:

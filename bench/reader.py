@@ -32,7 +32,7 @@ from pathlib import Path
 from benchlib import ROOT, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_pruning
+from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
 from htmlrag_chat.reader import CallStats, Message, Source, Turn
 from htmlrag_chat.reader.gguf import (
     EXTRA_BUFFERS_ENV,
@@ -115,7 +115,7 @@ def measure(kind: str, chat, counted: list[CallStats], budget: int, recording: P
     gguf = chat if isinstance(chat, GGUFChat) else chat.local
     counter = GGUFTokenCounter(gguf.load(), gguf.name)
     prune = PruneSettings(pruner="bm25", budget=budget)
-    stages = build_recipe(plan_pruning(prune), lambda event: None).stages(budget)
+    stages = build_recipe(plan_alone(prune), lambda event: None).stages(budget)
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     with Store.open(recording, readonly=True) as store:
         agent = Agent(

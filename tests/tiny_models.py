@@ -95,8 +95,12 @@ def make_tiny_sentence_bert(
     Transformer + Pooling (+ Normalize)."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers import models as modules
     from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    try:  # where sentence-transformers 6 keeps its modules; 3 to 5 in ``models``
+        from sentence_transformers.sentence_transformer import modules
+    except ImportError:
+        from sentence_transformers import models as modules  # type: ignore[no-redef]
 
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *letters]
     vocab += [f"##{char}" for char in letters] + list(words)

@@ -24,11 +24,13 @@ from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import EventSink, Notice, stage
+from htmlrag_chat.base.hub import unobtainable
 from htmlrag_chat.html.rendering import rendered_counter
 from htmlrag_chat.pruning.factory import (
     PrunePlan,
     PruneSettings,
     build_recipe,
+    hub_models,
     plan_pruning,
     warm_up,
 )
@@ -92,12 +94,14 @@ class Plan:
 def resolve(options: AgentOptions) -> Plan:
     """``options`` resolved: the device models run on, the reader plan (the servers asked
     within a fraction of a second, the model files looked up) and the pruning plan on that
-    device. A device or a reader that cannot be used is an error here, before any model
-    loads or any search."""
+    device, the hub models of both looked up in one pass. A device or a reader that cannot
+    be used is an error here, before any model loads or any search."""
     device = pick_device(options.reader.device)
-    reader = replace(options.reader, device=device)
-    prune = plan_pruning(replace(options.prune, device=device))
-    return Plan(options, plan_reader(reader, look_around(reader)).checked(), prune)
+    settings = replace(options.reader, device=device)
+    reader = plan_reader(settings, look_around(settings)).checked()
+    prune = replace(options.prune, device=device)
+    unusable = unobtainable({**hub_models(prune), **reader.hub_models})
+    return Plan(options, reader.looked_up(unusable), plan_pruning(prune, unusable))
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:

@@ -7,9 +7,10 @@ the local cache first and only go online after a quick check that the hub answer
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -82,10 +83,23 @@ def check_obtainable(name: str, local_only: bool = False) -> None:
     """Raise the ``ModelUnavailable`` that ``load_pretrained`` would for a model that is no
     local path, not in the cache, and cannot be downloaded, without importing torch or
     transformers (seconds that a missing model is not worth)."""
-    if Path(name).expanduser().exists() or cached_snapshot(name) is not None:
-        return
-    if local_only or not hub_reachable():
-        raise _nowhere(name, local_only)
+    problems = unobtainable({name: local_only})
+    if name in problems:
+        raise problems[name]
+
+
+def unobtainable(models: Mapping[str, bool]) -> dict[str, ModelUnavailable]:
+    """Of ``models`` (a hub id or path, and whether only what is here will do), those that
+    ``load_pretrained`` could not load, each with why: every model a plan names, looked up
+    in one pass that asks the hub at most once (offline, each ask costs its timeout)."""
+    reachable = functools.cache(hub_reachable)  # asked only when a model is not here
+    problems = {}
+    for name, local_only in models.items():
+        if Path(name).expanduser().exists() or cached_snapshot(name) is not None:
+            continue
+        if local_only or not reachable():
+            problems[name] = _nowhere(name, local_only)
+    return problems
 
 
 def _nowhere(name: str, local_only: bool) -> ModelUnavailable:

@@ -17,6 +17,7 @@ from functools import partial
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import stage
+from htmlrag_chat.base.hub import unobtainable
 from htmlrag_chat.commands.common import open_store, progress_printer
 from htmlrag_chat.commands.eval import (
     ANSWER_METHODS,
@@ -59,7 +60,8 @@ def run_answers(args: argparse.Namespace) -> int:
     ]
     reader_settings = ReaderSettings(**settings.section("reader"))
     reader_settings = replace(reader_settings, device=pick_device(reader_settings.device))
-    plan, reader = load_reader(plan_reader(reader_settings, look_around(reader_settings)), emit)
+    plan = plan_reader(reader_settings, look_around(reader_settings))
+    plan, reader = load_reader(plan.looked_up(unobtainable(plan.hub_models)), emit)
     window = reader.chat.context_tokens if isinstance(reader, LLMReader) else None
     if window is not None and max(budgets) + reader_settings.max_tokens + PROMPT_RESERVE > window:
         raise UserError(

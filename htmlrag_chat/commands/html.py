@@ -188,7 +188,7 @@ def prune_stages(
 ) -> list[Stage]:
     """The stages of the recipe the options name (``pruning.factory.build_recipe``, as
     ``ask``); the embedding stage keeps its block embeddings in the cache file."""
-    from htmlrag_chat.pruning.factory import build_recipe, plan_pruning
+    from htmlrag_chat.pruning.factory import build_recipe, plan_alone
 
     cache = None
     if settings.pruner != "bm25":
@@ -196,4 +196,4 @@ def prune_stages(
 
         cache = embeddings_for(resources.enter_context(open_store(args)))
     assert settings.budget is not None, "run_prune gave it one"
-    return build_recipe(plan_pruning(settings), emit, cache).stages(settings.budget)
+    return build_recipe(plan_alone(settings), emit, cache).stages(settings.budget)

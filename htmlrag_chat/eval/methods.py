@@ -255,11 +255,11 @@ def _default(env: Env, query: str, pages: Sequence[PageInput]) -> Fit:
     """The recipe ``ask`` builds from its default settings, with this run's models. Block
     sizes, and so every score, depend on the budget: each budget is a cold question of its
     own (an empty embedding cache), as a user's first question would be."""
-    from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_pruning
+    from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
     from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
     document = load_pages(pages).document
-    plan = plan_pruning(
+    plan = plan_alone(
         PruneSettings(embed_model=env.embed_model, gen_model=env.gen_model, device=env.device)
     )
 

@@ -10,16 +10,14 @@ stack; ``wiring`` only assembles its recipe with the reader and the web.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.base.errors import ModelUnavailable, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
-from htmlrag_chat.base.hub import (
-    cached_snapshot,
-    check_obtainable,
-)
+from htmlrag_chat.base.hub import cached_snapshot, unobtainable
 from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.scoring import (
     DEFAULT_EMBED_MODEL,
@@ -80,10 +78,20 @@ class PrunePlan:
     in_numpy: bool  # the first embedding model runs in numpy (no torch to import)
 
 
-def plan_pruning(settings: PruneSettings) -> PrunePlan:
+def hub_models(settings: PruneSettings) -> dict[str, bool]:
+    """The hub models ``settings.pruner`` loads that are checked with the reader's before
+    anything loads (``base.hub.unobtainable``): the generative pruner, when there is one.
+    The embedding models are looked up where their layout is read (``check_embedding``)."""
+    if settings.pruner in ("two-stage", "gen"):
+        return {settings.gen_model: False}
+    return {}
+
+
+def plan_pruning(settings: PruneSettings, unusable: Mapping[str, ModelUnavailable]) -> PrunePlan:
     """The models ``settings.pruner`` uses, each checked once without loading it: the
     embedding model (and the multilingual one, when the default English one is kept and
-    ``models pull embedding --multilingual`` fetched it), the generative pruner."""
+    ``models pull embedding --multilingual`` fetched it), the generative pruner, unless
+    ``unusable`` (of ``hub_models``, looked up by the caller) says why it cannot load."""
     from htmlrag_chat.scoring.embed import check_embedding
 
     pruner, device = settings.pruner, settings.device
@@ -91,20 +99,23 @@ def plan_pruning(settings: PruneSettings) -> PrunePlan:
     if pruner in ("two-stage", "fused") and multilingual_available(settings.embed_model):
         embedding.append(MULTILINGUAL_EMBED_MODEL)
     generative = settings.gen_model if pruner in ("two-stage", "gen") else None
-    unusable: dict[str, ModelUnavailable] = {}
+    problems: dict[str, ModelUnavailable] = {}
+    if generative is not None and generative in unusable:
+        problems[generative] = unusable[generative]
     layouts = []
     for model in embedding:
         try:
             layouts.append(check_embedding(model, device))
         except ModelUnavailable as error:
-            unusable[model] = error
-    if generative is not None:
-        try:
-            check_obtainable(generative)  # before torch is imported, when it is not here
-        except ModelUnavailable as error:
-            unusable[generative] = error
-    in_numpy = bool(layouts) and layouts[0] is not None and embedding[0] not in unusable
-    return PrunePlan(settings, tuple(embedding), generative, unusable, in_numpy)
+            problems[model] = error
+    in_numpy = bool(layouts) and layouts[0] is not None and embedding[0] not in problems
+    return PrunePlan(settings, tuple(embedding), generative, problems, in_numpy)
+
+
+def plan_alone(settings: PruneSettings) -> PrunePlan:
+    """The plan of a pruning with no reader to plan beside it (``prune``, ``eval``, the
+    benchmarks): its hub models looked up here."""
+    return plan_pruning(settings, unobtainable(hub_models(settings)))
 
 
 def build_recipe(plan: PrunePlan, emit: EventSink, cache: EmbeddingCache | None = None) -> Recipe:

@@ -17,8 +17,8 @@ names them (``local``: the GGUF and transformers backends).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -53,6 +53,9 @@ class ReaderPlan:
     why: str  # one line for the user
     server: Server | None = None  # the server that answers, for the server backends
     problem: str | None = None  # why these settings cannot work (loading it fails with it)
+    # Why its hub model cannot be loaded here, found with the pruner's models before
+    # anything loads (``wiring.resolve``); loading raises it, so ``auto`` can fall back.
+    unusable: ModelUnavailable | None = None
 
     @property
     def auto(self) -> bool:
@@ -65,6 +68,17 @@ class ReaderPlan:
         if self.problem is not None:
             raise ModelUnavailable(self.problem)
         return self
+
+    @property
+    def hub_models(self) -> dict[str, bool]:
+        """The hub models loading it reads, each with whether only what is here will do."""
+        return self.backend.hub_models(self)
+
+    def looked_up(self, unusable: Mapping[str, ModelUnavailable]) -> ReaderPlan:
+        """This plan, told why its hub model cannot be loaded here when ``unusable`` (one
+        pass over every model the settings name, ``base.hub.unobtainable``) says so."""
+        problems = (unusable[model] for model in self.hub_models if model in unusable)
+        return replace(self, unusable=next(problems, None))
 
     @property
     def label(self) -> str:
@@ -92,6 +106,12 @@ class Backend:
         """The planned reader, loaded (slow: models load here). ``ModelUnavailable`` when
         its model cannot be loaded, ``ReaderFailed`` when its server cannot be reached."""
         raise NotImplementedError
+
+    def hub_models(self, plan: ReaderPlan) -> dict[str, bool]:
+        """The hub models (id or folder) that loading the plan reads, each with whether
+        only what is here will do; looked up with the pruner's in one pass before anything
+        loads. None for a reader that loads no hub model."""
+        return {}
 
     def label(self, plan: ReaderPlan) -> str:
         return f"{one_line(plan.model)} ({self.name})"

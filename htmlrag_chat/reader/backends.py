@@ -16,7 +16,7 @@ from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
 from htmlrag_chat.base.device import gpu_possible
 from htmlrag_chat.base.events import Notice
 from htmlrag_chat.base.extras import install_line
-from htmlrag_chat.base.hub import check_obtainable, hub_endpoint
+from htmlrag_chat.base.hub import hub_endpoint
 from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
@@ -224,12 +224,16 @@ class TransformersModel(Backend):
         return ReaderPlan(self, settings, model, problem, problem=problem)
 
     def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
-        check_obtainable(plan.model, plan.auto)  # a model that is not here costs no torch import
+        if plan.unusable is not None:  # a model that is not here costs no torch import
+            raise plan.unusable
         from htmlrag_chat.reader.local import LocalChat
 
         chat = LocalChat(plan.model, plan.settings.device, plan.auto)
         chat.load()
         return LLMReader(chat, self.name, plan.settings.max_tokens, self.label(plan))
+
+    def hub_models(self, plan: ReaderPlan) -> dict[str, bool]:
+        return {plan.model: plan.auto}
 
     def label(self, plan: ReaderPlan) -> str:
         path = Path(plan.model).expanduser()

@@ -1,16 +1,28 @@
 """Assembly from settings: the plan resolved once, then the parts loaded from it. The GGUF
 reader where torch is not installed (a subprocess that cannot import it), the device named
-that cannot be used, the models the user named that cannot be loaded."""
+that cannot be used, the models the user named that cannot be loaded, looked up in one
+pass."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.assembly.wiring import AgentOptions, resolve
+from htmlrag_chat.base.errors import ModelUnavailable
+from htmlrag_chat.base.events import ignore
 from htmlrag_chat.cli import main
+from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader.extractive import HEADER
+from htmlrag_chat.reader.registry import load_reader
+from htmlrag_chat.reader.settings import ReaderSettings
 from tests.conftest import import_demo
 from tests.smollm2 import smollm2_gguf
 from tests.without import TORCH, run_without
@@ -85,3 +97,55 @@ def test_a_device_that_cannot_be_used_is_said_before_anything_runs(
     assert main([*argv, "--pruner", "bm25", "--device", "cuda:7"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "device 'cuda:7'" in err.splitlines()[-1]
+
+
+@contextmanager
+def counting_listener() -> Iterator[tuple[str, list[tuple[str, int]]]]:
+    """A TCP listener on loopback as a hub endpoint, and the connections it accepted (the
+    hub's reachability probe opens one and sends nothing)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[tuple[str, int]] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # the listener closed
+            while True:
+                connection, peer = server.accept()
+                accepted.append(peer)
+                connection.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", accepted
+    finally:
+        server.close()
+        thread.join(5)
+
+
+def two_missing_models() -> AgentOptions:
+    """A transformers reader and a generative pruner, neither of them here."""
+    reader = ReaderSettings(reader="local", model="nobody/missing-reader")
+    prune = PruneSettings(pruner="two-stage", gen_model="nobody/missing-pruner")
+    return AgentOptions(reader=reader, prune=prune)
+
+
+def test_the_models_of_reader_and_pruner_are_looked_up_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Settings resolve once: the reader's and the pruner's hub models are looked up
+    together, asking the hub whether it answers once for both, before anything loads."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with counting_listener() as (endpoint, accepted):
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        plan = resolve(two_missing_models())
+    assert len(accepted) == 1
+    assert plan.reader.unusable is None and plan.prune.unusable == {}  # both downloadable
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    plan = resolve(two_missing_models())
+    missing = ": not a local path, not in the Hugging Face cache, and the hub is unreachable"
+    assert str(plan.prune.unusable["nobody/missing-pruner"]) == f"nobody/missing-pruner{missing}"
+    with pytest.raises(ModelUnavailable) as raised:
+        load_reader(plan.reader, ignore)  # says why before transformers is imported
+    assert str(raised.value).startswith(f"nobody/missing-reader{missing}")

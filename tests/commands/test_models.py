@@ -26,7 +26,7 @@ from htmlrag_chat.pruning.factory import (
     PruneSettings,
     build_recipe,
     multilingual_available,
-    plan_pruning,
+    plan_alone,
 )
 from htmlrag_chat.reader.choice import DEFAULT_GGUF
 from htmlrag_chat.scoring import BUNDLED_PACKAGE, DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
@@ -311,7 +311,7 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     settings = PruneSettings(pruner="fused", device="cpu")
     assert not multilingual_available(DEFAULT_EMBED_MODEL)
-    before = build_recipe(plan_pruning(settings), ignore).stages(512)[0].scorer
+    before = build_recipe(plan_alone(settings), ignore).stages(512)[0].scorer
     assert before.multilingual is None
     assert before.embedder_for("Welcher Torhüter stand im Tor?") is None  # MiniLM: English
     hub = Hub({MULTILINGUAL_EMBED_MODEL: files})
@@ -323,12 +323,12 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     # the user chose is used for every question instead.
     assert multilingual_available(DEFAULT_EMBED_MODEL)
     assert numpy_layout(MULTILINGUAL_EMBED_MODEL, "cpu") is not None
-    fused = build_recipe(plan_pruning(settings), ignore).stages(512)[0].scorer
+    fused = build_recipe(plan_alone(settings), ignore).stages(512)[0].scorer
     assert fused.multilingual.model_name == MULTILINGUAL_EMBED_MODEL
     assert fused.embedder_for("Welcher Torhüter stand im Tor?") is fused.multilingual
     assert fused.embedder_for("Which goalkeeper was in goal?") is fused.embedder
     chosen = PruneSettings(pruner="fused", embed_model=str(folder), device="cpu")
-    mine = build_recipe(plan_pruning(chosen), ignore).stages(512)[0].scorer
+    mine = build_recipe(plan_alone(chosen), ignore).stages(512)[0].scorer
     assert mine.multilingual is None
     assert mine.embedder_for("Welcher Torhüter stand im Tor?") is mine.embedder
 
