@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.conversations.session import ChatSession
@@ -88,14 +90,22 @@ async def wait_until(
         await pilot.pause(0.02)
 
 
-async def ask(pilot: Pilot[None], question: str, wait: bool = True) -> None:
-    """Type the question into the prompt and press Enter, as a person does; by default
-    wait until the question has ended (answered, stopped or failed)."""
+async def ask(pilot: Pilot[None], question: str, wait: bool = True, typed: bool = False) -> None:
+    """Paste the question into the prompt (the terminal's paste event, one for the whole
+    text; ``typed``: a key press a character, which Pilot paces at about 80 ms each) and
+    press Enter, as a person does; by default wait until the question has ended (answered,
+    stopped or failed)."""
     app = pilot.app
     assert isinstance(app, ChatApp)
     asked = len(answers(app)) + 1
-    app.query_one("#prompt").focus()
-    await pilot.press(*question, "enter")
+    prompt = app.query_one("#prompt", Input)
+    prompt.focus()
+    if typed:
+        await pilot.press(*question)
+    else:
+        prompt.post_message(events.Paste(question))
+        await wait_until(pilot, lambda: prompt.value.endswith(question), 10, "the paste")
+    await pilot.press("enter")
     await wait_until(pilot, lambda: len(answers(app)) == asked, 10, "the question to start")
     if wait:
         await wait_until(pilot, lambda: not app.running, 120, "the question to end")

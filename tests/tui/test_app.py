@@ -65,7 +65,7 @@ def test_a_question_is_answered_with_citations_and_its_sources_listed(
         app = make_app(cache, history, options(), tmp_path)
         async with app.run_test(size=SIZE) as pilot:
             assert app.sub_title.startswith("REPLAY recording.db (read-only)")
-            await ask(pilot, QUESTION["question"])
+            await ask(pilot, QUESTION["question"], typed=True)  # a key at a time, once
             (view,) = answers(app)
             assert view.text.startswith(HEADER)
             number = gold_number(view)
