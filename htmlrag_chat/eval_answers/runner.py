@@ -1,16 +1,16 @@
 """The answer evaluation loop: every item, method, rendering and budget, one reader call
 each, the answers kept in the cache so that a rerun only reads what changed.
 
-Contexts are made again on every run (seconds); readings are what costs (a minute of a
-CPU's time). So a reading is keyed by what the reader was given (the answer's prompt
-messages: the question and the numbered sources), the reader (``reader_identity``: for a
-GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the code
-that reads (the readers, the reading and its filters, the prompts). An edit to a method or
-to pruning re-reads only the questions whose context it changed, and only at the budgets
-where it changed it. Grades are not kept either: they are worked out again on every run
-(``grading.py``, the evidence check included, from the answer's Markdown and the sources'
-HTML), so a changed measure costs no model call. A run stopped at any point resumes where
-it stopped.
+Contexts are made again on every run (about a second each); readings are what costs (tens
+of seconds each on a CPU). So a reading is keyed by what the reader was given (the answer's
+prompt messages: the question and the numbered sources), the reader (``reader_identity``:
+for a GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the
+code that reads (the readers, the reading and its filters, the prompts). An edit to a
+method or to pruning re-reads only the questions whose context it changed, and only at the
+budgets where it changed it. Grades are not kept either: they are worked out again on every
+run (``grading.py``, the evidence check included, from the answer's Markdown and the
+sources' HTML), so a changed measure costs no model call. A run stopped at any point
+resumes where it stopped.
 """
 
 from __future__ import annotations

@@ -78,27 +78,31 @@ class PrunePlan:
     in_numpy: bool  # the first embedding model runs in numpy (no torch to import)
 
 
+def _generative(settings: PruneSettings) -> str | None:
+    """The second stage's model, when the pruner has one."""
+    return settings.gen_model if settings.pruner in ("two-stage", "gen") else None
+
+
 def hub_models(settings: PruneSettings) -> dict[str, bool]:
     """The hub models ``settings.pruner`` loads that are checked with the reader's before
     anything loads (``base.hub.unobtainable``): the generative pruner, when there is one.
     The embedding models are looked up where their layout is read (``check_embedding``)."""
-    if settings.pruner in ("two-stage", "gen"):
-        return {settings.gen_model: False}
-    return {}
+    generative = _generative(settings)
+    return {} if generative is None else {generative: False}
 
 
 def plan_pruning(settings: PruneSettings, unusable: Mapping[str, ModelUnavailable]) -> PrunePlan:
     """The models ``settings.pruner`` uses, each checked once without loading it: the
     embedding model (and the multilingual one, when the default English one is kept and
-    ``models pull embedding --multilingual`` fetched it), the generative pruner, unless
-    ``unusable`` (of ``hub_models``, looked up by the caller) says why it cannot load."""
+    ``models pull embedding --multilingual`` fetched it), the generative pruner, with why
+    it cannot load when ``unusable`` (``hub_models`` looked up by the caller) says so."""
     from htmlrag_chat.scoring.embed import check_embedding
 
     pruner, device = settings.pruner, settings.device
     embedding = [] if pruner in ("bm25", "gen") else [settings.embed_model]
     if pruner in ("two-stage", "fused") and multilingual_available(settings.embed_model):
         embedding.append(MULTILINGUAL_EMBED_MODEL)
-    generative = settings.gen_model if pruner in ("two-stage", "gen") else None
+    generative = _generative(settings)
     problems: dict[str, ModelUnavailable] = {}
     if generative is not None and generative in unusable:
         problems[generative] = unusable[generative]
