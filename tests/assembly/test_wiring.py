@@ -142,5 +142,5 @@ def test_the_models_of_reader_and_pruner_are_looked_up_in_one_pass(
     missing = ": not a local path, not in the Hugging Face cache, and the hub is unreachable"
     assert str(plan.prune.unusable["nobody/missing-pruner"]) == f"nobody/missing-pruner{missing}"
     with pytest.raises(ModelUnavailable) as raised:
-        load_reader(plan.reader, ignore)  # says why before transformers is imported
+        load_reader(plan.reader, ignore)  # the plan says why: nothing is loaded
     assert str(raised.value).startswith(f"nobody/missing-reader{missing}")
