@@ -110,7 +110,7 @@ class Backend:
     def hub_models(self, plan: ReaderPlan) -> dict[str, bool]:
         """The hub models (id or folder) that loading the plan reads, each with whether
         only what is here will do; looked up with the pruner's in one pass before anything
-        loads. None for a reader that loads no hub model."""
+        loads; none for a reader that loads no hub model."""
         return {}
 
     def label(self, plan: ReaderPlan) -> str:
