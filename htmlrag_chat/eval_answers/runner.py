@@ -5,7 +5,8 @@ Contexts are made again on every run (about a second each); readings are what co
 of seconds each on a CPU). So a reading is keyed by what the reader was given (the answer's
 prompt messages: the question and the numbered sources), the reader (``reader_identity``:
 for a GGUF file, the sha256 of its bytes), the longest answer, and the fingerprint of the
-code that reads (the readers, the reading and its filters, the prompts). An edit to a
+code that reads with this reader (``reading_roots``: the reading and its filters, the
+reader's and its model's modules, the prompts; not another backend's). An edit to a
 method or to pruning re-reads only the questions whose context it changed, and only at the
 budgets where it changed it. Grades are not kept either: they are worked out again on every
 run (``grading.py``, the evidence check included, from the answer's Markdown and the
@@ -35,17 +36,19 @@ from htmlrag_chat.eval_answers.report import AnswerReport
 from htmlrag_chat.html.rendering import rendered_counter
 
 ANSWERS = "eval-answers"  # the derived-artefact kind of answer records in the store
-# What makes an answer from its prompt: the reading and its filters, the readers (each
-# imports what it runs on, the prompt layout and prompts included).
-ROOTS = (
-    "htmlrag_chat.eval_answers.reading",
-    "htmlrag_chat.reader.llm",
-    "htmlrag_chat.reader.extractive",
-    "htmlrag_chat.reader.openai",
-    "htmlrag_chat.reader.local",
-)
+# The reading and its filters; the reader that ran adds its own modules (``reading_roots``).
+READING = "htmlrag_chat.eval_answers.reading"
 STAGE = "eval answers"
 GRADING_ONLY = ("texts", "html", "markdown")  # in a record for its grades, not in the report
+
+
+def reading_roots(reader: Reader) -> tuple[str, ...]:
+    """The modules that make an answer from its prompt with ``reader`` (with all they import,
+    the prompt layout and the prompts included): the reading, the reader's class and its
+    model's. Another backend is not in it: an edit to how a transformers model is found on
+    the hub re-reads no GGUF answer."""
+    parts = (reader, reader.chat)
+    return (READING, *sorted({type(part).__module__ for part in parts if part is not None}))
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ class _Run:
 
     def __post_init__(self) -> None:
         self.counts = Counts()
-        self.code = installed_fingerprint(ROOTS)
+        self.code = installed_fingerprint(reading_roots(self.reader))
         # What a reading depends on besides its prompt.
         self.depends = (self.identity, getattr(self.reader, "max_tokens", None), self.code)
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.code import code_modules
 from htmlrag_chat.eval_answers.reading import reading_key
-from htmlrag_chat.eval_answers.runner import ROOTS
+from htmlrag_chat.eval_answers.runner import reading_roots
+from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.llm import LLMReader
+from htmlrag_chat.reader.openai import OpenAIChat
+
+GGUF_READER = LLMReader(GGUFChat("model.gguf"), kind="gguf")  # loads nothing until asked
 
 
 def test_a_changed_method_check_or_grade_costs_no_model_call() -> None:
@@ -14,11 +20,22 @@ def test_a_changed_method_check_or_grade_costs_no_model_call() -> None:
     editing the methods, pruning, the evidence check or grading must leave every cached
     reading's key as it was; the reader, the prompt layout and the reading make the answer
     from its prompt, so they are in it."""
-    modules = code_modules(roots=ROOTS)
+    modules = code_modules(roots=reading_roots(GGUF_READER))
     for layer in ("evidence", "pruning", "scoring", "eval.", "eval_answers.grading"):
         assert not any(m.startswith(f"htmlrag_chat.{layer}") for m in modules), layer
     for module in ("reader.llm", "reader.gguf", "reader.layout", "eval_answers.reading"):
         assert f"htmlrag_chat.{module}" in modules
+
+
+def test_another_backends_code_is_not_in_a_readings_key() -> None:
+    """A GGUF reading does not depend on how a transformers model is found and loaded, nor
+    on the server client; each reader's key holds its own backend."""
+    gguf = code_modules(roots=reading_roots(GGUF_READER))
+    for module in ("base.hub", "base.loader", "reader.local", "reader.openai"):
+        assert f"htmlrag_chat.{module}" not in gguf, module
+    server = LLMReader(OpenAIChat("http://127.0.0.1:9/v1", "m"), kind="server")
+    assert "htmlrag_chat.reader.openai" in code_modules(roots=reading_roots(server))
+    assert "htmlrag_chat.reader.extractive" in reading_roots(ExtractiveReader())
 
 
 def source(content: str, number: int = 1) -> Source:
