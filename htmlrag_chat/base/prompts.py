@@ -8,6 +8,9 @@ from ``prompts/`` beside the package, so an edit there shows on the next run.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
@@ -19,6 +22,7 @@ def _prompts_dir() -> Path:
 
 
 PROMPTS_DIR = _prompts_dir()
+_DAY: ContextVar[str | None] = ContextVar("prompt_day", default=None)  # ``dated``'s day
 
 
 @cache
@@ -29,5 +33,16 @@ def load_prompt(name: str) -> str:
 
 def today() -> str:
     """Today's date as the prompts give it (``{today}``): the model's own sense of "now" is
-    its training cut-off."""
-    return dt.date.today().isoformat()
+    its training cut-off. Inside ``dated``, the day it names."""
+    return _DAY.get() or dt.date.today().isoformat()
+
+
+@contextmanager
+def dated(day: str) -> Iterator[None]:
+    """Prompts made inside it say that today is ``day`` (ISO): an evaluation's prompts, and
+    so its cached answers and its figures, must not change with the day it runs."""
+    token = _DAY.set(day)
+    try:
+        yield
+    finally:
+        _DAY.reset(token)

@@ -8,7 +8,7 @@ check's verdicts: a changed check is a new grade of the same answers, not new mo
 A GGUF reader keeps its llama.cpp state between calls, so that a conversation's calls reuse
 their shared prefix; here every question starts cold (``GGUFChat.forget``), as a fresh
 ``ask`` does, so that a question's prefill time does not depend on which question ran
-before it.
+before it. Every prompt says that today is ``DAY``, whatever day the evaluation runs.
 """
 
 from __future__ import annotations
@@ -22,11 +22,15 @@ from typing import Any
 
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.base.events import ignore
+from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, source_content
 
 _CHUNK = 1 << 20
+# The date the answer prompts give (``{today}`` in prompts/reader.md): a run that goes on
+# past midnight, or resumes a day later, must read the same prompts as it began with.
+DAY = "2026-11-26"
 
 
 async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict[str, Any]:
@@ -36,12 +40,13 @@ async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict
     chat = reader.chat
     if isinstance(chat, GGUFChat):
         chat.forget()
-    prompt_tokens = chat.pending_tokens(answer_messages(question, sources)) if chat else None
-    start = time.perf_counter()
-    text, markdown, first_ms, removed = await read_answer(
-        reader, question, list(sources), (), ignore, start
-    )
-    total = time.perf_counter() - start
+    with dated(DAY):
+        prompt_tokens = chat.pending_tokens(answer_messages(question, sources)) if chat else None
+        start = time.perf_counter()
+        text, markdown, first_ms, removed = await read_answer(
+            reader, question, list(sources), (), ignore, start
+        )
+        total = time.perf_counter() - start
     calls = getattr(chat, "calls", None)
     if prompt_tokens is None and calls:  # a server that reported its usage
         prompt_tokens = calls[-1].prompt_tokens
@@ -71,7 +76,9 @@ def given(sources: Sequence[Source]) -> dict[str, Any]:
 
 def reading_key(question: str, sources: Sequence[Source]) -> list[dict[str, str]]:
     """What an answer is read from, as a cache key's part: the answer's prompt messages."""
-    return [dataclasses.asdict(message) for message in answer_messages(question, sources)]
+    with dated(DAY):
+        messages = answer_messages(question, sources)
+    return [dataclasses.asdict(message) for message in messages]
 
 
 def reader_identity(reader: Reader) -> dict[str, str]:

@@ -31,7 +31,7 @@ from htmlrag_chat.eval.methods import Env, Method
 from htmlrag_chat.eval.runner import Counts, EvalSettings, available_methods, distractors_for
 from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
 from htmlrag_chat.eval_answers.grading import grade
-from htmlrag_chat.eval_answers.reading import given, read, reader_identity, reading_key
+from htmlrag_chat.eval_answers.reading import DAY, given, read, reader_identity, reading_key
 from htmlrag_chat.eval_answers.report import AnswerReport
 from htmlrag_chat.html.rendering import rendered_counter
 
@@ -176,6 +176,7 @@ def _described(
         "reader": identity,
         "tokenizer": env.counter.name,
         "renderings": list(renderings),
+        "prompt_day": DAY,
         "embed_model": env.embed_model,
         "gen_model": env.gen_model,
         "device": env.device,

@@ -3,9 +3,15 @@ reads, not the code that made the context or grades the answer."""
 
 from __future__ import annotations
 
+import datetime as dt
+from types import SimpleNamespace
+
+import pytest
+
+from htmlrag_chat.base import prompts
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.code import code_modules
-from htmlrag_chat.eval_answers.reading import reading_key
+from htmlrag_chat.eval_answers.reading import DAY, reading_key
 from htmlrag_chat.eval_answers.runner import reading_roots
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.gguf import GGUFChat
@@ -50,3 +56,23 @@ def test_a_reading_is_keyed_by_the_prompt_the_reader_gets() -> None:
     assert reading_key("Who?", [source("Bob wrote it.")]) != key
     assert reading_key("Who?", [source("Ada wrote it."), source("More.", 2)]) != key
     assert reading_key("Who else?", [source("Ada wrote it.")]) != key
+
+
+class _Tomorrow(dt.date):
+    @classmethod
+    def today(cls) -> _Tomorrow:
+        day = dt.date.today() + dt.timedelta(days=1)
+        return cls(day.year, day.month, day.day)
+
+
+def test_a_reading_key_does_not_change_with_the_day_it_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The system prompt gives today's date; an evaluation's prompts give ``DAY`` instead,
+    so a run that goes on past midnight keeps its cached answers and reads what it began
+    with. Outside the evaluation, prompts still say the real date."""
+    key = reading_key("Who?", [source("Ada wrote it.")])
+    assert DAY in key[0]["content"]
+    monkeypatch.setattr(prompts, "dt", SimpleNamespace(date=_Tomorrow))
+    assert reading_key("Who?", [source("Ada wrote it.")]) == key
+    assert prompts.today() == _Tomorrow.today().isoformat() != DAY
