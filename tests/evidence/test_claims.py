@@ -4,12 +4,15 @@ recording's real pages and on small pages made to corner the check."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 
+from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import MEANING_BAND, THRESHOLD, Claim, check_answer
+from htmlrag_chat.evidence.matching import numbers
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
@@ -79,6 +82,20 @@ def test_a_real_reader_that_cites_nothing_and_copies_its_source_gets_added_quote
     verge = number_of(sources, VERGE)
     [wrong] = check_answer(question, f"{claims[0].sentence[:-1]} [{verge}].", sources)
     assert not wrong.supported and wrong.cited == (verge,) and wrong.backing == ()
+
+
+def test_a_reader_that_writes_its_instructions_example_is_flagged() -> None:
+    """Qwen2.5-Coder-1.5B once answered a question on Rocket League with the example
+    sentence of its instructions, citing a real source ("The tower was completed in 1889
+    [2]."; docs/evaluation.md): whatever that example is, no page backs it."""
+    instructions = " ".join(load_prompt("reader").split())  # as one line
+    [example] = re.findall(r'"([^"]*\[\d+\]\.)"', instructions)
+    question, _, sources = demo("qwen")
+    cited = re.sub(r"\[\d+\]", f"[{sources[0].number}]", example)  # a source it was given
+    [claim] = check_answer(question, cited, sources)
+    assert claim.checked and claim.cited == (sources[0].number,) and not claim.supported
+    assert claim.missing == tuple(sorted(numbers(claim.sentence) - numbers(question)))
+    assert claim.missing  # the example's year is in no source
 
 
 def test_a_real_reader_s_loose_paraphrases_are_flagged() -> None:
