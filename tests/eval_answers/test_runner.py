@@ -3,6 +3,7 @@ reads, not the code that made the context or grades the answer."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from types import SimpleNamespace
 
@@ -11,12 +12,13 @@ import pytest
 from htmlrag_chat.base import prompts
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.code import code_modules
-from htmlrag_chat.eval_answers.reading import DAY, reading_key
+from htmlrag_chat.eval_answers.reading import DAY, read, reading_key
 from htmlrag_chat.eval_answers.runner import reading_roots
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
+from tests.openai_server import ScriptedLLM, serve_llm
 
 GGUF_READER = LLMReader(GGUFChat("model.gguf"), kind="gguf")  # loads nothing until asked
 
@@ -76,3 +78,24 @@ def test_a_reading_key_does_not_change_with_the_day_it_is_made(
     monkeypatch.setattr(prompts, "dt", SimpleNamespace(date=_Tomorrow))
     assert reading_key("Who?", [source("Ada wrote it.")]) == key
     assert prompts.today() == _Tomorrow.today().isoformat() != DAY
+
+
+def test_the_reader_gets_the_prompt_its_reading_is_keyed_by(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a server receives is the key's prompt, dated ``DAY`` when the clock says
+    tomorrow: a cached answer is the answer to the prompt its key names."""
+    monkeypatch.setattr(prompts, "dt", SimpleNamespace(date=_Tomorrow))
+    sources = [source("Ada wrote it.")]
+    llm = ScriptedLLM(lambda messages: "Ada wrote it [1].")
+
+    async def main() -> dict[str, object]:
+        async with serve_llm(llm) as url:
+            reader = LLMReader(OpenAIChat(url, llm.model), kind="server")
+            return await read(reader, "Who wrote it?", sources)
+
+    reading = asyncio.run(main())
+    assert reading["answer"] == "Ada wrote it [1]."
+    [request] = llm.requests
+    assert request["messages"] == reading_key("Who wrote it?", sources)
+    assert DAY in request["messages"][0]["content"]
