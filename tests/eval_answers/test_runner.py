@@ -61,9 +61,11 @@ def test_a_reading_is_keyed_by_the_prompt_the_reader_gets() -> None:
 
 
 class _Tomorrow(dt.date):
+    """A clock a day on: after today and after ``DAY``, so never ``DAY`` itself."""
+
     @classmethod
     def today(cls) -> _Tomorrow:
-        day = dt.date.today() + dt.timedelta(days=1)
+        day = max(dt.date.today(), dt.date.fromisoformat(DAY)) + dt.timedelta(days=1)
         return cls(day.year, day.month, day.day)
 
 
