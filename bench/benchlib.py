@@ -18,12 +18,15 @@ if str(ROOT) not in sys.path:
 
 
 def machine(device: str) -> str:
-    """The machine line of a report that runs models: CPU, Python, torch and device."""
+    """The machine line of a report that runs models: CPU, Python, torch and device (with
+    the GPU's name on CUDA)."""
     import os
     import platform
 
     import torch
 
+    if device.startswith("cuda"):
+        device = f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
     return (
         f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"torch {torch.__version__}, device {device}"

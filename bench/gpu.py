@@ -36,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -250,11 +251,12 @@ def timed_ms(work: Any, clock: Any = time.perf_counter) -> float:
 
 
 def decode(model: Any, reader: str, device: str, tokens: int) -> dict:
-    """ms per generated token after a prompt of ``tokens``: plain ``generate`` and the
-    product's reader (``LocalChat.stream``, its worker thread and event loop included), each
-    as the difference of two runs of different lengths (the prefill cancels out), the median
-    of five such pairs. Wall time on a GPU; on the CPU the process's CPU time, which a
-    machine shared with other work leaves steady (the reader's two threads both count)."""
+    """ms per generated token after a prompt of ``tokens``: plain ``generate`` (in this
+    thread, then in a fresh thread each run) and the product's reader (``LocalChat.stream``,
+    its worker thread and event loop included), each as the difference of two runs of
+    different lengths (the prefill cancels out), the median of five such pairs. Wall time on
+    a GPU; on the CPU the process's CPU time, which a machine shared with other work leaves
+    steady (the reader's two threads both count)."""
     import torch
 
     clock = time.perf_counter if device.startswith("cuda") else time.process_time
@@ -275,6 +277,15 @@ def decode(model: Any, reader: str, device: str, tokens: int) -> dict:
 
         return timed_ms(run, clock)
 
+    def generate_in_thread(count: int) -> float:
+        """``generate`` in a fresh thread each run, as the reader's: torch keeps some
+        per-shape state (cuDNN's attention graphs) per thread."""
+        spent: list[float] = []
+        thread = threading.Thread(target=lambda: spent.append(generate(count)))
+        thread.start()
+        thread.join()
+        return spent[0]
+
     async def stream(count: int) -> None:
         async for _ in chat.stream(messages, count):
             pass
@@ -288,6 +299,7 @@ def decode(model: Any, reader: str, device: str, tokens: int) -> dict:
         return round(statistics.median(pairs), 3)
 
     plain_ms = per_token(generate)
+    thread_ms = per_token(generate_in_thread)
     reader_ms = per_token(read)
     return {
         "prompt_tokens": ids.shape[1],
@@ -296,6 +308,7 @@ def decode(model: Any, reader: str, device: str, tokens: int) -> dict:
         # shorten both runs and void the difference.
         "to_the_cap": max(made) == DECODE[1],
         "generate": plain_ms,
+        "generate_fresh_thread": thread_ms,
         "reader": reader_ms,
         "ratio": round(reader_ms / plain_ms, 3),
     }
@@ -310,7 +323,10 @@ def fresh(args: Any, options: AgentOptions, recording: Path, question: str, done
         prune.gen_model, "--embed-model", prune.embed_model, "--device", reader.device,
         "--max-tokens", str(reader.max_tokens), "--progress",
     ]  # fmt: skip
-    runs = [one_process(command) for _ in range(args.fresh_runs)]
+    runs = []
+    for number in range(args.fresh_runs):
+        runs.append(one_process(command))
+        print(f"fresh {number + 1}/{args.fresh_runs}", json.dumps(runs[-1]), flush=True)
     warm = done["demo"][1]
     plan = {
         "reader": str(reader.model),

@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from htmlrag_chat.base import cancel
-from htmlrag_chat.base.device import model_dtype
+from htmlrag_chat.base.device import model_dtype, prepare_attention
 from htmlrag_chat.base.extras import needed
 from htmlrag_chat.base.hub import load_pretrained
 
@@ -85,6 +85,7 @@ def _load_causal_lm(
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
     quiet_transformers()
+    prepare_attention(device)
     extra: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
     tokenizer = load_pretrained(
         AutoTokenizer.from_pretrained, model_name, local_only=local_only, **extra

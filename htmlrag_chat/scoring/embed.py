@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from htmlrag_chat.base import cancel
-from htmlrag_chat.base.device import pick_device
+from htmlrag_chat.base.device import pick_device, prepare_attention
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.extras import MissingExtra, needed
 from htmlrag_chat.base.hub import (
@@ -143,6 +143,7 @@ def _load_embedding_model(model_name: str, device: str) -> Any:
         from sentence_transformers import SentenceTransformer
 
     quiet_transformers()
+    prepare_attention(device)
     # Half precision on a GPU, loaded as such onto it (no float32 copy on the CPU first).
     dtype = torch.float32 if device == "cpu" else torch.float16
     path = bundled_embedding(model_name)

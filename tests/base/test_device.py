@@ -1,4 +1,5 @@
-"""Picking the device: torch is asked only where it could answer something but "cpu"."""
+"""Picking the device (torch is asked only where it could answer something but "cpu"), and
+what a model on it needs set."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.device import gpu_possible
+from htmlrag_chat.base.device import gpu_possible, prepare_attention
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,3 +59,19 @@ def test_a_gpu_drivers_file_means_torch_is_asked(tmp_path, marker):
     (tmp_path / marker).parent.mkdir(parents=True)
     (tmp_path / marker).touch()
     assert gpu_possible(tmp_path)
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_models_on_cuda_attend_without_cudnn_whose_graphs_are_built_per_shape(device):
+    import torch
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        prepare_attention("cpu")
+        prepare_attention("mps")
+        assert torch.backends.cuda.cudnn_sdp_enabled()
+        prepare_attention(device)
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)
