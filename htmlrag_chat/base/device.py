@@ -116,8 +116,11 @@ def prepare_attention(device: str) -> None:
     step of an answer built a new graph. On an H100 (issue 29, 8B shape, a prompt of 4,821
     tokens) decoding took 108.8 ms a token in a fresh thread (the reader's) against 35.4 ms
     for the same steps repeated in one thread, with the same GPU time; plain ``generate`` in
-    a fresh process took 73 ms a token. The flash kernels need no setup per shape."""
+    a fresh process took 73 ms a token. The flash kernels need no setup per shape. A torch
+    too old to have cuDNN's attention has nothing to turn off."""
     if device.startswith("cuda"):
         import torch
 
-        torch.backends.cuda.enable_cudnn_sdp(False)
+        turn = getattr(torch.backends.cuda, "enable_cudnn_sdp", None)
+        if turn is not None:
+            turn(False)
