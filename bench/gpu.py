@@ -127,7 +127,11 @@ def embedding_model(folder: Path, tokenizer: str, which: str | None) -> str:
         return DEFAULT_EMBED_MODEL
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers import models as modules
+
+    try:  # where sentence-transformers 6 keeps its modules; 3 to 5 in ``models``
+        from sentence_transformers.sentence_transformer import modules
+    except ImportError:
+        from sentence_transformers import models as modules  # type: ignore[no-redef]
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     words = AutoTokenizer.from_pretrained(tokenizer)
