@@ -37,7 +37,7 @@ from typing import Any
 
 from benchlib import ROOT, quantiles, timed, write_report
 from htmlrag_chat.base.sources import Source
-from htmlrag_chat.evidence.claims import THRESHOLD, Claim, check_answer
+from htmlrag_chat.evidence.claims import THRESHOLD, Claim, Quote, check_answer
 from htmlrag_chat.evidence.words import shown_quotes
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 
@@ -111,6 +111,15 @@ def flagged(claim: Claim, threshold: float) -> bool:
     return claim.checked and (bool(claim.missing) or claim.support < threshold)
 
 
+def quotes_counted(label: dict[str, Any], claim: Claim, threshold: float) -> list[Quote]:
+    """The quotes shown as backing a labelled sentence, those whose support the figures
+    count: each cited source's best passage at ``threshold``, under a sentence that says
+    something, is checked and is not flagged."""
+    if label["label"] == "none" or not claim.checked or flagged(claim, threshold):
+        return []
+    return [quote for quote in claim.quotes if quote.score >= threshold]
+
+
 def scores(pairs: list[tuple[dict[str, Any], Claim]], threshold: float) -> dict[str, Any]:
     """Precision and recall of the flag, and the share of the quotes shown that support
     their sentence."""
@@ -125,11 +134,7 @@ def scores(pairs: list[tuple[dict[str, Any], Claim]], threshold: float) -> dict[
         tp += flag and unsupported
         fp += flag and not unsupported
         fn += unsupported and not flag
-        if flag or not claim.checked:
-            continue
-        for quote in claim.quotes:
-            if quote.score < threshold:
-                continue
+        for quote in quotes_counted(label, claim, threshold):
             shown += 1
             good += holds_evidence(label, quote.text)
     precision = tp / (tp + fp) if tp + fp else 1.0

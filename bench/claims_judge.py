@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, quantiles, write_report
-from claims import flagged, holds_evidence, judged, load
+from claims import holds_evidence, judged, load, quotes_counted
 from htmlrag_chat.evidence.claims import THRESHOLD
 from htmlrag_chat.reader.gguf import extra_buffers, extra_buffers_wanted
 
@@ -93,18 +93,14 @@ class Judge:
         return mass["yes"] / total if total else 0.5
 
 
-def shown_quotes(judge: Judge, name: str) -> list[Judged]:
-    """Every quote the check shows on the set ``name`` (an unflagged sentence's quotes at
-    ``THRESHOLD``), judged."""
+def judged_quotes(judge: Judge, name: str) -> list[Judged]:
+    """Every quote whose support ``bench/claims.py`` counts on the set ``name`` (at the
+    shipped ``THRESHOLD``), judged."""
     contexts, answers, labels = load(name)
     out = []
     for label, claim in judged(contexts, answers, labels, None):
-        if label["label"] == "none" or not claim.checked or flagged(claim, THRESHOLD):
-            continue
         question = contexts[label["question_id"]]["question"]
-        for quote in claim.quotes:
-            if quote.score < THRESHOLD:
-                continue
+        for quote in quotes_counted(label, claim, THRESHOLD):
             started = time.perf_counter()
             p_yes = judge.p_yes(question, claim.sentence, quote.text)
             seconds = time.perf_counter() - started
@@ -144,8 +140,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     judge = Judge(args.model)
-    dev = shown_quotes(judge, "claims")
-    held = shown_quotes(judge, "claims_holdout")
+    dev = judged_quotes(judge, "claims")
+    held = judged_quotes(judge, "claims_holdout")
     calibration = [q for q in dev if q.split == "calibration"]
     test = [q for q in dev if q.split == "test"]
     threshold = calibrated(calibration)
