@@ -326,21 +326,28 @@ def test_the_graph_reads_real_imports_at_every_depth(tmp_path: Path) -> None:
     (package / "__init__.py").write_text("__version__ = '0'\n", encoding="utf-8")
     (package / "tokens.py").write_text("", encoding="utf-8")
     (package / "html" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "html" / "text.py").write_text("def visible() -> None: ...\n", encoding="utf-8")
     (package / "html" / "dom.py").write_text(
         "from htmlrag_chat import __version__\n"
+        "from htmlrag_chat.html.text import visible\n"
         "def f():\n"
         "    from htmlrag_chat import tokens\n"
         "    import htmlrag_chat.html\n",
         encoding="utf-8",
     )
+    # A module of a subpackage imported by name ("from htmlrag_chat.html import text") is
+    # that module, not just its package: its edits must reach the caches keyed by it.
+    (package / "user.py").write_text("from htmlrag_chat.html import text\n", encoding="utf-8")
     graph = import_graph(package)
     assert graph["htmlrag_chat.html.dom"] == {
         "htmlrag_chat",
         "htmlrag_chat.tokens",
         "htmlrag_chat.html",
+        "htmlrag_chat.html.text",
     }
+    assert graph["htmlrag_chat.user"] == {"htmlrag_chat.html.text"}
     assert closure(["htmlrag_chat.tokens"], graph) == {"htmlrag_chat", "htmlrag_chat.tokens"}
-    assert closure(["htmlrag_chat.html.dom"], graph) == set(graph)
+    assert closure(["htmlrag_chat.html.dom"], graph) == set(graph) - {"htmlrag_chat.user"}
 
 
 def test_relative_imports_are_refused(tmp_path: Path) -> None:

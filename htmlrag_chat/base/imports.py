@@ -33,18 +33,17 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
 def imported_names(path: Path) -> list[str]:
     """Every module of the package that the file at ``path`` imports, in order, at any
     depth. A ``from htmlrag_chat.pruning import tokens`` imports the module
-    ``htmlrag_chat.pruning.tokens``; relative imports are refused, since the project spells
-    them out."""
+    ``htmlrag_chat.pruning.tokens``, at any depth of the package (``import_graph`` reduces
+    a name that is no module, ``from htmlrag_chat.reader import Source``, to the module
+    that defines it); relative imports are refused, since the project spells them out."""
     found: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level:
             raise ValueError(f"{path}: relative import; the project spells imports out")
-        elif isinstance(node, ast.ImportFrom) and node.module == PACKAGE:
-            names = [f"{PACKAGE}.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
         else:
             continue
         found += [name for name in names if name.split(".")[0] == PACKAGE]
