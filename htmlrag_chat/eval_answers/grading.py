@@ -13,6 +13,9 @@ reader's work is what the cache keeps, so a change of a measure here costs no mo
   contain that gold answer; for any other cited sentence, each source it cites must back it
   as ``ask``'s own check does (``evidence.claims.check_answer``: a passage of that source
   backs the sentence, terms only). A sentence citing [1, 3] where only [1] holds fails.
+- ``other_language``: the answer reads as another language than the question's (the
+  dataset's ``lang``, else the question's own words) by its function words
+  (``lexical.language.written_in``); an answer too short to tell is not counted.
 - ``declined``: the answer is not correct and says that the sources do not hold the answer
   (phrases in the languages of the dev sets, below). ``cannot_answer`` in the report is the
   share of questions whose answer was not in the context that the reader declined, rather
@@ -28,6 +31,8 @@ from typing import Any
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.metrics import answer_present, normalize
 from htmlrag_chat.evidence.claims import check_answer
+from htmlrag_chat.lexical.analysis import tokens
+from htmlrag_chat.lexical.language import script_language, written_in
 
 # "The sources do not say": how readers decline, in the languages of the dev sets. Matched
 # on the casefolded answer; a declined answer that also names the gold answer is correct.
@@ -79,9 +84,12 @@ _DECLINES = re.compile(
 )
 
 
-def grade(record: dict[str, Any], question: str, answers: Sequence[str]) -> dict[str, Any]:
-    """The grades of one stored answer (``reading.read``'s record) to ``question`` for these
-    gold answers, with each cited sentence's verdict per cited source."""
+def grade(
+    record: dict[str, Any], question: str, answers: Sequence[str], language: str = ""
+) -> dict[str, Any]:
+    """The grades of one stored answer (``reading.read``'s record) to ``question`` (in
+    ``language`` when the dataset says) for these gold answers, with each cited sentence's
+    verdict per cited source."""
     texts: list[str] = record["texts"]
     sources = {number: text for number, text in enumerate(texts, 1)}
     correct = answer_present(answers, record["answer"])
@@ -93,6 +101,7 @@ def grade(record: dict[str, Any], question: str, answers: Sequence[str]) -> dict
         "in_context": answer_present(answers, "\n".join(texts)),
         "cited": cited,
         "citations_hold": cited and all(all(c["holds"]) for c in citations),
+        "other_language": other_language(record["answer"], question, language),
         "declined": not correct and declines(record["answer"]),
         "citations": citations,
     }
@@ -118,6 +127,13 @@ def checked_citations(question: str, record: dict[str, Any]) -> list[dict[str, A
         for claim in check_answer(question, record["markdown"], sources)
         if claim.cited
     ]
+
+
+def other_language(answer: str, question: str, language: str = "") -> bool:
+    """Whether the answer is plainly in another language than the question (``language``,
+    else the one its words show; neither known: not counted)."""
+    asked = language or script_language(question, tokens(question)[0])
+    return bool(asked) and written_in(tokens(answer)[0], asked) is False
 
 
 def declines(answer: str) -> bool:

@@ -4,9 +4,10 @@ Shaped like ``eval qa``'s: ``results[name][budget]`` where ``name`` is ``method/
 (``default/markdown``; a text method is ``chunk-bm25/text``), then per-item results that
 keep each answer, the sources as the reader got them and the citations with their
 verdicts. Fractions are of questions: ``correct``, ``in_context``, ``cited``,
-``citations_hold`` (``grading.py`` says how each is decided); ``cited_when_correct`` is the
-share of right answers that cite a source, ``cannot_answer`` the share of questions whose
-answer was not in the context that the reader declined (null when it always was). Costs are
+``citations_hold``, ``other_language`` (``grading.py`` says how each is decided);
+``cited_when_correct`` is the share of right answers that cite a source, ``cannot_answer``
+the share of questions whose answer was not in the context that the reader declined (null
+when it always was). Costs are
 means per question: tokens of the context and of the whole prompt, seconds to the first
 piece of the answer (the prefill) and in all; ``correct_per_prefill_s`` is right answers
 per second of prefill, the figure a CPU reader's default budget is chosen by.
@@ -67,6 +68,7 @@ def summarize(rows: list[dict[str, Any]]) -> Summary:
         "cited": _share(rows, "cited"),
         "citations_hold": _share(rows, "citations_hold"),
         "cited_when_correct": _share(right, "cited"),
+        "other_language": _share(rows, "other_language"),
         "cannot_answer": _share(lacking, "declined"),
         "not_in_context": len(lacking),
         "context_tokens": _mean(rows, "context_tokens", 1),
@@ -113,6 +115,7 @@ def markdown(report: AnswerReport) -> str:
         ("right answers (answer in the context)", _right),
         ("answers citing a source / whose citations all hold / right answers citing", _citing),
         ("'cannot answer' when the context lacks the answer (questions)", _declining),
+        ("answers in another language than the question's", lambda s: share(s["other_language"])),
         ("mean context tokens / prompt tokens / prefill s / total s", _costs),
         ("right answers per second of prefill", lambda s: share(s["correct_per_prefill_s"])),
     ]

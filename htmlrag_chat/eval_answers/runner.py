@@ -160,7 +160,7 @@ def _shown(record: dict[str, Any], item: QAItem) -> dict[str, Any]:
     for grading only (the sources' texts and HTML, the answer's Markdown; the report has
     what the reader got and said)."""
     shown = {key: value for key, value in record.items() if key not in GRADING_ONLY}
-    return {**shown, **grade(record, item.question, item.answers)}
+    return {**shown, **grade(record, item.question, item.answers, item.lang)}
 
 
 def _described(

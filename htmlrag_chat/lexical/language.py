@@ -49,6 +49,22 @@ _STOP_WORDS = {
     "da": "og at det som en er på af for med til den har ikke om et var men",
     "no": "og at det som en er på av for med til den har ikke om et var men",
 }
+# What a reader is told to answer in (``language_name``).
+_NAMES = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "nl": "Dutch",
+    "pl": "Polish",
+    "fi": "Finnish",
+    "hu": "Hungarian",
+    "sv": "Swedish",
+    "da": "Danish",
+    "no": "Norwegian",
+}
 # Scripts that name the language a Snowball stemmer reads them in: Persian and Urdu are
 # stemmed as Arabic, Ukrainian or Bulgarian as Russian; closer than no stems, and enough to
 # tell that a question is not in English.
@@ -72,14 +88,42 @@ def function_words(language: str) -> frozenset[str]:
 def detect(words: Sequence[str]) -> str:
     """The language of casefolded ``words`` by its function words: a code of ``_STOP_WORDS``
     (ties go to the earlier one), or "" when fewer than ``MIN_HITS`` are found."""
-    hits: Counter[str] = Counter()
-    for word in words:
-        hits.update(_LANGUAGES.get(word, ()))
+    hits = _hits(words)
     if not hits:
         return ""
     order = list(_STOP_WORDS)
     best = max(hits, key=lambda code: (hits[code], -order.index(code)))
     return best if hits[best] >= MIN_HITS else ""
+
+
+def language_name(words: Sequence[str]) -> str:
+    """The English name of the language of casefolded ``words``, only where its function
+    words leave no doubt: ``MIN_HITS`` or more, and more than any other language's. Small
+    readers told to answer "in the language of the question" answer a German one in English
+    often enough (docs/evaluation.md) that the reader is told the language by name; told
+    the wrong one (a German question that also reads as English: "Was kostet die Lackierung
+    ... Plug-in"), it would be worse off than not told, hence no name on a tie."""
+    (best, most), *rest = _hits(words).most_common(2) or [("", 0)]
+    if most < MIN_HITS or (rest and rest[0][1] == most):
+        return ""
+    return _NAMES[best]
+
+
+def written_in(words: Sequence[str], language: str) -> bool | None:
+    """Whether casefolded ``words`` read as ``language``: None when they hold too few
+    function words to tell (fewer than ``MIN_HITS`` of any language), else whether
+    ``language`` has as many of them as any other ("Hugo Bustos detectó 112 motorizados ...
+    que fueron llevados" reads as French as much as Spanish: Spanish, when that was asked)."""
+    hits = _hits(words)
+    most = max(hits.values(), default=0)
+    return None if most < MIN_HITS else hits[language] == most
+
+
+def _hits(words: Sequence[str]) -> Counter[str]:
+    hits: Counter[str] = Counter()
+    for word in words:
+        hits.update(_LANGUAGES.get(word, ()))
+    return hits
 
 
 def script_language(text: str, words: Sequence[str]) -> str:

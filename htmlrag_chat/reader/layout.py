@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from htmlrag_chat.base.prompts import load_prompt, today
 from htmlrag_chat.base.safety import text_safe
 from htmlrag_chat.html.rendering import render
+from htmlrag_chat.lexical.analysis import tokens
+from htmlrag_chat.lexical.language import language_name
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.citations import escape_markers
 
@@ -119,7 +121,15 @@ def _answering(question: str, sources: Sequence[Source], placed: bool) -> str:
     model heeds the last words it read: the rules are far above, before the sources). An
     earlier turn is written the same way, so a follow-up continues it word for word; the
     check stops before the reminder, so it shares everything up to the question."""
-    return f"{_ask(question, sources, placed)}\n{load_prompt('answer').strip()}"
+    return f"{_ask(question, sources, placed)}\n{reminder(question)}"
+
+
+def reminder(question: str) -> str:
+    """How to answer, after the question (``prompts/answer.md``): in the question's language,
+    named where its words make it plain (``language_name``), and citing."""
+    name = language_name(tokens(question)[0])
+    language = f"{name}, the language of the question" if name else "the language of the question"
+    return load_prompt("answer").format(language=language).strip()
 
 
 def _ask(question: str, sources: Sequence[Source], placed: bool) -> str:

@@ -33,10 +33,10 @@ from htmlrag_chat.base.events import (
     StageFinished,
     StageStarted,
 )
-from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.pruning.pipeline import Stage
 from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.extractive import ExtractiveReader
+from htmlrag_chat.reader.layout import reminder
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
@@ -50,8 +50,6 @@ from htmlrag_chat.web.settings import SearchSettings
 from tests.conftest import PAGES as FIXTURE_PAGES
 from tests.openai_server import ScriptedLLM, serve_llm
 from tests.stopping import CountedCalls
-
-REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 MODEL = "scripted-reader"
 REWRITE_MARK = "New message:"
@@ -265,7 +263,7 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     # The rewrite continues the conversation as the last answer left it: system text, the
     # first question with its sources, its answer, then the request (one shared prefix).
     assert [m["role"] for m in rewrite] == ["system", "user", "assistant", "user"]
-    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}\n{REMINDER}")
+    assert rewrite[1]["content"].endswith(f"Question: {LYON_QUESTION}\n{reminder(LYON_QUESTION)}")
     assert f"URL: {LYON_URL}" in rewrite[1]["content"]
     assert rewrite[2]["content"] == LYON_ANSWER
     assert rewrite[-1]["content"].startswith(f"{REWRITE_MARK} {follow_up}")
@@ -277,11 +275,11 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     [read] = requests_of(llm, "read")
     assert read[:3] == [
         rewrite[0],
-        {"role": "user", "content": f"Question: {LYON_QUESTION}\n{REMINDER}"},
+        {"role": "user", "content": f"Question: {LYON_QUESTION}\n{reminder(LYON_QUESTION)}"},
         {"role": "assistant", "content": LYON_ANSWER},
     ]
     assert f"URL: {CENSUS_URL}" in read[-1]["content"]
-    assert read[-1]["content"].endswith(f"Question: {follow_up}\n{REMINDER}")
+    assert read[-1]["content"].endswith(f"Question: {follow_up}\n{reminder(follow_up)}")
     assert run.answer.claims[0].supported
 
 
@@ -303,7 +301,7 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
     first_turn = read[1]["content"]
     assert f"[1] {turn.sources[0].title}\nURL: {LYON_URL}" in first_turn
     assert turn.sources[0].html in first_turn
-    assert read[-1]["content"] == f"Question: shorter please\n{REMINDER}"
+    assert read[-1]["content"] == f"Question: shorter please\n{reminder('shorter please')}"
     assert requests_of(llm, "check") == []
     assert run.answer.text == "Festival of Lights [1]."
 

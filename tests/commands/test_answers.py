@@ -47,7 +47,7 @@ def test_two_questions_read_by_smollm2_then_again_from_the_cache(capsys, tmp_pat
     assert list(report["results"]) == names
     for budgets in report["results"].values():
         summary = budgets["256"]
-        for share in ("correct", "in_context", "cited", "citations_hold"):
+        for share in ("correct", "in_context", "cited", "citations_hold", "other_language"):
             assert 0 <= summary[share] <= 1
         assert 0 < summary["context_tokens"] <= 256
         assert summary["prompt_tokens"] > summary["context_tokens"]
@@ -63,6 +63,8 @@ def test_two_questions_read_by_smollm2_then_again_from_the_cache(capsys, tmp_pat
     html = item["results"]["default/html"]["256"]["sources"][0]["content"]
     assert html.startswith("<html")
     assert isinstance(answer["citations"], list) and "declined" in answer
+    assert isinstance(answer["other_language"], bool)
+    assert "answers in another language than the question's" in lines
 
     code, again, err = run(capsys, *answers_argv(tmp_path))
     assert code == 0 and "read 0, cached 6" in err.splitlines()[-1]

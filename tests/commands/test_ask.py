@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.reader.extractive import HEADER
+from htmlrag_chat.reader.layout import reminder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.search import SearchSettings
@@ -26,8 +26,6 @@ from tests.conftest import import_demo
 from tests.loopback import unused_port
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.search_apis import SearchApis, searxng_config
-
-REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
@@ -380,12 +378,12 @@ def test_continue_and_conversation_follow_up_with_the_stored_history_and_sources
     assert rewrite[:-1] == read[:-1]
     assert [(m["role"], m["content"]) for m in read[2:]] == [
         ("assistant", "Answer 1: ARKit [1]."),
-        ("user", f"Question: Shorter please\n{REMINDER}"),
+        ("user", f"Question: Shorter please\n{reminder('Shorter please')}"),
         ("assistant", "Answer 2: ARKit [1]."),
-        ("user", f"Question: Even shorter\n{REMINDER}"),
+        ("user", f"Question: Even shorter\n{reminder('Even shorter')}"),
     ]
     first = read[1]["content"]
-    assert first.endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
+    assert first.endswith(f"Question: {QUESTION['question']}\n{reminder(QUESTION['question'])}")
     for source in answers[1]["sources"]:  # the previous answer's sources, as stored
         assert f"[{source['number']}] {source['title']}\nURL: {source['url']}" in first
         assert source["content"] in first

@@ -88,3 +88,18 @@ def test_declines_in_the_dev_sets_languages(answer: str) -> None:
 )
 def test_answers_are_not_declines(answer: str) -> None:
     assert not declines(answer)
+
+
+def test_an_answer_in_another_language_than_the_question_is_counted() -> None:
+    texts = ["Der Turm der Nashorn-Pagode im Zoo Berlin wird 25 Meter hoch."]
+    question = "Wie hoch wird der Turm der Nashorn-Pagode im Zoo Berlin?"
+
+    def other(answer: str, language: str = "de") -> bool:
+        return grade(record(answer, texts), question, ["25 Meter"], language)["other_language"]
+
+    assert other("The tower of the rhino pagoda in Berlin is 25 meters high [1].")
+    assert not other("Der Turm der Nashorn-Pagode wird 25 Meter hoch [1].")
+    assert not other("25 Meter [1].")  # too short to tell: not counted
+    # Without the dataset's language, the question's own words tell it.
+    assert other("The tower of the rhino pagoda in Berlin is 25 meters high [1].", "")
+    assert not graded("It is released under the Apache License [1].")["other_language"]

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from htmlrag_chat.lexical.analysis import tokens
-from htmlrag_chat.lexical.language import CJK_LANGUAGE, detect, languages, script_language
+from htmlrag_chat.lexical.language import (
+    CJK_LANGUAGE,
+    detect,
+    language_name,
+    languages,
+    script_language,
+    written_in,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +60,26 @@ def test_undecided_texts_take_their_pages_verdict():
 )
 def test_a_script_names_the_language_where_function_words_do_not(text, language):
     assert script_language(text, tokens(text)[0]) == language
+
+
+def test_a_language_is_named_only_where_its_function_words_leave_no_doubt() -> None:
+    def named(text: str) -> str:
+        return language_name(tokens(text)[0])
+
+    assert named("Wie viele Caritas-Altenheime gibt es in der Diözese Münster?") == "German"
+    assert named("Quanto tempo durou o encontro entre os dois?") == "Portuguese"
+    assert named("How tall is the tower?") == "English"
+    # One function word is too few; a tie between two languages names neither.
+    assert named("Ile osób liczy podstawowa załoga lotniskowca?") == ""
+    assert named("Was kostet die Lackierung beim Plug-in?") == ""
+    assert named("Hvad er det, og hvor er den?") == ""  # Danish and Norwegian share the words
+
+
+def test_a_text_is_written_in_a_language_when_no_other_has_more_of_its_words() -> None:
+    def read_as(text: str, language: str) -> bool | None:
+        return written_in(tokens(text)[0], language)
+
+    spanish = "Hugo Bustos detectó 112 motorizados robados en Chile que fueron llevados."
+    assert read_as(spanish, "es") and read_as(spanish, "fr")  # "en", "que": a tie
+    assert read_as("The tower of the zoo is 25 meters high.", "de") is False
+    assert read_as("365 000 déplacements", "fr") is None  # no function word: no verdict

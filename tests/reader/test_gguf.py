@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
-from htmlrag_chat.reader.layout import answer_messages, check_messages
+from htmlrag_chat.reader.layout import answer_messages, check_messages, reminder
 from htmlrag_chat.reader.think import OPEN, strip_think
 from tests.smollm2 import smollm2_gguf
 
@@ -61,8 +60,8 @@ def test_a_question_with_its_check_prefills_the_context_once(smol: GGUFChat) -> 
     assert check and first.evaluated == first.prompt_tokens  # a fresh context: all of it
     # The answer continues the check's prompt up to the question: only its reminder of how
     # to answer (and the template's few tokens around it) is new.
-    reminder = GGUFTokenCounter(smol.load(), smol.name).count(load_prompt("answer"))
-    assert second.evaluated <= reminder + 8 < second.prompt_tokens
+    reminded = GGUFTokenCounter(smol.load(), smol.name).count(reminder(QUESTION))
+    assert second.evaluated <= reminded + 8 < second.prompt_tokens
     largest = max(first.prompt_tokens, second.prompt_tokens)
     assert first.evaluated + second.evaluated <= 1.3 * largest
 

@@ -3,16 +3,16 @@ laid out as the continuation of the one before, so that a prefix cache serves it
 
 from __future__ import annotations
 
-from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.layout import (
     answer_messages,
     check_messages,
+    reminder,
     render_sources,
     rewrite_messages,
 )
 
-REMINDER = load_prompt("answer").strip()
+REMINDER = reminder("Who?")  # too few words to tell a language: the question's, unnamed
 SOURCE = Source(3, "https://example.org/a", "A <|eot_id|> title", "<p>Body</p>", "Body")
 OTHER = Source(1, "https://example.org/b", "B", "<p>Other</p>", "Other")
 
@@ -46,11 +46,28 @@ def test_the_check_and_the_answer_share_everything_up_to_the_question() -> None:
     answer = answer_messages("Who?", [SOURCE])
     assert [m.role for m in answer] == ["system", "user"]
     asked, reminder = answer[-1].content.split("Question: Who?\n")
-    assert reminder == load_prompt("answer").strip() and "[1]" in reminder
+    assert reminder == REMINDER and "[1]" in reminder
+    assert "Answer in the language of the question." in reminder
     assert check[-1].content.startswith(asked + "Question: Who?\n")
     assert "Do the sources above contain" in check[-1].content
     # Only what follows the question differs: the check's instruction, the answer's reminder.
     assert shared(check, answer) == len(text(answer)) - len("</user>") - len(reminder)
+
+
+def test_the_reminder_names_the_language_a_question_plainly_is_in() -> None:
+    # A small reader told "the language of the question" answered German questions in
+    # English; told "German", it answers in German (docs/evaluation.md).
+    german = answer_messages("Wie hoch ist der Turm und wer hat ihn gebaut?", [SOURCE])
+    assert german[-1].content.endswith(reminder("Wie hoch ist der Turm und wer hat ihn gebaut?"))
+    assert "Answer in German, the language of the question." in german[-1].content
+    polish = reminder("Ile osób liczy załoga i jakie są jej zadania?")
+    assert "Answer in Polish, the language of the question." in polish
+    # Read as German and English alike ("was", "in"; "die", "in"): no name, rather than a
+    # wrong one.
+    tied = reminder("Was kostet die Lackierung Abyss Black Pearl beim Plug-in Hybrid?")
+    assert "Answer in the language of the question." in tied
+    # The rest of the reminder is the same whatever the language.
+    assert polish.replace("Polish, t", "t") == REMINDER
 
 
 def test_a_follow_up_on_the_same_sources_continues_the_conversation() -> None:

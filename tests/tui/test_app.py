@@ -14,13 +14,13 @@ from textual.widgets import Markdown, Static
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.base.events import AnswerDelta
 from htmlrag_chat.base.loader import load_count
-from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
+from htmlrag_chat.reader.layout import reminder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.tui.app import REOPENED, ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
@@ -50,8 +50,6 @@ from tests.tui.conftest import (
     scripted,
     wait_until,
 )
-
-REMINDER = load_prompt("answer").strip()  # what every answer request ends with
 
 
 def gold_number(view: AnswerView) -> int:
@@ -183,9 +181,10 @@ def test_a_follow_up_uses_the_conversation(cache: Store, history: Store, tmp_pat
     assert len(read) == 2
     history_sent = [m["content"] for m in read[1][1:-1]]
     # with its sources
-    assert history_sent[0].endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
+    asked = QUESTION["question"]
+    assert history_sent[0].endswith(f"Question: {asked}\n{reminder(asked)}")
     assert GOLD in history_sent[1]
-    assert read[1][-1]["content"] == f"Question: shorter please\n{REMINDER}"
+    assert read[1][-1]["content"] == f"Question: shorter please\n{reminder('shorter please')}"
 
 
 def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
@@ -238,7 +237,8 @@ def test_conversations_are_kept_and_can_be_reopened_renamed_and_deleted(
 
     run(first_session())
     run(second_session())
-    assert reads(llm)[0][1]["content"].endswith(f"Question: {QUESTION['question']}\n{REMINDER}")
+    asked = QUESTION["question"]
+    assert reads(llm)[0][1]["content"].endswith(f"Question: {asked}\n{reminder(asked)}")
 
 
 def test_a_replay_whose_history_cannot_be_kept_shows_the_cache_conversations(
