@@ -7,10 +7,10 @@ verdicts. Fractions are of questions: ``correct``, ``in_context``, ``cited``,
 ``citations_hold``, ``other_language`` (``grading.py`` says how each is decided);
 ``cited_when_correct`` is the share of right answers that cite a source, ``cannot_answer``
 the share of questions whose answer was not in the context that the reader declined (null
-when it always was). Costs are
-means per question: tokens of the context and of the whole prompt, seconds to the first
-piece of the answer (the prefill) and in all; ``correct_per_prefill_s`` is right answers
-per second of prefill, the figure a CPU reader's default budget is chosen by.
+when it always was). Costs are means per question: tokens of the context and of the whole
+prompt, seconds to the first piece of the answer (the prefill) and in all;
+``correct_per_prefill_s`` is right answers per second of prefill, the figure a CPU
+reader's default budget is chosen by.
 """
 
 from __future__ import annotations
