@@ -85,13 +85,14 @@ def test_a_real_reader_that_cites_nothing_and_copies_its_source_gets_added_quote
 
 
 def test_a_reader_that_writes_its_instructions_example_is_flagged() -> None:
-    """Qwen2.5-Coder-1.5B once answered a question on Rocket League with the example
-    sentence of its instructions, citing a real source ("The tower was completed in 1889
-    [2]."; docs/evaluation.md): whatever that example is, no page backs it."""
+    """Qwen2.5-Coder-1.5B answered a question on Rocket League with the example sentence
+    its instructions then held, citing a real source ("The tower was completed in 1889
+    [2]."; docs/evaluation.md): no page backs it. The instructions now hold no example
+    sentence to copy, only the bracket."""
     instructions = " ".join(load_prompt("reader").split())  # as one line
-    [example] = re.findall(r'"([^"]*\[\d+\]\.)"', instructions)
+    assert not re.findall(r'"[^"]*\[\d+\]\.?"', instructions)
     question, _, sources = demo("qwen")
-    cited = re.sub(r"\[\d+\]", f"[{sources[0].number}]", example)  # a source it was given
+    cited = f"The tower was completed in 1889 [{sources[0].number}]."  # a source it was given
     [claim] = check_answer(question, cited, sources)
     assert claim.checked and claim.cited == (sources[0].number,) and not claim.supported
     assert claim.missing == tuple(sorted(numbers(claim.sentence) - numbers(question)))
