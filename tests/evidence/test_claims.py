@@ -4,12 +4,10 @@ recording's real pages and on small pages made to corner the check."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 
-from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import MEANING_BAND, THRESHOLD, Claim, check_answer
 from htmlrag_chat.evidence.matching import numbers
@@ -87,10 +85,7 @@ def test_a_real_reader_that_cites_nothing_and_copies_its_source_gets_added_quote
 def test_a_reader_that_writes_its_instructions_example_is_flagged() -> None:
     """Qwen2.5-Coder-1.5B answered a question on Rocket League with the example sentence
     its instructions then held, citing a real source ("The tower was completed in 1889
-    [2]."; docs/evaluation.md): no page backs it. The instructions now hold no example
-    sentence to copy, only the bracket."""
-    instructions = " ".join(load_prompt("reader").split())  # as one line
-    assert not re.findall(r'"[^"]*\[\d+\]\.?"', instructions)
+    [2]."; docs/evaluation.md): no page backs it."""
     question, _, sources = demo("qwen")
     cited = f"The tower was completed in 1889 [{sources[0].number}]."  # a source it was given
     [claim] = check_answer(question, cited, sources)
