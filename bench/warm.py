@@ -34,6 +34,7 @@ from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 from htmlrag_chat.tui.app import READY, ChatApp
 from htmlrag_chat.tui.messages import PipelineEvent
+from htmlrag_chat.tui.transcript import ErrorView
 
 DEMO = ROOT / "demo"
 
@@ -49,7 +50,9 @@ def first_token_clock() -> tuple[list[float], Callable[[Event], None]]:
     return seen, emit
 
 
-async def chat_app(options: AgentOptions, cache: Store, history: Store, question: str) -> dict:
+async def chat_app(
+    options: AgentOptions, cache: Store, history: Store, question: str, wait_s: float
+) -> dict:
     seen: list[float] = []
 
     def hook(message: object) -> None:
@@ -57,13 +60,21 @@ async def chat_app(options: AgentOptions, cache: Store, history: Store, question
         if answering and not seen:
             seen.append(time.perf_counter())
 
+    async def until(done: Callable[[], bool], what: str) -> None:
+        """Wait for ``done``; past the deadline, fail with what the app shows instead."""
+        deadline = time.perf_counter() + wait_s
+        while not done():
+            if time.perf_counter() > deadline:
+                shown = [str(view.render()) for view in app.query(ErrorView)]
+                status = str(app.query_one("#status").render())
+                raise RuntimeError(f"no {what} in {wait_s} s; status {status!r}; errors {shown}")
+            await pilot.pause(0.01)
+
     app = ChatApp(options, cache, ChatSession(history), export_dir=Path(tempfile.gettempdir()))
     before = load_count()
     start = time.perf_counter()
     async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
-        status = app.query_one("#status")
-        while READY not in str(status.render()):
-            await pilot.pause(0.01)
+        await until(lambda: READY in str(app.query_one("#status").render()), "ready line")
         result: dict[str, object] = {
             "load_s": round(time.perf_counter() - start, 2),
             "models_loaded": load_count() - before,
@@ -76,8 +87,7 @@ async def chat_app(options: AgentOptions, cache: Store, history: Store, question
             app.query_one("#prompt").value = question
             asked = time.perf_counter()
             await pilot.press("enter")
-            while not seen or app.running:
-                await pilot.pause(0.01)
+            await until(lambda: bool(seen) and not app.running, "answer")
             result[f"question_{number}"] = {
                 "first_token_ms": round((seen[0] - asked) * 1000, 1),
                 "models_loaded": load_count() - loads,
@@ -85,7 +95,9 @@ async def chat_app(options: AgentOptions, cache: Store, history: Store, question
     return result
 
 
-async def mcp_service(options: AgentOptions, cache: Store, history: Store, question: str) -> dict:
+async def mcp_service(
+    options: AgentOptions, cache: Store, history: Store, question: str, wait_s: float
+) -> dict:
     from htmlrag_chat.assembly.wiring import build_parts
     from htmlrag_chat.mcp.service import ContextService, shared
 
@@ -101,7 +113,7 @@ async def mcp_service(options: AgentOptions, cache: Store, history: Store, quest
         seen, emit = first_token_clock()
         loads = load_count()
         asked = time.perf_counter()
-        await service.answer(question, emit)
+        await asyncio.wait_for(service.answer(question, emit), wait_s)
         result[f"question_{number}"] = {
             "first_token_ms": round((seen[0] - asked) * 1000, 1),
             "models_loaded": load_count() - loads,
@@ -117,6 +129,9 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=32, help="answer tokens")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--face", choices=FACES, help="measure this face only, in this process")
+    parser.add_argument(
+        "--wait", type=float, default=120.0, help="seconds to wait for a load or an answer"
+    )
     args = parser.parse_args()
     device = pick_device(args.device)
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
@@ -129,7 +144,7 @@ def main() -> int:
                 command += ["--tokenizer", args.tokenizer, "--device", args.device]
                 # A replay's block embeddings go to a side file: a fresh one, not the user's.
                 env = os.environ | {"HTMLRAG_CHAT_DERIVED": str(Path(scratch) / "derived.db")}
-                command += ["--max-tokens", str(args.max_tokens)]
+                command += ["--max-tokens", str(args.max_tokens), "--wait", str(args.wait)]
                 subprocess.run(command, check=True, env=env)
                 report[face] = json.loads(out.read_text(encoding="utf-8"))
             print(face, json.dumps(report[face]), flush=True)
@@ -152,7 +167,7 @@ def main() -> int:
             Store.open(folder / "recording.db", readonly=True) as cache,
             Store.open(folder / "history.db") as history,
         ):
-            result = asyncio.run(FACES[args.face](options, cache, history, question))
+            result = asyncio.run(FACES[args.face](options, cache, history, question, args.wait))
     args.out.write_text(json.dumps(result), encoding="utf-8")
     return 0
 

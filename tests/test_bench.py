@@ -8,6 +8,7 @@ import ast
 import importlib
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,35 @@ def test_the_gpu_benchmark_runs_its_tiny_shape_on_the_cpu(
     assert report["plain"]["decode_ms_per_token"]["ratio"] > 0
     assert report["checks"]["fresh_crashes"] == "0 of 1"
     assert report["fresh"]["runs"][0]["first_token_s"] > 0
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["whole", "no-linkify"])
+def test_the_warm_benchmark_measures_the_chat_app_or_says_why_not(
+    tmp_path: Path, tiny_tokenizer_dir: Path, broken: bool
+) -> None:
+    """bench/warm.py once waited forever on a GPU machine whose Markdown parser lacked
+    linkify (Textual's answer view failed to mount): it gives up after ``--wait`` seconds
+    with the app's status line, and writes no report."""
+    hidden = tmp_path / "hidden"
+    if broken:  # markdown-it then finds no linkify_it, as on that machine
+        (hidden / "linkify_it").mkdir(parents=True)
+        (hidden / "linkify_it" / "__init__.py").write_text('raise ModuleNotFoundError("hidden")')
+    path = os.pathsep.join(filter(None, [str(hidden), os.environ.get("PYTHONPATH")]))
+    env = os.environ | {"PYTHONPATH": path, "HTMLRAG_CHAT_DERIVED": str(tmp_path / "derived.db")}
+    out = tmp_path / "warm.json"
+    command = [
+        sys.executable, str(BENCH / "warm.py"), "--face", "chat_app",
+        "--wait", "5" if broken else "120",  # a loaded CI machine may take seconds
+        "--max-tokens", "4", "--device", "cpu", "--tokenizer", str(tiny_tokenizer_dir),
+        "--out", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    if broken:
+        assert done.returncode != 0
+        assert "no answer in 5.0 s; status 'ready: ask a question'" in done.stderr
+        assert not out.exists()
+    else:
+        assert done.returncode == 0, done.stderr[-3000:]
+        report = json.loads(out.read_text(encoding="utf-8"))
+        assert report["question_2"]["models_loaded"] == 0
+        assert report["question_1"]["first_token_ms"] > 0
