@@ -190,6 +190,7 @@ def evaluate(
         "test": scores(test, threshold),
         "test_at_shipped_threshold": scores(test, THRESHOLD),
         "test_groups": by_group,
+        "found_elsewhere": found_elsewhere(judged(contexts, answers, labels, embedder, THRESHOLD)),
     }
 
 
@@ -213,6 +214,7 @@ def held_out(embedder: EmbeddingScorer | None) -> dict[str, Any]:
         for label, claim in shown
         if not claim.supported
         for quote in shown_quotes(claim)
+        if quote.source in claim.cited
     ]
     real = [p for p in pairs if p[0]["kind"] == "real"]
     cited = [(label, claim) for label, claim in real if label["label"] != "none" and claim.cited]
@@ -241,7 +243,41 @@ def held_out(embedder: EmbeddingScorer | None) -> dict[str, Any]:
         "closest_passages_holding_the_evidence": sum(
             holds_evidence(label, quote.text) for label, quote in closest
         ),
+        "found_elsewhere": found_elsewhere(shipped),
     }
+
+
+def found_elsewhere(pairs: list[tuple[dict[str, Any], Claim]]) -> dict[str, Any]:
+    """What the check offers under a sentence its cited sources do not back: another
+    source's passage that does (``Claim.elsewhere``). Per kind of sentence: how many were
+    flagged, how many got such a passage, and how many of those hold the words that back
+    the sentence as labelled (for a wrong-source sentence, those of the real sentence it was
+    made from: the check found the source it came from)."""
+    evidence = {
+        (label["question_id"], label["model"], label["sentence"]): label
+        for label, _ in pairs
+        if label["kind"] == "real" and label["label"] == "supported"
+    }
+    report: dict[str, Any] = {}
+    for kind in ("real", "wrong-number", "wrong-source"):
+        group = [
+            (label, claim)
+            for label, claim in pairs
+            if label["kind"] == kind and claim.cited and not claim.supported
+        ]
+        offered = [(label, quote) for label, claim in group for quote in claim.elsewhere]
+        report[kind] = {
+            "flagged_cited": len(group),
+            "offered": len(offered),
+            "holding_the_evidence": sum(
+                holds_evidence(
+                    evidence.get((label["question_id"], label["model"], label["sentence"]), label),
+                    quote.text,
+                )
+                for label, quote in offered
+            ),
+        }
+    return report
 
 
 def cost(

@@ -11,13 +11,18 @@ Small readers often answer right and cite nothing. A sentence that cites nothing
 against every source the same way, and the passage found is attached as a quote marked
 ``added``: the checker's, never the model's, and never written into the answer's text as an
 ``[n]``. An answer is backed when every sentence is, whoever found the quote.
+
+They also cite the wrong source: Qwen2.5-Coder-1.5B answers the demo question right from The
+Verge and cites the Docker page. Such a sentence stays unsupported (its ``[n]`` is wrong),
+and the other sources are searched the same way: a passage that backs it is attached as an
+``added`` quote, so that the reader is shown where the sentence does come from.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.matching import (
@@ -76,6 +81,14 @@ class Claim:
         """The quotes that back it, the ones worth showing; none when it is unsupported."""
         return tuple(quote for quote in self.quotes if quote.backs) if self.supported else ()
 
+    @property
+    def elsewhere(self) -> tuple[Quote, ...]:
+        """For a sentence that its cited sources do not back: the passage of a source it
+        does not cite that does, found by the checker."""
+        if self.supported or not self.cited:
+            return ()
+        return tuple(quote for quote in self.quotes if quote.added and quote.backs)
+
 
 @dataclass
 class _Scored:
@@ -122,11 +135,70 @@ def check_answer(
         eligible = [i for i, p in enumerate(found) if p.source in allowed and not p.asks]
         language = sentence_language(sentence.text, collection, eligible)
         work.append(_Sentence(sentence, language, eligible))
+    _score(work, collection, embedder)
+    claims = [_claim(item, collection, held, threshold) for item in work]
+    return _searched_elsewhere(claims, work, collection, held, embedder, threshold)
+
+
+def _score(work: list[_Sentence], collection: Collection, embedder: Embedder | None) -> None:
     for item in work:
         _score_terms(item, collection)
     if embedder is not None:
         _score_meaning(work, collection, embedder)
-    return [_claim(item, collection, held, threshold) for item in work]
+
+
+def _searched_elsewhere(
+    claims: list[Claim],
+    work: list[_Sentence],
+    collection: Collection,
+    held: dict[int, set[str]],
+    embedder: Embedder | None,
+    threshold: float,
+) -> list[Claim]:
+    """The claims, each sentence that its cited sources do not back given the passage of
+    another source that does, if one does (an ``added`` quote; the sentence stays
+    unsupported). Searched only for those sentences: most answers pay nothing for it."""
+    astray = [
+        (index, item)
+        for index, (claim, item) in enumerate(zip(claims, work, strict=True))
+        if claim.cited and claim.checked and not claim.supported and not claim.looped
+    ]
+    others = [
+        _Sentence(
+            item.said,
+            item.language,
+            [
+                i
+                for i, passage in enumerate(collection.passages)
+                if passage.source not in item.said.sources and not passage.asks
+            ],
+        )
+        for _, item in astray
+    ]
+    _score(others, collection, embedder)
+    found = list(claims)
+    for (index, _), item in zip(astray, others, strict=True):
+        quote = _other_source(item, collection, held, threshold)
+        if quote is not None:
+            found[index] = replace(claims[index], quotes=(*claims[index].quotes, quote))
+    return found
+
+
+def _other_source(
+    item: _Sentence, collection: Collection, held: dict[int, set[str]], threshold: float
+) -> Quote | None:
+    """The best passage that backs the sentence among ``item``'s, in a source that holds
+    all its numbers; None when none does."""
+    numbers = read_sentence(item.said.text, collection, item.language).numbers
+    scored = [
+        scored
+        for scored in item.scored.values()
+        if numbers <= held[collection.passages[scored.passage].source]
+    ]
+    if not scored:
+        return None
+    quote = _quote(_best(scored, collection), collection, threshold, added=True)
+    return quote if quote.backs else None
 
 
 def _numbers_by_source(sources: Sequence[Source], collection: Collection) -> dict[int, set[str]]:

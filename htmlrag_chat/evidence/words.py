@@ -29,7 +29,7 @@ def excerpt(quote: str, sentence: str, limit: int = QUOTE_CHARS) -> str:
     if len(quote) <= limit:
         return quote
     wanted = {word.casefold() for word in _WORD.findall(sentence)}
-    starts = [0] + [match.end() + 1 for match in re.finditer(r" ", quote)]
+    starts = [0] + [match.end() for match in re.finditer(r" ", quote)]
     best, best_start = -1, 0
     for start in starts:
         window = quote[start : start + limit]
@@ -53,7 +53,7 @@ def quote_line(quote: Quote, sentence: str) -> str:
 
 def problem(claim: Claim) -> str:
     """What it cites, and why that does not back it: the numbers none of its sources has,
-    or its best score."""
+    or its best score; and the source that does back it, where the checker found one."""
     if claim.cited:
         cites = f"cites {_numbers(claim.cited)}, but "
         where = "it" if len(claim.cited) == 1 else "any of them"
@@ -63,8 +63,13 @@ def problem(claim: Claim) -> str:
         return f"{cites}it says the same words over and over (the reader looped)"
     if claim.missing:
         which = ", ".join(claim.missing)
-        return f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"
-    return f"{cites}no passage of {where} backs it (support {claim.support:.2f})"
+        why = f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"
+    else:
+        why = f"{cites}no passage of {where} backs it (support {claim.support:.2f})"
+    found = sorted({quote.source for quote in claim.elsewhere})
+    if found:
+        why += f"; {_numbers(found)} {'does' if len(found) == 1 else 'do'}"
+    return why
 
 
 def flag_lines(claims: Sequence[Claim]) -> list[str]:
@@ -80,7 +85,8 @@ def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
     """The quotes worth showing under a sentence: those that back it; for a sentence that
     cites sources none of which backs it, each one's closest passage (sharing any of its
     words), so that a person judges the flag by the source's own words ("beta 3" where the
-    sentence says "beta 7"; the right passage, where the words missed a paraphrase). Never a
+    sentence says "beta 7"; the right passage, where the words missed a paraphrase), then
+    the passage of another source that backs it, where the checker found one. Never a
     passage the sentence already is, word for word (the extractive reader's, a copied one)."""
     if claim.supported:
         quotes = claim.backing

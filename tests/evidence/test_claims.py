@@ -11,6 +11,7 @@ import numpy as np
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import MEANING_BAND, THRESHOLD, Claim, check_answer
 from htmlrag_chat.evidence.matching import numbers
+from htmlrag_chat.evidence.words import flag_lines, shown_quotes
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
@@ -50,8 +51,13 @@ def test_the_issue_s_three_sentences_on_the_verge_page() -> None:
     assert quote.source == verge and not quote.added
     assert "uses ARKit to grab a depth map" in quote.text
     assert not wrong_source.supported and wrong_source.backing == ()
-    # The other words overlap; the number is in no source it cites, and is named.
+    # The source it should have cited is found, and shown as the checker's.
+    [found] = wrong_source.elsewhere
+    assert found.source == verge and found.added and "uses ARKit to grab" in found.text
+    # The other words overlap; the number is in no source it cites, and is named; no
+    # other source holds it either, so none is offered instead.
     assert not wrong_number.supported and wrong_number.missing == ("7",)
+    assert wrong_number.elsewhere == ()
     # Where a lower threshold lets its closest passage reach it, that passage still backs
     # nothing: no passage backs a number its sources lack.
     *_, lenient = check_answer(question, answer, sources, threshold=0.3)
@@ -80,6 +86,36 @@ def test_a_real_reader_that_cites_nothing_and_copies_its_source_gets_added_quote
     verge = number_of(sources, VERGE)
     [wrong] = check_answer(question, f"{claims[0].sentence[:-1]} [{verge}].", sources)
     assert not wrong.supported and wrong.cited == (verge,) and wrong.backing == ()
+
+
+def test_a_real_reader_citing_the_wrong_page_is_shown_the_page_that_backs_it() -> None:
+    """Qwen2.5-Coder-1.5B's answer on the demo with the prompt of 6a22a5b: right, from The
+    Verge, citing the Docker page. The sentence stays flagged (its [n] is wrong), and The
+    Verge's passage is attached as the checker's."""
+    question, answer, sources = demo("qwen_wrong_source")
+    docker = number_of(sources, "https://docs.docker.com/engine/install/")
+    verge = number_of(sources, VERGE)
+    [claim] = check_answer(question, answer, sources)
+    assert claim.cited == (docker,) and not claim.supported and claim.backing == ()
+    [found] = claim.elsewhere
+    assert found.source == verge and found.added and found.backs
+    assert "it simply uses ARKit to grab a depth map" in found.text
+    assert [quote.source for quote in shown_quotes(claim)] == [docker, verge]
+    assert flag_lines([claim])[0].endswith(
+        f"cites [{docker}], but no passage of it backs it "
+        f"(support {claim.support:.2f}); [{verge}] does"
+    )
+
+
+def test_a_sentence_no_source_backs_is_offered_none_instead() -> None:
+    """A sentence that is wrong, not misplaced: the other sources are searched and none is
+    attached (their closest passages are not shown as backing it)."""
+    question, _, sources = demo("qwen_wrong_source")
+    docker = number_of(sources, "https://docs.docker.com/engine/install/")
+    said = f"FaceTime Attention Correction uses the TrueDepth sonar to grab a heat map [{docker}]."
+    [claim] = check_answer(question, said, sources)
+    assert not claim.supported and claim.elsewhere == ()
+    assert all(quote.source == docker for quote in claim.quotes)
 
 
 def test_a_reader_that_writes_its_instructions_example_is_flagged() -> None:

@@ -26,6 +26,7 @@ def test_a_long_quote_is_cut_around_the_sentence_s_words() -> None:
     assert len(shown) <= QUOTE_CHARS + 2
     assert shown.startswith("…") and shown.endswith("…")
     assert "uses ARKit to grab a depth map" in shown
+    assert all(word in LONG.split() for word in shown.strip("…").split())  # cut between words
     assert excerpt("Short.", SENTENCE) == "Short."
 
 
