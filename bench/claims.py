@@ -17,7 +17,8 @@ no embedding cached (every passage embedded afresh), and without the model.
 
 ``held_out``: the held-out set (``claims_holdout.jsonl``: Qwen2.5-Coder-1.5B-Instruct's
 answers to the held-out questions, labelled before the check read them) at the shipped
-``THRESHOLD``, the issue's own check.
+``THRESHOLD``, the issue's own check; ``held_out_prompt2``: the same questions answered
+with the reader's prompt as it is since 6a22a5b (``claims_holdout2.jsonl``).
 
 Writes bench/results/claims.json.
 """
@@ -194,16 +195,16 @@ def evaluate(
     }
 
 
-def held_out(embedder: EmbeddingScorer | None) -> dict[str, Any]:
-    """The held-out set (Qwen2.5-Coder-1.5B's answers to the held-out questions, labelled
+def held_out(embedder: EmbeddingScorer | None, name: str = "claims_holdout") -> dict[str, Any]:
+    """A held-out set (Qwen2.5-Coder-1.5B's answers to the held-out questions, labelled
     before the check read them) at the shipped ``THRESHOLD``: nothing is calibrated on it.
     Besides the dev figures: how many sentences that cite a source got a quote shown (the
     others are flagged), how many perturbed sentences of each kind were flagged, and what
     the faces show under a flagged cited sentence: its sources' closest passages, and how
     many of them hold the sentence's labelled evidence (the flag was wrong and the passage
     shows it)."""
-    pairs = judged(*load("claims_holdout"), embedder)
-    shipped = judged(*load("claims_holdout"), embedder, THRESHOLD)  # as ``ask`` shows them
+    pairs = judged(*load(name), embedder)
+    shipped = judged(*load(name), embedder, THRESHOLD)  # as ``ask`` shows them
     shown = [
         (label, claim)
         for label, claim in shipped
@@ -327,6 +328,13 @@ def main() -> None:
             "answering the held-out questions, labelled blind",
             "terms_and_numbers_only": held_out(None),
             "with_embeddings": held_out(fresh()),
+        },
+        "held_out_prompt2": {
+            "set": "bench/data/claims_holdout2.jsonl: the same questions, answered with the "
+            "reader's prompt of 6a22a5b (the question's language named, no example sentence), "
+            "labelled blind",
+            "terms_and_numbers_only": held_out(None, "claims_holdout2"),
+            "with_embeddings": held_out(fresh(), "claims_holdout2"),
         },
         "cost_with_embeddings": cost(contexts, answers, fresh),
         "cost_without": cost(contexts, answers, lambda: None),

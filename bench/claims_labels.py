@@ -11,11 +11,15 @@ one, and writes the set, the answers labelled and their contexts to ``bench/data
 - the held-out set (``--held-out``: ``claims_holdout_labels.tsv`` → ``claims_holdout.jsonl``,
   ``claims_holdout_answers.jsonl``, ``claims_holdout_contexts.jsonl.gz``): Qwen2.5-Coder-1.5B's
   answers to the held-out questions, read from the reports of ``eval answers`` (the cell
-  ``default/html`` at 1,024 tokens, what ``ask`` gives).
+  ``default/html`` at 1,024 tokens, what ``ask`` gives); ``--name claims_holdout2`` for the
+  second one, the same questions answered with the reader's prompt of 6a22a5b.
 
     .venv/bin/python bench/claims_labels.py --answers DIR --contexts FILE
     .venv/bin/python bench/claims_labels.py --held-out answers_qwen_qa_en_holdout_1024.json.gz \\
         answers_qwen_qa_lang_holdout_1024.json.gz
+    .venv/bin/python bench/claims_labels.py --name claims_holdout2 --held-out \\
+        answers_qwen_qa_en_holdout_1024_prompt2.json.gz \\
+        answers_qwen_qa_lang_holdout_1024_prompt2.json.gz
 """
 
 from __future__ import annotations
@@ -237,16 +241,19 @@ def main() -> None:
     parser.add_argument(
         "--held-out", type=Path, nargs="+", help="eval answers reports of the held-out sets"
     )
+    parser.add_argument(
+        "--name", help="the set: its labels are NAME_labels.tsv (default: claims, claims_holdout)"
+    )
     args = parser.parse_args()
     if args.held_out:
         cs, answers = held_out_inputs(args.held_out)
-        labels, name = DATA / "claims_holdout_labels.tsv", "claims_holdout"
-        split_of = held_out_split
+        name, split_of = args.name or "claims_holdout", held_out_split
     elif args.answers and args.contexts:
         cs, answers = dev_inputs(args.answers, args.contexts)
-        labels, name, split_of = DATA / "claims_labels.tsv", "claims", dev_split
+        name, split_of = args.name or "claims", dev_split
     else:
         parser.error("give --answers and --contexts (the dev set), or --held-out")
+    labels = DATA / f"{name}_labels.tsv"
     real = labelled(labels, cs, answers, split_of)
     write(name, real + perturbed(real, cs), cs, answers)
 

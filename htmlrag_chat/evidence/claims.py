@@ -58,7 +58,7 @@ class Quote:
     text: str  # the passage, its table header or list lead-in first
     score: float
     backs: bool  # the score reaches the threshold, and the sentence's numbers are held
-    added: bool = False  # found by the checker for a sentence that cites nothing
+    added: bool = False  # found by the checker: the sentence cites nothing, or not this source
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Claim:
 
     sentence: str
     cited: tuple[int, ...]  # the real sources the model cited, in order
-    quotes: tuple[Quote, ...] = ()  # the best passage of each cited source, or the added one
+    quotes: tuple[Quote, ...] = ()  # each cited source's best passage, and any added one
     support: float = 0.0  # the best quote's score
     supported: bool = True
     missing: tuple[str, ...] = ()  # numbers of the sentence in none of the sources searched
