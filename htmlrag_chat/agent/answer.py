@@ -67,6 +67,18 @@ class Answer:
         """The sources the answer cites (the others were read and not cited)."""
         return {number for claim in self.claims for number in claim.cited}
 
+    @property
+    def found_numbers(self) -> set[int]:
+        """The sources it does not cite that the check found backing one of its sentences
+        (one that cites nothing, or the wrong source): no ``[n]`` of the text points at them."""
+        found = {
+            quote.source
+            for claim in self.claims
+            for quote in (*claim.backing, *claim.elsewhere)
+            if quote.added
+        }
+        return found - self.cited_numbers
+
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.
 

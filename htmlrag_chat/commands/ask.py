@@ -192,7 +192,7 @@ def print_after_answer(answer: Answer, quiet: bool = False, quotes: bool = False
     evidence = evidence_lines(answer.claims) if quotes else []
     if evidence:
         lines += ["Evidence:", *map(text_safe, evidence), ""]
-    lines += source_lines(answer.sources, answer.cited_numbers)
+    lines += source_lines(answer.sources, answer.cited_numbers, answer.found_numbers)
     if answer.removed_citations and not quiet:
         lines.append(
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
@@ -202,16 +202,25 @@ def print_after_answer(answer: Answer, quiet: bool = False, quotes: bool = False
     print("\n".join(lines))
 
 
-def source_lines(sources: Sequence[Source], cited: Collection[int]) -> list[str]:
-    """The sources the answer cites, one a line, then the others it read folded into one
-    line by site (their titles are noise when the answer does not rest on them). An answer
-    that cites none lists them all, to judge it by. Numbers stay those of the answer."""
+def source_lines(
+    sources: Sequence[Source], cited: Collection[int], found: Collection[int] = ()
+) -> list[str]:
+    """The sources the answer cites, one a line; then those it does not cite that the check
+    ``found`` backing a sentence, also in full (no ``[n]`` of the answer leads to their
+    URLs); then the others it read, folded into one line by site (their titles are noise
+    when the answer does not rest on them). An answer that cites none lists them all, to
+    judge it by. Numbers stay those of the answer."""
     if not sources:
         return ["No sources."]
     used, read = cited_first(sources, cited)
     if not used:
         return ["Sources (read; the answer cites none):", *map(_source_line, read)]
     lines = ["Sources:", *map(_source_line, used)]
+    backing = [source for source in read if source.number in found]
+    if backing:
+        lines += ["Not cited, but backing a sentence (found by the check):"]
+        lines += map(_source_line, backing)
+        read = [source for source in read if source.number not in found]
     if read:
         sites = ", ".join(f"[{s.number}] {terminal_safe(s.where)}" for s in read)
         lines.append(f"Also read, not cited ({len(read)}): {sites}")

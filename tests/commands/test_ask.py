@@ -953,6 +953,38 @@ def test_plain_stdout_of_an_extractive_answer_carries_nothing_hostile_from_the_p
     assert cited == {1}  # one source, and only it is cited
 
 
+def test_a_source_the_check_found_is_listed_in_full_though_not_cited(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Verge's words citing the Docker page ([4]): flagged, and The Verge ([3]) is
+    listed with its URL between the cited source and the folded rest, since no [n] of the
+    answer leads to it."""
+
+    def wrong_source(messages: list[dict]) -> str:
+        if "New message:" in messages[-1]["content"]:
+            return "SEARCH: FaceTime Attention Correction ARKit"
+        if "Do the sources above contain" in messages[-1]["content"]:
+            return "ENOUGH"
+        return "FaceTime Attention Correction uses ARKit to grab a depth map of your face [4]."
+
+    with ThreadedLLM(ScriptedLLM(reply=wrong_source)) as url:
+        argv = ["--replay-db", str(recording), "ask", "--reader", "openai", "--base-url", url,
+                "--model", "m", "--pruner", "bm25", "--tokenizer", "approx", "--quotes",
+                QUESTION["question"]]  # fmt: skip
+        assert main(argv) == 0
+    out = capsys.readouterr().out
+    evidence, sources = out.split("\n\nSources:\n")
+    assert '  [3] added by the checker: "' in evidence and "uses ARKit to grab" in evidence
+    lines = sources.splitlines()
+    assert lines[0].startswith("[4] ") and "docs.docker.com" in lines[0]
+    assert lines[1] == "Not cited, but backing a sentence (found by the check):"
+    assert (
+        lines[2].startswith("[3] iOS 13 will fix the FaceTime") and "www.theverge.com" in lines[2]
+    )
+    assert lines[3].startswith("Also read, not cited (4): [1] ")
+    assert lines[4].startswith("! unsupported: ") and lines[4].endswith("; [3] does")
+
+
 def test_the_sources_a_person_reads_are_the_cited_ones_first(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
