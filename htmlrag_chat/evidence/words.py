@@ -66,9 +66,8 @@ def problem(claim: Claim) -> str:
         why = f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"
     else:
         why = f"{cites}no passage of {where} backs it (support {claim.support:.2f})"
-    found = sorted({quote.source for quote in claim.elsewhere})
-    if found:
-        why += f"; {_numbers(found)} {'does' if len(found) == 1 else 'do'}"
+    for quote in claim.elsewhere:
+        why += f"; [{quote.source}] does"
     return why
 
 
