@@ -11,7 +11,9 @@ from typing import Any, TypedDict
 from htmlrag_chat.agent.research import Dropped
 from htmlrag_chat.base.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.correction import unmarked
 from htmlrag_chat.evidence.records import claim_record
+from htmlrag_chat.evidence.words import correction_lines
 from htmlrag_chat.html.blocks import Document
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.rendering import RENDERINGS
@@ -48,6 +50,9 @@ class Answer:
     # text quoted from sources escaped, so that it shows as it is and cites nothing ("":
     # nothing was quoted, the text is the Markdown).
     markdown: str = ""
+    # The answer as the reader wrote it, where the check corrected its citations ("": it
+    # shows as written). ``text`` and ``markdown`` show the corrections, marked.
+    written: str = ""
     skipped: list[Dropped] = field(default_factory=list)  # queries that gave nothing, and why
     left_out: list[Dropped] = field(default_factory=list)  # pages fetched but not sources
     notes: list[str] = field(default_factory=list)  # the notices said while it was answered
@@ -64,8 +69,14 @@ class Answer:
 
     @property
     def cited_numbers(self) -> set[int]:
-        """The sources the answer cites (the others were read and not cited)."""
-        return {number for claim in self.claims for number in claim.cited}
+        """The sources the answer cites, as it shows them (corrected citations included; the
+        others were read and not cited)."""
+        return {number for claim in self.claims for number in claim.shown}
+
+    @property
+    def corrections(self) -> list[str]:
+        """One line per citation the check corrected: what the reader cited, and why not."""
+        return correction_lines(self.claims)
 
     @property
     def found_numbers(self) -> set[int]:
@@ -90,12 +101,14 @@ class Answer:
             {
                 "question": self.question,
                 "answer": self.text,
+                "answer_as_written": self.written or self.text,
                 "reader": self.reader,
                 "model": self.model,
                 "sentences": [claim_record(claim, urls) for claim in self.claims],
                 "cited": self.cited,
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
+                "corrections": self.corrections,
                 "queries": self.queries,
                 "skipped_queries": [{"query": d.what, "reason": d.reason} for d in self.skipped],
                 "rounds": self.rounds,
@@ -157,9 +170,8 @@ def turns_from_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
         if message["role"] != "user" or not message["answers"]:
             continue
         answer = message["answers"][-1]
-        turns.append(
-            Turn(message["content"], answer["text"], tuple(map(stored_source, answer["sources"])))
-        )
+        sources = tuple(map(stored_source, answer["sources"]))
+        turns.append(Turn(message["content"], unmarked(answer["text"]), sources))
     return turns
 
 

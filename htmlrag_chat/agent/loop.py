@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer, numbered_sources
+from htmlrag_chat.agent.checking import Checker
 from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.agent.research import Dropped, Research
@@ -41,7 +42,6 @@ from htmlrag_chat.base.events import (
     stage,
 )
 from htmlrag_chat.base.prompts import load_prompt
-from htmlrag_chat.evidence.claims import Claim, check_answer
 from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
@@ -80,6 +80,7 @@ class Agent:
     documents: DocumentLibrary | None = None
     search_web: bool = default("research.web")
     rendering: str = default("prune.render")  # how the reader gets the pages (``counter``'s)
+    checker: Checker = field(default_factory=Checker)  # after the answer: check, judge, correct
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
@@ -124,10 +125,14 @@ class Agent:
             self.reader, message, sources, history, emit, start
         )
         # After the last token: the check never delays the answer.
-        claims = await self._worker.run(emit, self._check, topic, markdown, sources)
+        checked = await self.checker.check(
+            self._worker, emit, message, topic, sources, history, text, markdown
+        )
+        claims = checked.claims
         return Answer(
             question=message,
-            text=text,
+            text=checked.text,
+            written=text if checked.text != text else "",
             reader=self.reader.kind,
             model=self.reader.name,
             sources=sources,
@@ -139,25 +144,11 @@ class Agent:
             timings=run.timings,
             first_token_ms=first_token,
             total_ms=(time.perf_counter() - start) * 1000,
-            markdown=markdown,
+            markdown=checked.markdown,
             skipped=run.skipped,
             left_out=run.left_out,
             notes=run.notes,
         )
-
-    def _check(
-        self, topic: str, markdown: str, sources: list[Source], emit: EventSink
-    ) -> list[Claim]:
-        """Each sentence of the answer with the passages of the sources that back it, read
-        as answers about ``topic``."""
-        with stage(emit, "cite") as counts:
-            claims = check_answer(topic, markdown, sources)
-            counts.update(
-                sentences=len(claims),
-                unsupported=sum(not claim.supported for claim in claims),
-                added=sum(quote.added for claim in claims for quote in claim.backing),
-            )
-        return claims
 
     # -- context without an answer (the MCP server's tools: the caller is the reader)
 

@@ -45,6 +45,7 @@ from htmlrag_chat.settings.tree import default
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
+    from htmlrag_chat.agent.checking import Checker
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.reader.backend import Reader
     from htmlrag_chat.store.db import Store
@@ -121,6 +122,7 @@ class Parts:
     counter: TokenCounter
     recipe: Recipe
     prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
+    checker: Checker  # after each answer: the check, its judge, the corrections
 
     def agent(
         self,
@@ -158,6 +160,7 @@ class Parts:
             max_queries=options.max_queries,
             deadline=options.deadline,
             rendering=rendering,
+            checker=self.checker,
         )
 
 
@@ -183,7 +186,21 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
         counts["warming"] = int(warm_up(plan.prune))
         recipe = build_recipe(plan.prune, emit, embeddings_for(store))
         prune = replace(plan.prune.settings, budget=budget)
-    return Parts(options, reader, counter, recipe, prune)
+        checker = build_checker(options.reader, reader, emit)
+    return Parts(options, reader, counter, recipe, prune, checker)
+
+
+def build_checker(settings: ReaderSettings, reader: Reader, emit: EventSink) -> Checker:
+    """What runs after each answer: the judge the settings choose for ``reader`` (a notice
+    when it is not the reader, or when there is none for a reason worth saying) and the
+    correction switch."""
+    from htmlrag_chat.agent.checking import Checker
+    from htmlrag_chat.reader.judge import choose_judge
+
+    choice = choose_judge(settings, reader.chat)
+    if choice.why:
+        emit(Notice(choice.why))
+    return Checker(choice.model, choice.alone, settings.correct_citations)
 
 
 def check_sources(options: AgentOptions) -> None:

@@ -19,6 +19,7 @@ reaches into the scoring layer and a model both roles name loads once.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -107,3 +108,10 @@ def quiet_transformers() -> None:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+
+
+def cache_argument(model: Any) -> str:
+    """What the model's ``forward`` calls its KV cache: ``cache`` from transformers 5.24
+    (``past_key_values`` is deprecated there, with a warning), ``past_key_values`` before."""
+    parameters = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"

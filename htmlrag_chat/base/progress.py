@@ -39,6 +39,7 @@ STAGE_LABELS = {
     "check": "checking the sources",
     "read": "answering",
     "cite": "checking citations",
+    "judge": "judging uncertain citations",
 }
 
 

@@ -14,6 +14,7 @@ import sys
 from dataclasses import replace
 from functools import partial
 
+from htmlrag_chat.assembly.wiring import build_checker
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import stage
@@ -32,6 +33,7 @@ from htmlrag_chat.commands.options import settings_of
 from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
+from htmlrag_chat.eval_answers.reading import PROMPTS
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
 from htmlrag_chat.html.rendering import RENDERINGS
@@ -50,6 +52,7 @@ def run_answers(args: argparse.Namespace) -> int:
     budgets = parse_budgets(args.budgets)
     methods = parse_methods(args.methods or ANSWER_METHODS)
     renderings = parse_names(args.renderings, RENDERINGS, "--render", "rendering")
+    prompts = parse_names(args.prompts, tuple(PROMPTS), "--prompts", "prompt")
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
     emit = progress_printer(args.progress or sys.stderr.isatty())
@@ -73,8 +76,11 @@ def run_answers(args: argparse.Namespace) -> int:
     counter = plan.backend.counter(reader, prune.tokenizer, counting)
     run = eval_settings(args, "answers", budgets, methods)
     env = Env(counter, prune.embed_model, prune.gen_model, model_device(prune, methods))
+    checker = build_checker(reader_settings, reader, emit)  # ask's judge for this reader
     with open_store(args) as store, stage(emit, STAGE, len(items)) as counts:
-        answering = evaluate_answers(items, run, renderings, env, reader, EvalCache(store), emit)
+        answering = evaluate_answers(
+            items, run, renderings, env, reader, EvalCache(store), emit, checker, prompts
+        )
         report, done = asyncio.run(answering)
         counts.update(read=done.computed, cached=done.cached)
     print(markdown(report))

@@ -120,12 +120,12 @@ def run_ask(args: argparse.Namespace) -> int:
             if args.follow_up or args.conversation:
                 session.open(find_conversation(history, args.conversation)["id"])
             answer = asyncio.run(_answer(options, store, session, question, output))
-        output.finish()
+        output.finish(answer.text)
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
     else:
         quotes = args.quotes if args.quotes is not None else sys.stdout.isatty()
-        print_after_answer(answer, quiet=args.quiet, quotes=quotes)
+        print_after_answer(answer, quiet=args.quiet, quotes=quotes, streamed=output.streamed)
     return EXIT_OK
 
 
@@ -183,12 +183,20 @@ async def _answer(
     return answer
 
 
-def print_after_answer(answer: Answer, quiet: bool = False, quotes: bool = False) -> None:
-    """With ``quotes``, each backed sentence's quotes; the sources (cited first); then
-    (unless ``quiet``) the sentences no source backs."""
+def print_after_answer(
+    answer: Answer, quiet: bool = False, quotes: bool = False, streamed: bool = False
+) -> None:
+    """The answer again with its corrected citations, when it was ``streamed`` as written
+    and the check corrected it; with ``quotes``, each backed sentence's quotes; the sources
+    (cited first); then (unless ``quiet``) what the check corrected and the sentences no
+    source backs."""
+    from htmlrag_chat.evidence.correction import MARK
     from htmlrag_chat.evidence.words import evidence_lines
 
     lines = ["", ""]
+    if streamed and answer.written:
+        lines += [f"With the check's corrections ({MARK}: its citation, not the reader's):"]
+        lines += [text_safe(answer.text), ""]
     evidence = evidence_lines(answer.claims) if quotes else []
     if evidence:
         lines += ["Evidence:", *map(text_safe, evidence), ""]
@@ -198,6 +206,7 @@ def print_after_answer(answer: Answer, quiet: bool = False, quotes: bool = False
             f"Removed {answer.removed_citations} citation(s) to sources that do not exist."
         )
     if not quiet:
+        lines += [f"{MARK} {text_safe(line)}" for line in answer.corrections]
         lines += [f"! {text_safe(flag)}" for flag in answer.flags]
     print("\n".join(lines))
 

@@ -80,6 +80,11 @@ Results are kept in the cache file: a rerun resumes where an interrupted one sto
         f"{', '.join(RENDERINGS)} (default {DEFAULT_RENDERINGS}); a list, not the --render "
         "setting of the other commands",
     )  # fmt: skip
+    command.add_argument(
+        "--prompts", default="product", metavar="P,P,...",
+        help="answers: the prompts each context is read with: product (the answer's, as ask "
+        "lays it out) and plain (one cited sentence, the sources, the question), each in turn",
+    )  # fmt: skip
     command.add_argument("--limit", type=positive_int, metavar="N", help="the first N items only")
     command.add_argument(
         "--out", type=Path, metavar="FILE", help="write the JSON report to this file"

@@ -208,14 +208,21 @@ class AskOutput:
         if isinstance(event, StageStarted) and event.stage == "read":
             self._flush_fallbacks()  # right above the answer; a question that fails says only why
 
-    def finish(self) -> None:
-        """The answer is complete: clear the status line, print the answer if held back."""
+    def finish(self, shown: str | None = None) -> None:
+        """The answer is complete: clear the status line, print the answer if held back
+        (as ``shown``, the answer with the check's corrections, when given)."""
         if self._line is not None:
             self._line.stop()
         if self._text:
-            sys.stdout.write("".join(self._text))
+            sys.stdout.write(shown if shown is not None else "".join(self._text))
             sys.stdout.flush()
             self._text.clear()
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the answer went to stdout as it was written (then a corrected one is
+        printed again under it)."""
+        return self.answer and self.stream
 
     def _answer(self, text: str) -> None:
         if self.answer and not self.stream:

@@ -50,8 +50,14 @@ def _evidence(records: Sequence[object]) -> list[str]:
     """Each sentence of an answer's stored claims with its quotes, as text (a
     quote's "[3]" or "**" is the page's, shown as it is). The check's code loads here, not
     with the command line."""
+    from htmlrag_chat.evidence.correction import MARK
     from htmlrag_chat.evidence.records import stored_claims
-    from htmlrag_chat.evidence.words import quote_line, sentence_line, shown_quotes
+    from htmlrag_chat.evidence.words import (
+        correction_lines,
+        quote_line,
+        sentence_line,
+        shown_quotes,
+    )
 
     claims = stored_claims(records)
     lines = []
@@ -60,7 +66,9 @@ def _evidence(records: Sequence[object]) -> list[str]:
         if quotes:
             lines.append(f"- {escape_markdown(sentence_line(claim))}")
             lines += [f"  - {escape_markdown(quote)}" for quote in quotes]
-    return ["**Evidence**", "", *lines, ""] if lines else []
+    shown = ["**Evidence**", "", *lines, ""] if lines else []
+    corrected = [f"> {MARK} {escape_markdown(line)}" for line in correction_lines(claims)]
+    return [*shown, *corrected, ""] if corrected else shown
 
 
 def export_path(folder: Path, conversation_id: int, title: str) -> Path:

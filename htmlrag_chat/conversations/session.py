@@ -16,6 +16,7 @@ from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
 from htmlrag_chat.base.atomic import write_text
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.conversations.export import conversation_markdown, export_path
+from htmlrag_chat.evidence.correction import unmarked
 from htmlrag_chat.store.db import Store
 
 TITLE_CHARS = 80  # a new conversation is titled with the start of its first question
@@ -62,7 +63,7 @@ class ChatSession:
             self.new()
 
     def answered(self, message_id: int, answer: Answer) -> None:
-        self.turns.append(Turn(answer.question, answer.markdown, tuple(answer.sources)))
+        self.turns.append(Turn(answer.question, unmarked(answer.markdown), tuple(answer.sources)))
         self.store.add_answer(message_id, **answer.store_record())
 
     def rename(self, conversation_id: int, title: str) -> None:

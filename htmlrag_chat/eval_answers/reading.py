@@ -16,7 +16,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +25,37 @@ from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.base.events import ignore
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
+from htmlrag_chat.reader import ChatModel, Message, Turn
 from htmlrag_chat.reader.gguf import GGUFChat
-from htmlrag_chat.reader.layout import answer_messages, source_content
+from htmlrag_chat.reader.layout import answer_messages, plain_messages, source_content
 
 _CHUNK = 1 << 20
 # The date the answer prompts give (``{today}`` in prompts/reader.md): a run that goes on
 # past midnight, or resumes a day later, must read the same prompts as it began with.
 DAY = "2026-11-26"
+PRODUCT, PLAIN = "product", "plain"
+PLAIN_TOKENS = 80  # the plain prompt asks for one sentence
+PROMPTS: dict[str, Callable[[str, Sequence[Source]], list[Message]]] = {
+    PRODUCT: answer_messages,
+    PLAIN: plain_messages,
+}
 
 
-async def read(reader: Reader, question: str, sources: Sequence[Source]) -> dict[str, Any]:
-    """The answer to ``question`` from ``sources`` and what it cost: prompt tokens (None
-    when the backend does not say), seconds to the first piece of the answer (the prefill,
-    for an LLM) and in all. All of it depends only on what the reader got and the reader."""
+async def read(
+    reader: Reader, question: str, sources: Sequence[Source], prompt: str = PRODUCT
+) -> dict[str, Any]:
+    """The answer to ``question`` from ``sources`` (with the product's ``prompt``, or the
+    plain one it is measured against) and what it cost: prompt tokens (None when the
+    backend does not say), seconds to the first piece of the answer (the prefill, for an
+    LLM) and in all. All of it depends only on what the reader got and the reader."""
     chat = reader.chat
     if isinstance(chat, GGUFChat):
         chat.forget()
+    if prompt == PLAIN and chat is not None:
+        reader = _Plain(reader, chat)
     with dated(DAY):
-        prompt_tokens = chat.pending_tokens(answer_messages(question, sources)) if chat else None
+        messages = PROMPTS[prompt](question, sources)
+        prompt_tokens = chat.pending_tokens(messages) if chat else None
         start = time.perf_counter()
         text, markdown, first_ms, removed = await read_answer(
             reader, question, list(sources), (), ignore, start
@@ -74,11 +88,40 @@ def given(sources: Sequence[Source]) -> dict[str, Any]:
     }
 
 
-def reading_key(question: str, sources: Sequence[Source]) -> list[dict[str, str]]:
+def reading_key(
+    question: str, sources: Sequence[Source], prompt: str = PRODUCT
+) -> list[dict[str, str]]:
     """What an answer is read from, as a cache key's part: the answer's prompt messages."""
     with dated(DAY):
-        messages = answer_messages(question, sources)
+        messages = PROMPTS[prompt](question, sources)
     return [dataclasses.asdict(message) for message in messages]
+
+
+@dataclass
+class _Plain:
+    """``reader``'s model answering from the plain prompt, through the same filters: the
+    issue's measure of what the product's prompt costs or gains."""
+
+    reader: Reader
+    model: ChatModel
+    kind: str = ""
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.kind, self.label = self.reader.kind, self.reader.label
+
+    @property
+    def chat(self) -> ChatModel:
+        return self.model
+
+    @property
+    def name(self) -> str:
+        return self.reader.name
+
+    def answer(
+        self, question: str, sources: Sequence[Source], history: Sequence[Turn] = ()
+    ) -> AsyncIterator[str]:
+        return self.model.stream(plain_messages(question, sources), PLAIN_TOKENS)
 
 
 def reader_identity(reader: Reader) -> dict[str, str]:

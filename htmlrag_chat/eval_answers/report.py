@@ -4,11 +4,16 @@ Shaped like ``eval qa``'s: ``results[name][budget]`` where ``name`` is ``method/
 (``default/markdown``; a text method is ``chunk-bm25/text``), then per-item results that
 keep each answer, the sources as the reader got them and the citations with their
 verdicts. Fractions are of questions: ``correct``, ``in_context``, ``cited``,
-``citations_hold``, ``other_language`` (``grading.py`` says how each is decided);
+``citations_hold``, ``check_backed``, ``other_language`` (``grading.py`` says how each is
+decided); ``gold_cited_when_correct`` and ``gold_cited_corrected_when_correct``, the share
+of right answers whose sentence stating the gold answer cites a source holding it, before
+and after the check's corrections;
 ``cited_when_correct`` is the share of right answers that cite a source, ``cannot_answer``
 the share of questions whose answer was not in the context that the reader declined (null
 when it always was). Costs are means per question: tokens of the context and of the whole
-prompt, seconds to the first piece of the answer (the prefill) and in all;
+prompt, seconds to the first piece of the answer (the prefill) and in all, and the judge's
+seconds after it (``judge_s``, answers read in this run only: a cached one's judge reads
+its prompt cold);
 ``correct_per_prefill_s`` is right answers per second of prefill, the figure a CPU
 reader's default budget is chosen by.
 """
@@ -68,6 +73,10 @@ def summarize(rows: list[dict[str, Any]]) -> Summary:
         "cited": _share(rows, "cited"),
         "citations_hold": _share(rows, "citations_hold"),
         "cited_when_correct": _share(right, "cited"),
+        "gold_cited_when_correct": _share(right, "gold_cited"),
+        "gold_cited_corrected_when_correct": _share(right, "gold_cited_corrected"),
+        "check_backed": _share(rows, "check_backed"),
+        "judge_s": _mean(rows, "judge_s"),
         "other_language": _share(rows, "other_language"),
         "cannot_answer": _share(lacking, "declined"),
         "not_in_context": len(lacking),
@@ -114,6 +123,12 @@ def markdown(report: AnswerReport) -> str:
     tables: list[tuple[str, Callable[[Summary], str]]] = [
         ("right answers (answer in the context)", _right),
         ("answers citing a source / whose citations all hold / right answers citing", _citing),
+        (
+            "right answers whose sentence stating it cites a source holding it: as written / "
+            "after the check's corrections",
+            _gold,
+        ),
+        ("answers the check finds backed (after its judge and corrections)", _backed),
         ("'cannot answer' when the context lacks the answer (questions)", _declining),
         ("answers in another language than the question's", lambda s: share(s["other_language"])),
         ("mean context tokens / prompt tokens / prefill s / total s", _costs),
@@ -143,6 +158,17 @@ def _right(s: Summary) -> str:
 
 def _citing(s: Summary) -> str:
     return f"{share(s['cited'])} / {share(s['citations_hold'])} / {share(s['cited_when_correct'])}"
+
+
+def _gold(s: Summary) -> str:
+    return (
+        f"{share(s['gold_cited_when_correct'])} / {share(s['gold_cited_corrected_when_correct'])}"
+    )
+
+
+def _backed(s: Summary) -> str:
+    judge = "" if s["judge_s"] is None else f" (judge {_f(s['judge_s'])} s)"
+    return share(s["check_backed"]) + judge
 
 
 def _declining(s: Summary) -> str:

@@ -17,12 +17,16 @@ resumes where it stopped.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from htmlrag_chat.agent.checking import Checker
 from htmlrag_chat.agent.reading import Reader
 from htmlrag_chat.base.events import EventSink, Progress, ignore
+from htmlrag_chat.base.prompts import dated
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.eval.cache import EvalCache, key_of
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.datasets import QAItem
@@ -31,15 +35,26 @@ from htmlrag_chat.eval.methods import Env, Method
 from htmlrag_chat.eval.runner import Counts, EvalSettings, available_methods, distractors_for
 from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
 from htmlrag_chat.eval_answers.grading import grade
-from htmlrag_chat.eval_answers.reading import DAY, given, read, reader_identity, reading_key
+from htmlrag_chat.eval_answers.reading import (
+    DAY,
+    PRODUCT,
+    given,
+    read,
+    reader_identity,
+    reading_key,
+)
 from htmlrag_chat.eval_answers.report import AnswerReport
+from htmlrag_chat.evidence.claims import check_answer
+from htmlrag_chat.evidence.judging import BAND, pairs_of, uncertain
 from htmlrag_chat.html.rendering import rendered_counter
 
 ANSWERS = "eval-answers"  # the derived-artefact kind of answer records in the store
+JUDGED = "eval-judged"  # the judge's verdict on one pair of an answer
 # The reading and its filters; the reader that ran adds its own modules (``reading_roots``).
 READING = "htmlrag_chat.eval_answers.reading"
 STAGE = "eval answers"
-GRADING_ONLY = ("texts", "html", "markdown")  # in a record for its grades, not in the report
+# In a record for its grades, not in the report.
+GRADING_ONLY = ("texts", "html", "markdown", "verdicts")
 
 
 def reading_roots(reader: Reader) -> tuple[str, ...]:
@@ -53,21 +68,27 @@ def reading_roots(reader: Reader) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Cell:
-    """A method in a rendering: an HTML method in each one asked for, a text method as text."""
+    """A method in a rendering (an HTML method in each one asked for, a text method as
+    text), read with a prompt: the product's, or the plain one it is measured against."""
 
     method: Method
     rendering: str
+    prompt: str = PRODUCT
 
     @property
     def name(self) -> str:
-        return f"{self.method.name}/{self.rendering}"
+        plain = "" if self.prompt == PRODUCT else f"+{self.prompt}"
+        return f"{self.method.name}/{self.rendering}{plain}"
 
 
-def cells_of(methods: Sequence[Method], renderings: Sequence[str]) -> list[Cell]:
+def cells_of(
+    methods: Sequence[Method], renderings: Sequence[str], prompts: Sequence[str] = (PRODUCT,)
+) -> list[Cell]:
     return [
-        Cell(method, rendering)
+        Cell(method, rendering, prompt)
         for method in methods
         for rendering in (renderings if method.html else ("text",))
+        for prompt in prompts
     ]
 
 
@@ -79,15 +100,19 @@ async def evaluate_answers(
     reader: Reader,
     cache: EvalCache,
     emit: EventSink = ignore,
+    checker: Checker | None = None,
+    prompts: Sequence[str] = (PRODUCT,),
 ) -> tuple[AnswerReport, Counts]:
     """Answer every item's question from every cell's context at every budget; the report,
-    and how many answers were read now and how many came from the cache."""
+    and how many answers were read now and how many came from the cache. ``checker``'s
+    judge (``ask``'s, for this reader) reads the sentences the check cannot decide."""
+    checker = checker or Checker()
     runnable, unavailable, _ = available_methods(settings.methods, env, emit)
-    cells = cells_of(runnable, renderings)
+    cells = cells_of(runnable, renderings, prompts)
     folder = settings.pages or settings.dataset.parent
     distractors = distractors_for(items, settings, cache, emit)
 
-    run = _Run(settings, env, reader, cache, emit, reader_identity(reader))
+    run = _Run(settings, env, reader, cache, emit, reader_identity(reader), checker)
     run.total = len(items) * len(cells) * len(settings.budgets)
     rows = []
     for item in items:
@@ -119,6 +144,7 @@ class _Run:
     cache: EvalCache
     emit: EventSink
     identity: dict[str, str]
+    checker: Checker
     total: int = 0
     done: int = 0
 
@@ -140,19 +166,63 @@ class _Run:
         for budget in self.settings.budgets:
             context = fit(budget)
             sources = numbered(context, infos(), cell.method.html, cell.rendering)
-            key = key_of(reading_key(item.question, sources), *self.depends)
+            key = key_of(reading_key(item.question, sources, cell.prompt), *self.depends)
             reading = self.cache.get(ANSWERS, key)
+            warm = reading is None  # the reader's state holds this answer's prompt
             if reading is None:
-                reading = await read(self.reader, item.question, sources)
+                reading = await read(self.reader, item.question, sources, cell.prompt)
                 self.cache.put(ANSWERS, key, reading)
                 self.counts.computed += 1
             else:
                 self.counts.cached += 1
             tokens = env.counter.count(context.text)
             records[budget] = {**reading, **given(sources), "context_tokens": tokens}
+            if self.checker.judge is not None and cell.prompt == PRODUCT:
+                records[budget] |= await self.judged(item.question, sources, reading, key, warm)
             self.done += 1
             self.emit(Progress(STAGE, self.done, self.total))
         return records
+
+    async def judged(
+        self,
+        question: str,
+        sources: Sequence[Source],
+        reading: dict[str, Any],
+        key: str,
+        warm: bool,
+    ) -> dict[str, Any]:
+        """The judge's verdicts on the pairs the check asks about in this answer (kept by
+        pair, so a changed check asks only for the new ones), and the seconds they added
+        (known where the reader's state held the answer's prompt, ``ask``'s case)."""
+        claims = check_answer(question, reading["markdown"], sources, band=BAND)
+        pairs = pairs_of(claims, uncertain(claims))
+        keys = [key_of(JUDGED, key, pair.sentence, pair.passage, pair.source) for pair in pairs]
+        found: dict[str, dict[str, Any]] = {}
+        for k in keys:
+            kept = self.cache.get(JUDGED, k)
+            if kept is not None:
+                found[k] = kept
+        asked = [(k, pair) for k, pair in zip(keys, pairs, strict=True) if k not in found]
+        if asked:
+            started = time.perf_counter()
+            with dated(DAY):
+                verdicts = await self.checker.ask(
+                    question, list(sources), (), reading["answer"], [pair for _, pair in asked]
+                )
+            # Each pair's share of the time, where the state held the answer (as in ask).
+            share = (time.perf_counter() - started) / len(asked) if warm else None
+            for (k, _), verdict in zip(asked, verdicts, strict=True):
+                found[k] = {"p": verdict, "s": share}
+                self.cache.put(JUDGED, k, found[k])
+        seconds = [found[k].get("s") for k in keys]
+        return {
+            "verdicts": [
+                {"sentence": pair.sentence, "passage": pair.passage, "source": pair.source}
+                | {"p": found[k]["p"]}
+                for k, pair in zip(keys, pairs, strict=True)
+            ],
+            "judge_s": None if None in seconds else round(sum(s or 0.0 for s in seconds), 3),
+        }
 
 
 def _shown(record: dict[str, Any], item: QAItem) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from htmlrag_chat.base.sources import Source
+from htmlrag_chat.evidence.declining import declines
 from htmlrag_chat.evidence.matching import (
     MEANING_WEIGHT,
     NUMBER_MISS,
@@ -75,6 +76,15 @@ class Claim:
     # the world ("According to the sources."): there is nothing to back.
     checked: bool = True
     looped: bool = False  # it says the same words over and over: no source backs a loop
+    # The sources the checker cites in place of ``cited`` (``evidence.correction``): those
+    # cited do not back the sentence and this one does, or it cited nothing. Empty: as cited.
+    corrected: tuple[int, ...] = ()
+    judged: float | None = None  # the judge's probability that its sources state it, if asked
+
+    @property
+    def shown(self) -> tuple[int, ...]:
+        """The sources the answer shows for it: the checker's correction, else the model's."""
+        return self.corrected or self.cited
 
     @property
     def backing(self) -> tuple[Quote, ...]:
@@ -120,9 +130,15 @@ def check_answer(
     sources: Sequence[Source],
     embedder: Embedder | None = None,
     threshold: float = THRESHOLD,
+    band: tuple[float, float] | None = None,
 ) -> list[Claim]:
     """Every sentence of ``answer`` (Markdown) with its quotes from ``sources``; the
-    embedding model, when given, reads English sentences and passages."""
+    embedding model, when given, reads English sentences and passages.
+
+    ``band``: the scores a judge will read again (``evidence.judging``). The checker's own
+    quotes (for a sentence that cites nothing, or from a source it does not cite) are then
+    kept from the band's low end, backing or not, and other sources are searched for every
+    cited sentence scored below its high end: the judge may yet say no to its citation."""
     said = answer_sentences(answer, {source.number for source in sources})
     if not said:
         return []
@@ -136,8 +152,9 @@ def check_answer(
         language = sentence_language(sentence.text, collection, eligible)
         work.append(_Sentence(sentence, language, eligible))
     _score(work, collection, embedder)
-    claims = [_claim(item, collection, held, threshold) for item in work]
-    return _searched_elsewhere(claims, work, collection, held, embedder, threshold)
+    low, high = band or (threshold, threshold)
+    claims = [_claim(item, collection, held, threshold, low) for item in work]
+    return _searched_elsewhere(claims, work, collection, held, embedder, threshold, (low, high))
 
 
 def _score(work: list[_Sentence], collection: Collection, embedder: Embedder | None) -> None:
@@ -154,14 +171,19 @@ def _searched_elsewhere(
     held: dict[int, set[str]],
     embedder: Embedder | None,
     threshold: float,
+    band: tuple[float, float],
 ) -> list[Claim]:
     """The claims, each sentence that its cited sources do not back given the passage of
     another source that does, if one does (an ``added`` quote; the sentence stays
-    unsupported). Searched only for those sentences: most answers pay nothing for it."""
+    unsupported). Searched only for those sentences (and, with a judge to come, those
+    scored below ``band``'s high end): most answers pay nothing for it."""
     astray = [
         (index, item)
         for index, (claim, item) in enumerate(zip(claims, work, strict=True))
-        if claim.cited and claim.checked and not claim.supported and not claim.looped
+        if claim.cited
+        and claim.checked
+        and not claim.looped
+        and (not claim.supported or claim.support < band[1])
     ]
     others = [
         _Sentence(
@@ -178,17 +200,21 @@ def _searched_elsewhere(
     _score(others, collection, embedder)
     found = list(claims)
     for (index, _), item in zip(astray, others, strict=True):
-        quote = _other_source(item, collection, held, threshold)
+        quote = _other_source(item, collection, held, threshold, band[0])
         if quote is not None:
             found[index] = replace(claims[index], quotes=(*claims[index].quotes, quote))
     return found
 
 
 def _other_source(
-    item: _Sentence, collection: Collection, held: dict[int, set[str]], threshold: float
+    item: _Sentence,
+    collection: Collection,
+    held: dict[int, set[str]],
+    threshold: float,
+    low: float,
 ) -> Quote | None:
-    """The best passage that backs the sentence among ``item``'s, in a source that holds
-    all its numbers; None when none does."""
+    """The best passage among ``item``'s, in a source that holds all its numbers, when it
+    scores ``low`` or more (it backs the sentence from ``threshold``); None otherwise."""
     numbers = read_sentence(item.said.text, collection, item.language).numbers
     scored = [
         scored
@@ -198,7 +224,7 @@ def _other_source(
     if not scored:
         return None
     quote = _quote(_best(scored, collection), collection, threshold, added=True)
-    return quote if quote.backs else None
+    return quote if quote.score >= low else None
 
 
 def _numbers_by_source(sources: Sequence[Source], collection: Collection) -> dict[int, set[str]]:
@@ -269,12 +295,18 @@ def _best(scored: Sequence[_Scored], collection: Collection) -> _Scored:
 
 
 def _claim(
-    item: _Sentence, collection: Collection, held: dict[int, set[str]], threshold: float
+    item: _Sentence,
+    collection: Collection,
+    held: dict[int, set[str]],
+    threshold: float,
+    low: float,
 ) -> Claim:
     said = item.said
     reading = read_sentence(said.text, collection, item.language)
     if said.text.endswith(NO_CLAIM) or not reading.says_anything:
         return Claim(said.text, said.sources, checked=False)
+    if not said.sources and declines(said.text):  # "The sources do not say": no claim
+        return Claim(said.text, (), checked=False)
     if loops(said.text):
         return Claim(said.text, said.sources, supported=False, looped=True)
     searched = set(said.sources) or set(held)
@@ -296,7 +328,8 @@ def _claim(
     best = _quote(_best(list(item.scored.values()), collection), collection, threshold, added=True)
     if best.score >= threshold and not missing:
         return Claim(said.text, (), (best,), best.score, True)
-    return Claim(said.text, (), (), best.score, False, missing)
+    kept = (best,) if best.score >= low and not missing else ()  # for a judge to read
+    return Claim(said.text, (), kept, best.score, False, missing)
 
 
 def loops(text: str) -> bool:

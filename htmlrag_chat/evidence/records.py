@@ -2,7 +2,8 @@
 
 One record per sentence: the sentence, the sources it cites, its ``citations`` (each with
 source number, URL, quote, score, and whether the checker added it), its support, the
-``unsupported`` flag, the numbers none of its sources holds, and whether it loops. Answers
+``unsupported`` flag, the numbers none of its sources holds, whether it loops, the sources
+the checker cites in its place (``corrected``) and the judge's verdict (``judged``). Answers
 stored before the evidence check kept ``{sentence, sources, support, supported}`` per cited
 sentence in the same column; those read back as claims without quotes.
 """
@@ -35,6 +36,8 @@ def claim_record(claim: Claim, urls: Mapping[int, str]) -> dict[str, Any]:
         "missing": list(claim.missing),
         "checked": claim.checked,
         "looped": claim.looped,
+        "corrected": list(claim.corrected),  # the checker's citation in place of "cited"
+        "judged": claim.judged,  # the judge's probability of Yes, where it was asked
     }
 
 
@@ -69,6 +72,8 @@ def claim_from_record(record: object) -> Claim | None:
             tuple(str(number) for number in record["missing"]),
             bool(record["checked"]),
             bool(record.get("looped", False)),  # not in records written before it was found
+            _numbers(record.get("corrected", [])),  # nor these, before corrections and judges
+            _probability(record.get("judged")),
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -78,6 +83,14 @@ def stored_claims(records: Sequence[object]) -> list[Claim]:
     """An answer's claims as the history kept them; a record of neither shape is left out
     (an older version, or another tool, wrote it)."""
     return [claim for claim in map(claim_from_record, records) if claim is not None]
+
+
+def _probability(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError("not a probability")
+    return float(value)
 
 
 def _numbers(values: Any) -> tuple[int, ...]:

@@ -64,6 +64,8 @@ def problem(claim: Claim) -> str:
     if claim.missing:
         which = ", ".join(claim.missing)
         why = f"{cites}{which} {'is' if len(claim.missing) == 1 else 'are'} not in {where}"
+    elif claim.judged is not None:
+        why = f"{cites}{where} does not state it (asked, the reader says no: {claim.judged:.2f})"
     else:
         why = f"{cites}no passage of {where} backs it (support {claim.support:.2f})"
     for quote in claim.elsewhere:
@@ -80,6 +82,22 @@ def flag_lines(claims: Sequence[Claim]) -> list[str]:
     ]
 
 
+def correction_lines(claims: Sequence[Claim]) -> list[str]:
+    """One line per citation the checker corrected (``evidence.correction``): what the
+    model cited, and the source that backs the sentence instead."""
+    lines = []
+    for claim in claims:
+        if not claim.corrected:
+            continue
+        now = _numbers(claim.corrected)
+        if claim.cited:
+            why = f"cited {_numbers(claim.cited)}, which does not back it; {now} does"
+        else:
+            why = f"cited nothing; {now} backs it"
+        lines.append(f'corrected: "{shorten(claim.sentence)}" {why}')
+    return lines
+
+
 def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
     """The quotes worth showing under a sentence: those that back it; for a sentence that
     cites sources none of which backs it, each one's closest passage (sharing any of its
@@ -92,7 +110,9 @@ def shown_quotes(claim: Claim) -> tuple[Quote, ...]:
     elif claim.looped:
         quotes = ()
     else:
-        quotes = tuple(quote for quote in claim.quotes if quote.score > 0)
+        quotes = tuple(
+            quote for quote in claim.quotes if quote.score > 0 and (quote.backs or not quote.added)
+        )
     said = _plain(claim.sentence)
     return tuple(quote for quote in quotes if _plain(quote.text) != said)
 

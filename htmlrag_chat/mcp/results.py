@@ -68,8 +68,8 @@ class Evidence(BaseModel):
     score: float = Field(description="How well it backs the sentence, 0 to 1.")
     backs: bool = Field(description="Whether the score reaches the checker's threshold.")
     added: bool = Field(
-        description="Found by the checker for a sentence that cites nothing; the answer's "
-        "text does not cite it."
+        description="Found by the checker (the sentence cites nothing, or a source that does "
+        "not back it); the answer cites it only where the sentence's 'corrected' names it."
     )
 
 
@@ -85,7 +85,18 @@ class SentenceCheck(BaseModel):
         description="Numbers of the sentence that none of its sources holds."
     )
     checked: bool = Field(
-        description="False for a lead-in or a sentence that only repeats the question."
+        description="False for a lead-in, a sentence that only repeats the question, or one "
+        "that says the sources do not hold the answer."
+    )
+    corrected: list[int] = Field(
+        default_factory=list,
+        description="The sources the checker cites in place of 'cited' (they do not back the "
+        "sentence and these do, or it cited nothing); the answer shows them marked \u2020.",
+    )
+    judged: float | None = Field(
+        default=None,
+        description="Where the words could not decide: the reader's probability, asked, that "
+        "the source states the sentence.",
     )
 
 
@@ -98,7 +109,13 @@ class AnswerSource(BaseModel):
 
 class AnswerResult(BaseModel):
     question: str
-    answer: str = Field(description="The answer, citing its sources as [n].")
+    answer: str = Field(
+        description="The answer, citing its sources as [n]; [n]\u2020 is a citation the "
+        "checker corrected (see corrections)."
+    )
+    answer_as_written: str = Field(
+        default="", description="The answer as the reader wrote it, before any correction."
+    )
     reader: str = Field(
         description='The reader backend: "openai" (the configured server), "found" (a server '
         'found on 127.0.0.1), "gguf", "transformers" or "extractive" (no language model).'
@@ -113,6 +130,10 @@ class AnswerResult(BaseModel):
     )
     cited: bool = Field(description="Whether every sentence that says something is backed.")
     unsupported: list[str] = Field(description="One line per sentence no source backs.")
+    corrections: list[str] = Field(
+        default_factory=list,
+        description="One line per citation the checker corrected: what was cited, and why not.",
+    )
     removed_citations: int = Field(description="Citations of sources that do not exist, removed.")
     queries: list[str] = Field(default_factory=list, description="The searches run, in order.")
     skipped_queries: list[SkippedQuery] = Field(default_factory=list)

@@ -60,6 +60,11 @@ class ChatModel(Protocol):
         """The context window, when known."""
         ...
 
+    @property
+    def parameters(self) -> int | None:
+        """How many parameters the model has, when it can be told (a server's cannot)."""
+        ...
+
     def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         """The reply to ``messages``, at most ``max_tokens`` tokens, chunk by chunk.
 
@@ -70,6 +75,12 @@ class ChatModel(Protocol):
     def pending_tokens(self, messages: Sequence[Message]) -> int | None:
         """Prompt tokens of ``messages`` that no cache holds, which the model must read
         before its first token (None when unknown: a server decides)."""
+        ...
+
+    async def yes_probabilities(self, prompts: Sequence[Sequence[Message]]) -> list[float | None]:
+        """For each prompt (a question to answer Yes or No), the probability that the reply
+        starts with Yes rather than No, from one forward pass; None where the model gives
+        none (``reader/verdict.py``). The evidence check's judge (``evidence/judging.py``)."""
         ...
 
 

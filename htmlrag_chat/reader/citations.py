@@ -18,7 +18,7 @@ are never read as citations, and never rewritten.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from htmlrag_chat.reader.citation_syntax import (
@@ -40,6 +40,8 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
 # "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
 _ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
 _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
+# A sentence's end mark, where a citation of a sentence that cited none goes.
+_END_MARK = re.compile(r"[.!?\u3002\uff01\uff1f]+\s*\Z")
 # Brackets of literal text (code, escapes) while sentences are read: private-use stand-ins.
 _MASK = str.maketrans("[]", "\ue000\ue001")
 _UNMASK = str.maketrans("\ue000\ue001", "[]")
@@ -150,24 +152,33 @@ def escape_markers(text: str) -> str:
     return GROUP_RE.sub(lambda m: "\\" + m[0][:-1] + "\\]", text)
 
 
-def _sentences(answer: str) -> list[str]:
-    """Sentences, each with the citations that follow its end mark; lines and list items are
-    sentences of their own."""
-    sentences: list[str] = []
-    for line in answer.splitlines():
-        pieces = (match[0].strip() for match in _SENTENCE.finditer(_LIST_MARKER.sub("", line)))
-        sentences += _join_abbreviations([piece for piece in pieces if piece])
-    return sentences
+def _sentences(prose: str) -> list[tuple[int, int]]:
+    """Where each sentence of ``prose`` is, with the citations that follow its end mark;
+    lines and list items are sentences of their own."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for line in prose.splitlines(keepends=True):
+        marker = _LIST_MARKER.match(line)
+        skip = marker.end() if marker else 0
+        pieces = [
+            (at + skip + match.start() + len(match[0]) - len(match[0].lstrip()),
+             at + skip + match.end() - len(match[0]) + len(match[0].rstrip()))
+            for match in _SENTENCE.finditer(line.rstrip("\r\n")[skip:])
+            if match[0].strip()
+        ]  # fmt: skip
+        spans += _join_abbreviations(prose, pieces)
+        at += len(line)
+    return spans
 
 
-def _join_abbreviations(pieces: list[str]) -> list[str]:
+def _join_abbreviations(prose: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Pieces glued back where the split fell after an abbreviation like "e.g."."""
-    joined: list[str] = []
-    for piece in pieces:
-        if joined and _ABBREVIATION.search(joined[-1]):
-            joined[-1] += " " + piece
+    joined: list[tuple[int, int]] = []
+    for start, end in pieces:
+        if joined and _ABBREVIATION.search(prose[joined[-1][0] : joined[-1][1]]):
+            joined[-1] = (joined[-1][0], end)
         else:
-            joined.append(piece)
+            joined.append((start, end))
     return joined
 
 
@@ -185,9 +196,49 @@ def answer_sentences(answer: str, numbers: Collection[int]) -> list[AnswerSenten
     ``numbers`` it cites (those of real sources). Brackets in code and escaped ones are
     masked first, so that they cite nothing; sentences are given as they show (masks and
     escapes undone). A code block is no sentence: it claims nothing."""
-    prose = "".join(
-        ("\n" if piece.startswith(_FENCES) else piece.translate(_MASK)) if literal else piece
+    return [sentence for sentence, _ in _located(answer, numbers)]
+
+
+def recite(answer: str, numbers: Collection[int], changes: Mapping[str, str]) -> str:
+    """``answer`` with the citations of some sentences replaced: ``changes`` maps a
+    sentence, as ``answer_sentences`` reads it, to the citation text it shows instead
+    (its own citation groups go; the new one takes the first one's place, or stands before
+    its end mark when it cited nothing). Literal text is never touched."""
+    prose = _prose(answer)
+    edits: list[tuple[int, int, str]] = []
+    for sentence, (start, end) in _located(answer, numbers):
+        if sentence.text not in changes:
+            continue
+        groups = [(m.start(), m.end()) for m in CHAIN_RE.finditer(prose, start, end)]
+        shown = " " + changes[sentence.text]
+        if groups:
+            edits.append((groups[0][0], groups[0][1], shown))
+            edits += [(low, high, "") for low, high in groups[1:]]
+        else:
+            mark = _END_MARK.search(prose, start, end)
+            at = mark.start() if mark else end
+            edits.append((at, at, shown))
+    for low, high, text in sorted(edits, reverse=True):
+        answer = answer[:low] + text + answer[high:]
+    return answer
+
+
+def _prose(answer: str) -> str:
+    """``answer`` with its literal text masked, every character where it was: brackets in
+    code and escapes hidden, a fenced block blank lines."""
+    return "".join(
+        ("\n" * len(piece) if piece.startswith(_FENCES) else piece.translate(_MASK))
+        if literal
+        else piece
         for literal, piece in CodeScanner().feed(answer, final=True)
     )
-    read = (_read(sentence, numbers) for sentence in _sentences(prose))
-    return [sentence for sentence in read if sentence is not None]
+
+
+def _located(answer: str, numbers: Collection[int]) -> list[tuple[AnswerSentence, tuple[int, int]]]:
+    prose = _prose(answer)
+    found = []
+    for start, end in _sentences(prose):
+        sentence = _read(prose[start:end], numbers)
+        if sentence is not None:
+            found.append((sentence, (start, end)))
+    return found

@@ -38,8 +38,9 @@ from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.extras import needed
 from htmlrag_chat.base.safety import defuse_control_tokens
 from htmlrag_chat.reader import CallStats, Message
-from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
+from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning
+from htmlrag_chat.reader.verdict import from_logits, word_ids
 
 # llama.cpp's extra buffer types (weights repacked for AMX tiles or wider kernels): "0" off,
 # "1" on; unset, off on a CPU with AMX. A llama.cpp built for such a CPU (llama-cpp-python
@@ -84,6 +85,10 @@ class GGUFChat:
     @property
     def context_tokens(self) -> int:
         return self.load().n_ctx()
+
+    @property
+    def parameters(self) -> int | None:
+        return int(self.load()._model.n_params())
 
     def load(self) -> Any:
         """The loaded model (``ModelUnavailable`` when llama-cpp-python or the file is
@@ -134,6 +139,29 @@ class GGUFChat:
         async for text in thread_stream(generate):
             yield text
 
+    async def yes_probabilities(self, prompts: Sequence[Sequence[Message]]) -> list[float | None]:
+        """For each prompt, the probability that the reply starts with Yes rather than No,
+        from its first token's logits: one prefill of what the kept state does not hold
+        (a judge's prompt continues the answer's, so a few dozen tokens), no generation."""
+        llama = self.load()
+        ids_of = [self.prompt_ids(messages) for messages in prompts]
+        yes, no = _yes_no(llama)
+
+        def judge(stop: threading.Event) -> list[float | None]:
+            verdicts = []
+            with MODEL_LOCK:
+                for ids in ids_of:
+                    evaluated = _prefill(llama, ids, stop)
+                    llama.eval(ids[-1:])
+                    self.calls.append(CallStats(len(ids), evaluated))
+                    verdicts.append(from_logits(_last_logits(llama), yes, no))
+            return verdicts
+
+        try:
+            return await thread_call(judge)
+        except _Stopped:
+            return [None] * len(prompts)
+
     def _generate(
         self, llama: Any, ids: list[int], max_tokens: int, stop: threading.Event, put: Put
     ) -> None:
@@ -165,6 +193,19 @@ def _cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def _last_logits(llama: Any) -> Any:
+    """The logits of the token evaluated last: llama.cpp's own buffer (llama-cpp-python
+    keeps them in ``scores`` only with ``logits_all``, which costs every prefill a copy)."""
+    import numpy as np
+
+    return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+
+
+@lru_cache(maxsize=1)
+def _yes_no(llama: Any) -> tuple[list[int], list[int]]:
+    return word_ids(lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False))
 
 
 def _reusable(llama: Any, ids: Sequence[int]) -> int:
@@ -219,9 +260,10 @@ def _llama_cpp(purpose: str = "a GGUF reader") -> Any:
     return llama_cpp
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=2)  # the reader's, and a judge named for it (reader/judge.py)
 def load_gguf(path: str, context: int | None, threads: int, gpu_layers: int) -> Any:
-    """One model per process: a second reader of the same file shares its context."""
+    """One model per file per process: a second reader of the same file shares its
+    context."""
     llama_class = _llama_cpp(f"{Path(path).name}: a GGUF reader").Llama
     if not Path(path).is_file():
         raise ModelUnavailable(f"{path}: no such GGUF file")

@@ -80,6 +80,14 @@ def answer_messages(
     return [*prefix, Message("user", _answering(question, sources, placed))]
 
 
+def plain_messages(question: str, sources: Sequence[Source]) -> list[Message]:
+    """The plain prompt the product's is measured against (``eval answers --prompts
+    plain``): a three-line system text asking for one cited sentence, then the sources and
+    the question, nothing else."""
+    system = load_prompt("plain").strip()
+    return [Message("system", system), Message("user", _ask(question, sources, placed=False))]
+
+
 def check_messages(
     question: str, sources: Sequence[Source], turns: Sequence[Turn] = (), topic: str = ""
 ) -> list[Message]:
@@ -89,6 +97,39 @@ def check_messages(
     hint = f" ({topic})" if topic and topic != question else ""
     instruction = load_prompt("sufficiency").format(topic=hint).strip()
     return [*prefix, Message("user", f"{_ask(question, sources, placed)}\n{instruction}")]
+
+
+def judge_messages(
+    question: str,
+    sources: Sequence[Source],
+    turns: Sequence[Turn],
+    answer: str,
+    sentence: str,
+    passage: str,
+    number: int,
+) -> list[Message]:
+    """The judge's question (``prompts/judge.md``): the answer's prompt and the answer as the
+    reader wrote it, then whether source ``number``'s ``passage`` states ``sentence``. It
+    continues the answer's own call, so the reader's kept state (or a server's prefix
+    cache) reads only the question."""
+    return [
+        *answer_messages(question, sources, turns),
+        Message("assistant", answer),
+        Message("user", _judging(sentence, passage, number)),
+    ]
+
+
+def judge_alone_messages(sentence: str, passage: str, number: int) -> list[Message]:
+    """The judge's question on its own, for a model that did not write the answer (a judge
+    named for a reader that cannot judge): the system text and the question, a hundred
+    tokens or so, where the answer's prompt would cost that model a whole prefill."""
+    system = load_prompt("reader").format(today=today()).strip()
+    return [Message("system", system), Message("user", _judging(sentence, passage, number))]
+
+
+def _judging(sentence: str, passage: str, number: int) -> str:
+    asked = load_prompt("judge").format(number=number, passage=passage, sentence=sentence)
+    return text_safe(asked.strip())
 
 
 def rewrite_messages(message: str, turns: Sequence[Turn], max_queries: int) -> list[Message]:

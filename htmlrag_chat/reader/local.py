@@ -24,10 +24,11 @@ from typing import Any
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.loader import load_causal_lm
+from htmlrag_chat.base.loader import cache_argument, load_causal_lm
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, Message
-from htmlrag_chat.reader.streaming import Put, fit_answer, thread_stream
+from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning
+from htmlrag_chat.reader.verdict import from_logits, word_ids
 
 with needed("transformers", "the local reader (--reader local)"):
     import torch
@@ -96,6 +97,11 @@ class LocalChat:
         model, _ = self.load()
         return getattr(model.config, "max_position_embeddings", None)
 
+    @property
+    def parameters(self) -> int | None:
+        model, _ = self.load()
+        return int(model.num_parameters())
+
     def load(self) -> tuple[Any, Any]:
         """Model and tokenizer (ModelUnavailable when they cannot be loaded here)."""
         return load_causal_lm(
@@ -121,6 +127,42 @@ class LocalChat:
     def pending_tokens(self, messages: Sequence[Message]) -> int | None:
         return len(self.prompt_ids(messages))  # generate() keeps no cache between calls
 
+    async def yes_probabilities(self, prompts: Sequence[Sequence[Message]]) -> list[float | None]:
+        """For each prompt, the probability that the reply starts with Yes rather than No,
+        from its first token's logits: the prompts' shared prefix (the answer's prompt and
+        the answer) read once, then each prompt's own end against it."""
+        model, tokenizer = self.load()
+        ids_of = [self.prompt_ids(messages) for messages in prompts]
+        yes, no = word_ids(lambda text: tokenizer.encode(text, add_special_tokens=False))
+        shared = min(_shared_prefix(ids_of), *(len(ids) - 1 for ids in ids_of)) if ids_of else 0
+        name = cache_argument(model)
+
+        def judge(stop: threading.Event) -> list[float | None]:
+            verdicts: list[float | None] = []
+            with torch.inference_mode():
+                cache = None
+                if shared:
+                    prefix = torch.tensor([ids_of[0][:shared]], device=model.device)
+                    cache = getattr(model(input_ids=prefix, use_cache=True, logits_to_keep=1), name)
+                for ids in ids_of:
+                    if stop.is_set():
+                        raise _Stopped
+                    out = model(
+                        input_ids=torch.tensor([ids[shared:]], device=model.device),
+                        use_cache=cache is not None,
+                        logits_to_keep=1,
+                        **({name: cache} if cache is not None else {}),
+                    )
+                    verdicts.append(from_logits(out.logits[0, -1].float().tolist(), yes, no))
+                    if cache is not None:
+                        cache.crop(shared)
+            return verdicts
+
+        try:
+            return await thread_call(judge)
+        except _Stopped:
+            return [None] * len(prompts)
+
     async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
         model, tokenizer = self.load()
         ids = self.prompt_ids(messages)
@@ -144,3 +186,13 @@ class LocalChat:
 
         async for text in thread_stream(generate):
             yield text
+
+
+def _shared_prefix(sequences: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens all of ``sequences`` share."""
+    shared = 0
+    for column in zip(*sequences, strict=False):
+        if any(token != column[0] for token in column):
+            break
+        shared += 1
+    return shared

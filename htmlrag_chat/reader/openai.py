@@ -27,6 +27,7 @@ from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader import CallStats, Message, ReaderFailed
 from htmlrag_chat.reader.sse import StreamLimits, TooLong, capped, events, lines, stream_limits
 from htmlrag_chat.reader.think import OPEN, opened_by_template
+from htmlrag_chat.reader.verdict import from_reply, from_top
 
 CONNECT_SECONDS = 10.0
 _SNIPPET_CHARS = 200  # of an error body or a malformed event, enough to recognise it
@@ -34,6 +35,8 @@ _ERROR_BYTES = 64 << 10  # of an error body read: its JSON message is near the s
 _EVENT_STREAM = "text/event-stream"
 _JSON = "application/json"
 TRUNCATED_SHARE = 0.8  # a server that read less than this share of the prompt cut it
+TOP_LOGPROBS = 10  # a judge's first token: Yes and No are among the likeliest ten
+_VERDICT_BYTES = 256 << 10  # a one-token completion with its log-probabilities
 
 
 @dataclass
@@ -63,6 +66,10 @@ class OpenAIChat:
     @property
     def name(self) -> str:
         return self.model
+
+    @property
+    def parameters(self) -> int | None:
+        return None  # a server does not say
 
     def pending_tokens(self, messages: Sequence[Message]) -> int | None:
         return None  # the server's prefix cache decides
@@ -112,6 +119,34 @@ class OpenAIChat:
         except (TimeoutError, aiohttp.ClientError) as error:
             raise ReaderFailed(self._describe(error)) from error
         self._check_truncation(messages)
+
+    async def yes_probabilities(self, prompts: Sequence[Sequence[Message]]) -> list[float | None]:
+        """For each prompt, the probability that the reply starts with Yes rather than No:
+        from the first token's ``top_logprobs`` where the server gives them (llama.cpp,
+        vLLM, OpenAI), else its one-token reply read as 1 or 0. One request a prompt, in
+        order, so that a server's prefix cache serves each after the answer's prompt."""
+        timeout = aiohttp.ClientTimeout(total=None, connect=CONNECT_SECONDS, sock_read=self.timeout)
+        verdicts: list[float | None] = []
+        try:
+            async with aiohttp.ClientSession(timeout=timeout) as session:
+                for messages in prompts:
+                    body = self._body(messages, 1) | {
+                        "stream": False,
+                        "logprobs": True,
+                        "top_logprobs": TOP_LOGPROBS,
+                    }
+                    body.pop("stream_options")
+                    async with session.post(
+                        self.endpoint, json=body, headers=self._headers()
+                    ) as response:
+                        await self._check_response(response)
+                        event = self._parse(await _read(response, _VERDICT_BYTES))
+                    verdicts.append(_verdict(event))
+        except TooLong as error:
+            raise ReaderFailed(f"{self.endpoint} {error}") from None
+        except (TimeoutError, aiohttp.ClientError) as error:
+            raise ReaderFailed(self._describe(error)) from error
+        return verdicts
 
     async def _contents(
         self, response: aiohttp.ClientResponse, limits: StreamLimits
@@ -246,6 +281,19 @@ def _content(event: Any, key: str) -> str | None:
     except (KeyError, IndexError, TypeError):
         return None
     return content if isinstance(content, str) else None
+
+
+def _verdict(event: Any) -> float | None:
+    """A one-token completion as a verdict: its ``top_logprobs``, else its text."""
+    try:
+        top = event["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        found = from_top((str(c["token"]), float(c["logprob"])) for c in top if isinstance(c, dict))
+    except (KeyError, IndexError, TypeError, ValueError):
+        found = None
+    if found is not None:
+        return found
+    text = _content(event, "message")
+    return from_reply(text) if text else None
 
 
 def _error_message(body: bytes) -> str:

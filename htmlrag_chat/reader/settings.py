@@ -26,4 +26,7 @@ class ReaderSettings:
     context_tokens: int | None = default("reader.context_tokens")  # when the server won't say
     device: str = default("reader.device")
     gpu_layers: int = default("reader.gpu_layers")  # a GGUF's layers offloaded (-1: all)
+    correct_citations: bool = default("reader.correct_citations")  # the check's corrections
+    judge: str = default("reader.judge")  # auto, on, off: the check's judge
+    judge_model: str | None = default("reader.judge_model")  # a GGUF judging for the reader
     probe_ports: tuple[int, ...] | None = default("reader.probe_ports")  # 127.0.0.1 only

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from htmlrag_chat.base.errors import UserError
 
 Put = Callable[[str], None]
+T = TypeVar("T")
 _END = object()
 
 
@@ -54,6 +56,16 @@ async def thread_stream(work: Callable[[Put, threading.Event], None]) -> AsyncIt
             if _END in items:
                 break
         await worker  # re-raises what generation raised
+    finally:
+        stop.set()
+
+
+async def thread_call(work: Callable[[threading.Event], T]) -> T:
+    """``work(stop)`` run in a worker thread, its result returned; leaving early
+    (cancellation) sets ``stop``, which ``work`` checks between its model calls."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(work, stop)
     finally:
         stop.set()
 

@@ -23,7 +23,6 @@ and, for eager attention, the score matrix.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +30,7 @@ from typing import Any
 from htmlrag_chat.base import cancel
 from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.loader import load_causal_lm
+from htmlrag_chat.base.loader import cache_argument, load_causal_lm
 from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.html.blocks import BlockTree, render_path
 from htmlrag_chat.html.render import to_numbered_html
@@ -126,7 +125,7 @@ def _child_logprobs(
     ``children``), by ``id`` of the node: the prompt's pass, then the tree's."""
     if not layout.branching:
         return {}  # one path: probability 1, no model call
-    device, name = model.device, _cache_name(model)
+    device, name = model.device, cache_argument(model)
     cancel.check()
     stats.forward_calls += 1
     stats.prefill_tokens += len(prompt)
@@ -203,10 +202,3 @@ def _path_scores(trie: TokenTrie, children: dict[int, list[float]], count: int) 
         for index, child in enumerate(node.children.values()):
             stack.append((child, logprob + (found[index] if found else 0.0)))
     return scores
-
-
-def _cache_name(model: Any) -> str:
-    """What the model's ``forward`` calls its KV cache: ``cache`` from transformers 5.24
-    (``past_key_values`` is deprecated there, with a warning), ``past_key_values`` before."""
-    parameters = inspect.signature(model.forward).parameters
-    return "cache" if "cache" in parameters else "past_key_values"

@@ -37,6 +37,7 @@ from htmlrag_chat.settings.kinds import (
 ENV_PREFIX = "HTMLRAG_CHAT_"
 SECTIONS = ("reader", "research", "prune", "search", "web", "mcp")
 READERS = ("local", "openai", "extractive", "auto")
+JUDGES = ("auto", "on", "off")
 # ``two-stage`` is HtmlRAG's (the fused first stage, then the generative pruner; the first
 # stage alone when the pruner is not installed); the others are one stage with one scorer.
 PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
@@ -156,6 +157,24 @@ SETTINGS: tuple[Setting, ...] = (
         "reader", "gpu_layers", Integer(most=1024, least=-1), -1,
         "a GGUF reader's layers llama.cpp offloads to the GPU when it was built with a GPU "
         "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models", "eval"),
+    ),
+    Setting(
+        "reader", "correct_citations", Switch(), True,
+        "show the source that backs a sentence in place of a cited one the check proves "
+        "wrong (marked \u2020, and said under the answer); --no-correct-citations flags it "
+        "instead", (*ANSWERING, "eval"),
+    ),
+    Setting(
+        "reader", "judge", Choice(JUDGES), "auto",
+        "who judges the sentences the evidence check cannot decide by their words: auto (the "
+        "reader when it is an LLM of 1B parameters or more, else --judge-model), on, off",
+        (*ANSWERING, "eval"),
+    ),
+    Setting(
+        "reader", "judge_model", Text(metavar="GGUF"), None,
+        "a GGUF chat model on disk that judges for a reader that cannot (the extractive "
+        "reader, a small model)", (*ANSWERING, "eval"),
+        example="~/models/Qwen2.5-Coder-1.5B-Instruct-Q4.gguf",
     ),
     Setting(
         "reader", "probe_ports", Ports(), None,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.base.errors import ModelUnavailable, UserError
 from htmlrag_chat.base.safety import terminal_safe
+from htmlrag_chat.evidence.correction import MARK
 from htmlrag_chat.reader.choice import no_llm_hint
 
 if TYPE_CHECKING:
@@ -69,13 +70,14 @@ def answer_meta(answer: Answer, elapsed: float) -> str:
         notes.append(f"{answer.removed_citations} invented citation(s) removed")
     notes.append(f"{elapsed:.1f} s")
     sources = sources_read(len(answer.sources), len(answer.cited_numbers))
-    return meta_line(answer.reader, answer.model, sources, answer.flags, notes)
+    return meta_line(answer.reader, answer.model, sources, answer.flags, notes, answer.corrections)
 
 
-def stored_meta(stored: dict, cited: int) -> str:
+def stored_meta(stored: dict, cited: int, corrections: Sequence[str] = ()) -> str:
     """The same line for an answer reopened from the store (``reader`` is "kind:model")."""
     reader, _, model = stored["reader"].partition(":")
-    return meta_line(reader, model, sources_read(len(stored["sources"]), cited), stored["flags"])
+    sources = sources_read(len(stored["sources"]), cited)
+    return meta_line(reader, model, sources, stored["flags"], corrections=corrections)
 
 
 def sources_read(read: int, cited: int) -> str:
@@ -84,11 +86,19 @@ def sources_read(read: int, cited: int) -> str:
 
 
 def meta_line(
-    reader: str, model: str, sources: str, flags: Sequence[str], notes: Sequence[str] = ()
+    reader: str,
+    model: str,
+    sources: str,
+    flags: Sequence[str],
+    notes: Sequence[str] = (),
+    corrections: Sequence[str] = (),
 ) -> str:
+    """How an answer was made, then what the check corrected (after the mark it puts on
+    the citations it placed) and what it flags."""
     parts = [reader] if model in ("", reader) else [reader, model]
     parts += [sources, *notes]
-    lines = [" · ".join(parts), *(f"! {flag}" for flag in flags)]
+    lines = [" · ".join(parts), *(f"{MARK} {line}" for line in corrections)]
+    lines += [f"! {flag}" for flag in flags]
     return terminal_safe("\n".join(lines))
 
 

@@ -22,7 +22,7 @@ from htmlrag_chat.agent.answer import stored_source
 from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.evidence.claims import Claim
 from htmlrag_chat.evidence.records import stored_claims
-from htmlrag_chat.evidence.words import evidence_lines
+from htmlrag_chat.evidence.words import correction_lines, evidence_lines
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.tui.markdown import CitationLinker, link_citations
@@ -142,8 +142,10 @@ class AnswerView(Vertical, can_focus=True):
                 await self._stream.write(rest)
             await self._stream.stop()
             self._stream = None
-        if text is not None:
+        if text is not None and text != self.text:
+            # The answer as saved: the check corrected a citation (or the stream was cut).
             self.text = text
+            await self.query_one(Markdown).update(link_citations(text))
         self.sources, self.cited = tuple(sources), cited
         self._evidence = evidence_text(claims)
         evidence = self.query_one(".evidence", Static)
@@ -186,8 +188,8 @@ def stored_views(messages: Sequence[dict[str, Any]]) -> list[Widget]:
             stored = message["answers"][-1]
             sources = [stored_source(s) for s in stored["sources"]]
             claims = stored_claims(stored["citations"])
-            cited = {number for claim in claims for number in claim.cited}
-            meta = stored_meta(stored, len(cited))
+            cited = {number for claim in claims for number in claim.shown}
+            meta = stored_meta(stored, len(cited), correction_lines(claims))
             views.append(AnswerView(stored["text"], sources, meta, cited, claims))
         else:
             views.append(NoteView("no answer (stopped or failed)"))

@@ -413,7 +413,7 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     run = ask(llm, store, BOTH_QUESTION, rounds=1)
 
     assert len(run.answer.sources) == 2
-    assert run.answer.text == (
+    written = (
         "Lyon hosts the Festival of Lights [1]. Porto has many bridges. "
         "The Dom Luís I bridge was completed in 1886 [2]."
     )
@@ -421,9 +421,12 @@ def test_invented_citation_numbers_never_reach_the_screen(store: Store) -> None:
     deltas = [delta.text for delta in run.of(AnswerDelta)]
     assert len(deltas) > 1
     assert not any("[9]" in delta or "9]" in delta for delta in deltas)
-    assert "".join(deltas).strip() == run.answer.text
-    # The sentence that lost its invented [9] cites nothing now: the checker looks for it.
+    assert "".join(deltas).strip() == written == run.answer.written
+    # The sentence that lost its invented [9] cites nothing now: the checker found the
+    # source that backs it, and the answer shows it, marked as the checker's.
     assert [c.cited for c in run.answer.claims] == [(1,), (), (2,)]
+    assert [c.shown for c in run.answer.claims] == [(1,), (2,), (2,)]
+    assert run.answer.text == written.replace("bridges.", "bridges [2]\u2020.")
 
 
 def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
@@ -457,11 +460,19 @@ def test_an_answer_citing_no_source_gets_the_checker_s_quotes_marked_as_added(
     [quote] = claim.backing
     assert claim.cited == () and quote.added and quote.source == 1
     assert quote.text.startswith("Lyon hosts the Festival of Lights every December")
-    # The model's text is left as it was written: the checker's citation is no "[1]" in it.
-    assert answer.text == "Lyon hosts a festival of lights every December."
+    # The answer shows the checker's citation, marked, and says so under it; the text as
+    # the model wrote it is kept.
+    assert answer.text == "Lyon hosts a festival of lights every December [1]\u2020."
+    assert answer.written == "Lyon hosts a festival of lights every December."
     assert answer.cited and answer.flags == []
+    assert answer.corrections == [
+        'corrected: "Lyon hosts a festival of lights every December." cited nothing; [1] '
+        "backs it"
+    ]
     record = answer.to_json()
     assert record["cited"] is True and record["sentences"][0]["citations"][0]["added"] is True
+    assert record["sentences"][0]["cited"] == [] and record["sentences"][0]["corrected"] == [1]
+    assert record["answer_as_written"] == answer.written
 
 
 def test_an_answer_no_source_backs_is_flagged_and_its_sources_still_listed(store: Store) -> None:

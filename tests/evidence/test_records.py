@@ -27,8 +27,20 @@ def test_a_record_holds_each_citation_with_its_url_and_reads_back() -> None:
              "added": True},
         ],
         "support": 0.9, "unsupported": False, "missing": [], "checked": True, "looped": False,
+        "corrected": [], "judged": None,
     }  # fmt: skip
     assert claim_from_record(record) == CLAIM
+
+
+def test_a_corrected_and_judged_claim_reads_back_and_one_from_before_them_is_neither() -> None:
+    moved = Claim("It uses ARKit.", (2,), QUOTES, 0.9, True, corrected=(3,), judged=0.25)
+    record = json.loads(json.dumps(claim_record(moved, {})))
+    assert (record["cited"], record["corrected"], record["judged"]) == ([2], [3], 0.25)
+    assert claim_from_record(record) == moved
+    for older in ("corrected", "judged"):
+        del record[older]
+    assert claim_from_record(record) == Claim("It uses ARKit.", (2,), QUOTES, 0.9, True)
+    assert claim_from_record(claim_record(moved, {}) | {"judged": 7}) is None
 
 
 def test_a_looped_claim_reads_back_and_a_record_from_before_loops_were_found_does_not_loop() -> (
