@@ -1,167 +1,296 @@
-"""Would a reader model, asked "does this passage say this?", lift the share of quotes that
-support their sentence (issue 34's target: 90%, not met by words and numbers alone)?
+"""The evidence check's judge (``evidence/judging.py``) on the labelled sets: how often its
+flags are right, how many right sentences get a backing quote, what its corrections point
+at, and the seconds it adds to an answer.
 
-The evidence check shows a quote under each sentence it does not flag; on the dev set many
-of those sentences are wrong in how their words relate (a year moved to another city, a
-row copied as the answer), which words cannot see. Here each quote the check shows (the
-labelled sets of ``bench/claims.py``, at the shipped ``THRESHOLD``) goes to a GGUF chat
-model with the question, the sentence and the passage, and the model's probability of
-"yes" against "no" for its first token decides whether the quote stays. The judge's
-threshold is the lowest of 0.30..0.70 at which the calibration half's kept quotes reach
-90%, else the one that keeps the best share there; the test half and the held-out set
-are reported at it: quotes kept, the share of them that support their sentence, and how
-many supporting quotes the judge dropped (each becomes a flag on a right sentence).
+Each labelled answer (a real answer whole; a perturbed sentence as the answer it would be)
+is checked as ``ask`` checks it with a judge: ``check_answer`` with the judge's band, the
+reader model asked Yes or No in a message that continues the answer's own call
+(``agent.checking.Checker.ask``, ``reader.layout.judge_messages``), then the corrections.
+Before the clock starts the answer's prompt and the answer are read into the model's state,
+as ``ask``'s state holds them when the check starts; the judge's seconds are those of its
+own questions.
 
-Not part of the product: the judge's prompt lives here, as its wording is the experiment.
-Usage: ``python bench/claims_judge.py --model QWEN.gguf``. Writes
-bench/results/claims_judge.json.
+To choose the band, every quote the widest check keeps is judged once (the verdicts are
+kept in the report, so another band costs no model call: ``--verdicts FILE`` reads them
+back), and the figures are worked out for each band of ``BANDS``: on the dev set's
+calibration half, the band whose flags reach the targets with the fewest questions asked;
+then the shipped band (``evidence.judging.BAND``) is reported on the test half and the two
+blind held-out sets, overall and by language. A sentence counts as caught when it is
+flagged, or when its citation was corrected (the answer no longer shows it); quotes shown
+are the backing quotes of the sentences neither flagged nor corrected.
+
+Usage: ``python bench/claims_judge.py --model QWEN.gguf`` (``--sets``, ``--name``).
+Writes bench/results/claims_judge[_NAME].json.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import asyncio
+import json
 import os
 import platform
+import statistics
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchlib import ROOT, quantiles, write_report
-from claims import holds_evidence, judged, load, quotes_counted
-from htmlrag_chat.evidence.claims import THRESHOLD
-from htmlrag_chat.reader.gguf import extra_buffers, extra_buffers_wanted
+from benchlib import ROOT, write_report
+from claims import holds_evidence, load, sources_of
+from htmlrag_chat.agent.checking import Checker
+from htmlrag_chat.base.sources import Source
+from htmlrag_chat.evidence.claims import Claim, check_answer
+from htmlrag_chat.evidence.correction import correct
+from htmlrag_chat.evidence.judging import BAND, MAX_PAIRS, apply, pairs_of, uncertain
+from htmlrag_chat.reader import Message
+from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.layout import answer_messages
 
-SYSTEM = (
-    "You check whether a passage from a web page states what a sentence says. "
-    "Answer only yes or no."
-)
-ASK = (
-    "Question asked: {question}\n\nSentence of the answer: {sentence}\n\nPassage: {passage}\n\n"
-    "Does the passage state what the sentence says, as an answer to the question? "
-    "Answer yes or no."
-)
-GRID = [round(0.30 + 0.05 * step, 2) for step in range(9)]  # judge thresholds: 0.30 .. 0.70
-TARGET = 0.9
+WIDE = (0.0, 1.01)  # every quote the check keeps
+BANDS = [(low / 100, high / 100) for low in range(10, 60, 10) for high in (70, 80, 90, 101)]
+TARGET = 0.8  # the issue's precision and recall
 
 
-@dataclass(frozen=True)
-class Judged:
-    """One quote the check shows, with the judge's verdict."""
+@dataclass
+class Answered:
+    """One answer of a labelled set, with the labels of its sentences."""
 
-    split: str
-    supports: bool  # the quote holds the words the label gives as the sentence's evidence
-    added: bool  # found by the checker for a sentence that cites nothing
-    p_yes: float
-    seconds: float
-
-
-class Judge:
-    """A GGUF chat model that answers yes or no; its first token's probabilities."""
-
-    def __init__(self, model: str) -> None:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        import llama_cpp
-
-        threads = os.cpu_count() or 1
-        with extra_buffers(extra_buffers_wanted()):
-            self.llama = llama_cpp.Llama(
-                model_path=model,
-                n_ctx=2048,
-                n_threads=threads,
-                logits_all=True,  # llama-cpp-python gives logprobs only so
-                verbose=False,
-            )
-
-    def p_yes(self, question: str, sentence: str, passage: str) -> float:
-        """P("yes") / (P("yes") + P("no")) over the first token's 20 likeliest."""
-        prompt = ASK.format(question=question, sentence=sentence, passage=passage)
-        out = self.llama.create_chat_completion(
-            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-            max_tokens=1,
-            temperature=0,
-            logprobs=True,
-            top_logprobs=20,
-        )
-        mass = {"yes": 0.0, "no": 0.0}
-        for candidate in out["choices"][0]["logprobs"]["content"][0]["top_logprobs"]:
-            word = candidate["token"].strip().lower()
-            if word in mass:
-                mass[word] += math.exp(candidate["logprob"])
-        total = mass["yes"] + mass["no"]
-        return mass["yes"] / total if total else 0.5
+    name: str  # the set
+    question: str
+    sources: list[Source]
+    markdown: str
+    labels: list[dict[str, Any]]
+    verdicts: dict[tuple[str, str, int], float | None] = field(default_factory=dict)
+    seconds: dict[tuple[str, str, int], float] = field(default_factory=dict)
+    prefill_s: float | None = None  # reading the answer's prompt and the answer in
 
 
-def judged_quotes(judge: Judge, name: str) -> list[Judged]:
-    """Every quote whose support ``bench/claims.py`` counts on the set ``name`` (at the
-    shipped ``THRESHOLD``), judged."""
+def answers_of(name: str) -> list[Answered]:
+    """The set's answers, those of one question together (they share the answer's prompt
+    up to its question: the model's state serves the next)."""
     contexts, answers, labels = load(name)
-    out = []
-    for label, claim in judged(contexts, answers, labels, None):
-        question = contexts[label["question_id"]]["question"]
-        for quote in quotes_counted(label, claim, THRESHOLD):
-            started = time.perf_counter()
-            p_yes = judge.p_yes(question, claim.sentence, quote.text)
-            seconds = time.perf_counter() - started
-            split = label.get("split", "held-out")
-            out.append(
-                Judged(split, holds_evidence(label, quote.text), quote.added, p_yes, seconds)
-            )
-    return out
+    found: dict[tuple[str, ...], Answered] = {}
+    for label in labels:
+        context = contexts[label["question_id"]]
+        if label["kind"] == "real":
+            key = (label["question_id"], label["model"])
+            markdown = answers[key]
+        else:
+            key = (label["question_id"], label["model"], label["id"])
+            markdown = label["text"]
+        if key not in found:
+            found[key] = Answered(name, context["question"], sources_of(context), markdown, [])
+        found[key].labels.append(label)
+    return sorted(found.values(), key=lambda a: a.question)
 
 
-def kept(quotes: list[Judged], threshold: float) -> dict[str, Any]:
-    """What the judge leaves at ``threshold``: quotes kept, the share supporting their
-    sentence, and the supporting quotes it dropped."""
-    stay = [q for q in quotes if q.p_yes >= threshold]
-    good = sum(q.supports for q in stay)
+async def judge_all(model: GGUFChat, answered: Answered) -> None:
+    """Every pair of the widest check judged, after the answer's prompt is read in."""
+    checker = Checker(model)
+    claims = check_answer(answered.question, answered.markdown, answered.sources, band=WIDE)
+    pairs = pairs_of(claims, uncertain(claims, limit=10**6, band=WIDE))
+    if not pairs:
+        return
+    prompt = [
+        *answer_messages(answered.question, answered.sources),
+        Message("assistant", answered.markdown),
+        Message("user", "Reply with one word: Yes or No."),
+    ]
+    started = time.perf_counter()
+    await model.yes_probabilities([prompt])  # ask's state when the check starts
+    answered.prefill_s = time.perf_counter() - started
+    for pair in pairs:
+        started = time.perf_counter()
+        [verdict] = await checker.ask(
+            answered.question, answered.sources, (), answered.markdown, [pair]
+        )
+        key = (pair.sentence, pair.passage, pair.source)
+        answered.verdicts[key] = verdict
+        answered.seconds[key] = time.perf_counter() - started
+
+
+def settled(answered: Answered, band: tuple[float, float] | None) -> tuple[list[Claim], float]:
+    """The claims as ``ask`` shows them with a judge on ``band`` (None: no judge), and the
+    seconds the judge's questions took."""
+    claims = check_answer(answered.question, answered.markdown, answered.sources, band=band)
+    seconds = 0.0
+    if band is not None:
+        asked = uncertain(claims, MAX_PAIRS, band)
+        pairs = pairs_of(claims, asked)
+        keys = [(p.sentence, p.passage, p.source) for p in pairs]
+        claims = apply(claims, asked, [answered.verdicts.get(k) for k in keys])
+        seconds = sum(answered.seconds.get(k, 0.0) for k in keys)
+    return correct(claims), seconds
+
+
+def figures(answers: Sequence[Answered], band: tuple[float, float] | None) -> dict[str, Any]:
+    """Flags and corrections against the labels; quotes shown; the judge's seconds."""
+    evidence = {
+        (label["question_id"], label["model"], label["sentence"]): label
+        for answered in answers
+        for label in answered.labels
+        if label["kind"] == "real" and label["label"] == "supported"
+    }
+    tp = fp = fn = 0
+    cited_right = cited_right_quoted = shown = holding = 0
+    corrected = corrected_right = asked_answers = 0
+    times = []
+    prefills = [a.prefill_s for a in answers if a.prefill_s is not None]
+    for answered in answers:
+        claims, seconds = settled(answered, band)
+        times.append(seconds)
+        asked_answers += seconds > 0
+        by_sentence = {claim.sentence: claim for claim in claims}
+        for label in answered.labels:
+            if label["label"] == "none":
+                continue
+            claim = by_sentence.get(label["sentence"])
+            if claim is None or not claim.checked:
+                fn += label["label"] == "unsupported"
+                continue
+            moved = bool(claim.cited and claim.corrected)
+            caught = not claim.supported or moved
+            wrong = label["label"] == "unsupported"
+            tp += caught and wrong
+            fp += caught and not wrong
+            fn += wrong and not caught
+            if moved:
+                corrected += 1
+                real = evidence.get((label["question_id"], label["model"], label["sentence"]))
+                quote = next(q for q in claim.backing if q.source in claim.corrected)
+                corrected_right += holds_evidence(real or label, quote.text)
+            if label["kind"] == "real" and not wrong and label["cited"]:
+                cited_right += 1
+                cited_right_quoted += not caught and bool(claim.backing)
+            if not caught:
+                for quote in claim.backing:
+                    shown += 1
+                    holding += holds_evidence(label, quote.text)
     return {
-        "judge_threshold": threshold,
-        "quotes_kept": len(stay),
-        "quotes_supporting": round(good / len(stay), 3) if stay else None,
-        "supporting_dropped": sum(q.supports for q in quotes) - good,
+        "flag_precision": round(tp / (tp + fp), 3) if tp + fp else None,
+        "flag_recall": round(tp / (tp + fn), 3) if tp + fn else None,
+        "caught": tp,
+        "false_flags": fp,
+        "missed": fn,
+        "corrected": corrected,
+        "corrected_to_the_source_that_holds_it": corrected_right,
+        "right_cited_sentences": cited_right,
+        "right_cited_with_a_backing_quote": cited_right_quoted,
+        "quotes_shown": shown,
+        "quotes_holding_the_evidence": holding,
+        "answers": len(answers),
+        "answers_judged": asked_answers,
+        "judge_s_per_answer": round(statistics.fmean(times), 3) if times else None,
+        "judge_s_max": round(max(times), 3) if times else None,
+        "answer_prefill_s": round(statistics.fmean(prefills), 3) if prefills else None,
     }
 
 
-def calibrated(quotes: list[Judged]) -> float:
-    for threshold in GRID:
-        share = kept(quotes, threshold)["quotes_supporting"]
-        if share is not None and share >= TARGET:
-            return threshold
-    return max(GRID, key=lambda t: (kept(quotes, t)["quotes_supporting"] or 0.0, -t))
+def chosen(calibration: Sequence[Answered]) -> dict[str, Any]:
+    """Every band's figures on the calibration half, and the band that reaches the targets
+    with the least judging (else the best sum of precision and recall)."""
+    grid = {f"{low:.2f}-{high:.2f}": figures(calibration, (low, high)) for low, high in BANDS}
+    meeting = [
+        name
+        for name, found in grid.items()
+        if (found["flag_precision"] or 0) >= TARGET and (found["flag_recall"] or 0) >= TARGET
+    ]
+    pool = meeting or list(grid)
+    best = min(
+        pool,
+        key=lambda n: (
+            -(grid[n]["flag_precision"] or 0) - (grid[n]["flag_recall"] or 0)
+            if not meeting
+            else grid[n]["judge_s_per_answer"] or 0.0
+        ),
+    )
+    return {"best": best, "meeting_targets": meeting, "grid": grid}
+
+
+def by_language(answers: Sequence[Answered], band: tuple[float, float] | None) -> dict:
+    languages = sorted({label["lang"] for a in answers for label in a.labels})
+    return {
+        lang: figures(
+            [a for a in answers if any(label["lang"] == lang for label in a.labels)], band
+        )
+        for lang in languages
+    }
+
+
+def report_set(answers: Sequence[Answered]) -> dict[str, Any]:
+    return {
+        "without_judge": figures(answers, None),
+        "with_judge": figures(answers, BAND),
+        "with_judge_by_language": by_language(answers, BAND),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="a GGUF chat model to judge with")
-    parser.add_argument(
-        "--out", type=Path, default=ROOT / "bench" / "results" / "claims_judge.json"
-    )
+    parser.add_argument("--model", required=True, help="the GGUF chat model that judges")
+    parser.add_argument("--sets", default="claims_holdout2,claims_holdout,claims")
+    parser.add_argument("--name", default="", help="a suffix for the report's file name")
+    parser.add_argument("--verdicts", type=Path, help="a report whose verdicts to read back")
     args = parser.parse_args()
-    judge = Judge(args.model)
-    dev = judged_quotes(judge, "claims")
-    held = judged_quotes(judge, "claims_holdout")
-    calibration = [q for q in dev if q.split == "calibration"]
-    test = [q for q in dev if q.split == "test"]
-    threshold = calibrated(calibration)
-    report = {
+    out = ROOT / "bench" / "results" / f"claims_judge{'_' + args.name if args.name else ''}.json"
+    kept = _verdicts(args.verdicts) if args.verdicts else {}
+    model = GGUFChat(args.model)
+    sets = {name: answers_of(name) for name in args.sets.split(",")}
+    started = time.perf_counter()
+    for name, answers in sets.items():
+        for index, answered in enumerate(answers):
+            ids = {label["id"] for label in answered.labels}
+            if ids <= set(kept):
+                answered.verdicts, answered.seconds = _restored(kept, ids)
+            else:
+                asyncio.run(judge_all(model, answered))
+            print(f"{name} {index + 1}/{len(answers)} {time.perf_counter() - started:.0f} s")
+    report: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, llama.cpp on the CPU; load average "
         f"{os.getloadavg()[0]:.1f} when it started",
-        "judge": os.path.basename(args.model),
-        "check_threshold": THRESHOLD,
-        "judge_threshold": threshold,
-        "seconds_per_quote": quantiles([q.seconds for q in dev + held]),
-        "calibration": {
-            "without_judge": kept(calibration, 0.0),
-            "grid": [kept(calibration, t) for t in GRID],
-        },
-        "test": {"without_judge": kept(test, 0.0), "with_judge": kept(test, threshold)},
-        "held_out": {"without_judge": kept(held, 0.0), "with_judge": kept(held, threshold)},
-        "quotes": [q.__dict__ for q in dev + held],
+        "judge": Path(args.model).name,
+        "shipped_band": list(BAND),
+        "max_pairs": MAX_PAIRS,
     }
-    write_report(args.out, report)
+    if "claims" in sets:
+        dev = sets["claims"]
+        calibration = [a for a in dev if a.labels[0]["split"] == "calibration"]
+        test = [a for a in dev if a.labels[0]["split"] == "test"]
+        report["calibration"] = chosen(calibration)
+        report["test"] = report_set(test)
+        for model_name in sorted({a.labels[0]["model"] for a in test}):
+            mine = [a for a in test if a.labels[0]["model"] == model_name]
+            report[f"test_answers_of_{model_name}"] = report_set(mine)
+    for name in ("claims_holdout", "claims_holdout2"):
+        if name in sets:
+            report[name] = report_set(sets[name])
+    report["verdicts"] = {
+        label["id"]: [
+            {"sentence": k[0], "passage": k[1], "source": k[2], "p": v, "s": answered.seconds[k]}
+            | {"prefill_s": answered.prefill_s}
+            for k, v in answered.verdicts.items()
+        ]
+        for answers in sets.values()
+        for answered in answers
+        for label in answered.labels
+    }
+    write_report(out, report)
+
+
+def _verdicts(path: Path) -> dict[str, list[dict[str, Any]]]:
+    return json.loads(path.read_text(encoding="utf-8"))["verdicts"]
+
+
+def _restored(kept: dict[str, list[dict[str, Any]]], ids: set[str]) -> tuple[dict, dict]:
+    verdicts, seconds = {}, {}
+    for label_id in ids:
+        for v in kept[label_id]:
+            key = (v["sentence"], v["passage"], v["source"])
+            verdicts[key], seconds[key] = v["p"], v["s"]
+    return verdicts, seconds
 
 
 if __name__ == "__main__":

@@ -23,9 +23,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from htmlrag_chat.evidence.claims import Claim, Quote
+from htmlrag_chat.reader.citation_syntax import CORRECTED
 from htmlrag_chat.reader.citations import recite
 
-MARK = "\u2020"  # "†": a citation the checker placed, not the model
+MARK = CORRECTED  # "†": a citation the checker placed, not the model
 
 
 def correct(claims: Sequence[Claim]) -> list[Claim]:

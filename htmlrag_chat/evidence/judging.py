@@ -50,16 +50,14 @@ class Judge(Protocol):
     async def __call__(self, pairs: Sequence[Pair]) -> list[float | None]: ...
 
 
-def in_band(score: float) -> bool:
-    return BAND[0] <= score < BAND[1]
-
-
-def uncertain(claims: Sequence[Claim], limit: int = MAX_PAIRS) -> list[tuple[int, int]]:
+def uncertain(
+    claims: Sequence[Claim], limit: int = MAX_PAIRS, band: tuple[float, float] = BAND
+) -> list[tuple[int, int]]:
     """(claim, quote) indices of the quotes to judge: of each checked sentence, its best
-    cited quote and the best one the checker added, where their scores are in ``BAND``;
+    cited quote and the best one the checker added, where their scores are in ``band``;
     the ``limit`` nearest the band's middle."""
     found: list[tuple[float, int, int]] = []
-    middle = sum(BAND) / 2
+    middle = sum(band) / 2
     for index, claim in enumerate(claims):
         if not claim.checked or claim.looped or claim.missing:
             continue
@@ -68,7 +66,7 @@ def uncertain(claims: Sequence[Claim], limit: int = MAX_PAIRS) -> list[tuple[int
             if not quotes:
                 continue
             at, best = max(quotes, key=lambda pair: pair[1].score)
-            if in_band(best.score):
+            if band[0] <= best.score < band[1]:
                 found.append((abs(best.score - middle), index, at))
     found.sort()
     return [(index, at) for _, index, at in found[:limit]]
@@ -98,7 +96,7 @@ def apply(
             for at, quote in enumerate(claim.quotes)
         )
         # The verdict on its own quotes: those of the sources it cites, else the checker's.
-        own = [p for at, p in verdicts_of.items() if claim.quotes[at].added is not claim.cited]
+        own = [p for at, p in verdicts_of.items() if claim.quotes[at].added != bool(claim.cited)]
         if claim.cited:
             cited = [quote for quote in quotes if not quote.added]
             supported = any(quote.backs for quote in cited) and not claim.missing

@@ -43,6 +43,8 @@ GROUP = (
     rf"|\[(?=[^\]\n]{{0,{MAX_GROUP - 2}}}\]){_ITEMS}\])(?!\()"
 )
 GROUP_RE = re.compile(GROUP)
+# After a group: the evidence check placed it, not the reader (``evidence/correction.py``).
+CORRECTED = "\u2020"
 ITEM_RE = re.compile(ITEM)
 # Adjacent groups like [1][2] with the one space before them, which goes when all of them go.
 CHAIN_RE = re.compile(rf"(?P<space> ?)(?P<chain>(?:{GROUP})+)")

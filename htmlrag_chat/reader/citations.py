@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from htmlrag_chat.reader.citation_syntax import (
     CHAIN_RE,
+    CORRECTED,
     GROUP,
     GROUP_RE,
     ITEM_RE,
@@ -40,6 +41,8 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
 # "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
 _ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
 _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
+# A citation group as it is left out of a sentence's text, with the check's mark if any.
+_CITED = re.compile(rf"(?:{GROUP}){CORRECTED}?")
 # A sentence's end mark, where a citation of a sentence that cited none goes.
 _END_MARK = re.compile(r"[.!?\u3002\uff01\uff1f]+\s*\Z")
 # Brackets of literal text (code, escapes) while sentences are read: private-use stand-ins.
@@ -184,7 +187,7 @@ def _join_abbreviations(prose: str, pieces: list[tuple[int, int]]) -> list[tuple
 
 def _read(sentence: str, numbers: Collection[int]) -> AnswerSentence | None:
     cited = (n for group in parse_citations(sentence) for n in group)
-    text = unescape_markdown(" ".join(GROUP_RE.sub(" ", sentence).split()).translate(_UNMASK))
+    text = unescape_markdown(" ".join(_CITED.sub(" ", sentence).split()).translate(_UNMASK))
     plain = _SPACE_BEFORE_MARK.sub("", text)
     if not _WORD.search(plain):  # citation marks, a rule, a bullet alone
         return None

@@ -154,8 +154,8 @@ class LocalChat:
                         **({name: cache} if cache is not None else {}),
                     )
                     verdicts.append(from_logits(out.logits[0, -1].float().tolist(), yes, no))
-                    if cache is not None:
-                        cache.crop(shared)
+                    if cache is not None:  # back to the shared prefix (crop takes -tokens)
+                        cache.crop(shared - cache.get_seq_length())
             return verdicts
 
         try:

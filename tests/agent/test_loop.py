@@ -466,8 +466,7 @@ def test_an_answer_citing_no_source_gets_the_checker_s_quotes_marked_as_added(
     assert answer.written == "Lyon hosts a festival of lights every December."
     assert answer.cited and answer.flags == []
     assert answer.corrections == [
-        'corrected: "Lyon hosts a festival of lights every December." cited nothing; [1] '
-        "backs it"
+        'corrected: "Lyon hosts a festival of lights every December." cited nothing; [1] backs it'
     ]
     record = answer.to_json()
     assert record["cited"] is True and record["sentences"][0]["citations"][0]["added"] is True

@@ -16,6 +16,7 @@ import pytest
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.output import FALLBACK_FOOTER, FALLBACK_HEADER
 from htmlrag_chat.conversations.session import title_for
+from htmlrag_chat.evidence.correction import MARK
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.reader.layout import reminder
@@ -405,7 +406,11 @@ def test_server_reader_streams_an_answer_with_checked_citations(
     assert "Removed 1 citation(s) to sources that do not exist." in out
     assert '! unsupported: "Bananas are purple vegetables from Norway." cites [1], but' in out
     assert "depth map of your face [3]" in out
-    assert llm.requests[-1]["model"] == "m" and llm.requests[-1]["stream"] is True
+    answered = [request for request in llm.requests if request["stream"]][-1]
+    assert answered["model"] == "m" and answered["max_tokens"] > 1
+    # The judge's questions after it are one-token completions with their log-probabilities.
+    judged = llm.requests[llm.requests.index(answered) + 1 :]
+    assert all(r["max_tokens"] == 1 and r["logprobs"] and not r["stream"] for r in judged)
 
 
 def test_json_gives_each_sentence_its_citations_with_quote_url_and_score(
@@ -953,28 +958,56 @@ def test_plain_stdout_of_an_extractive_answer_carries_nothing_hostile_from_the_p
     assert cited == {1}  # one source, and only it is cited
 
 
-def test_a_source_the_check_found_is_listed_in_full_though_not_cited(
+def _wrong_source(messages: list[dict]) -> str:
+    """The Verge's words citing the Docker page ([4]), as Qwen2.5-1.5B answers the demo."""
+    if "New message:" in messages[-1]["content"]:
+        return "SEARCH: FaceTime Attention Correction ARKit"
+    if "Do the sources above contain" in messages[-1]["content"]:
+        return "ENOUGH"
+    return "FaceTime Attention Correction uses ARKit to grab a depth map of your face [4]."
+
+
+def test_a_citation_the_check_proves_wrong_is_corrected_marked_and_said(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The Verge's words citing the Docker page ([4]): flagged, and The Verge ([3]) is
-    listed with its URL between the cited source and the folded rest, since no [n] of the
-    answer leads to it."""
+    """Streamed as written, then shown again with The Verge ([3]) in place of the Docker
+    page, marked; the line under it says which citation moved and why; --json keeps both."""
+    with ThreadedLLM(ScriptedLLM(reply=_wrong_source)) as url:
+        argv = ["--replay-db", str(recording), "ask", "--reader", "openai", "--base-url", url,
+                "--model", "m", "--pruner", "bm25", "--tokenizer", "approx",
+                QUESTION["question"]]  # fmt: skip
+        assert main(argv) == 0
+        written, after = capsys.readouterr().out.split("\n\n", 1)
+        assert main([*argv[:-1], "--json", argv[-1]]) == 0
+        record = json.loads(capsys.readouterr().out)
+    said = "FaceTime Attention Correction uses ARKit to grab a depth map of your face"
+    assert written == f"{said} [4]."
+    lines = after.splitlines()
+    assert lines[0] == f"With the check's corrections ({MARK}: its citation, not the reader's):"
+    assert lines[1] == f"{said} [3]{MARK}."
+    assert lines[lines.index("Sources:") + 1].startswith("[3] iOS 13 will fix the FaceTime")
+    assert lines[-1] == f'{MARK} corrected: "{said}." cited [4], which does not back it; [3] does'
+    assert not any(line.startswith("! ") for line in lines)
+    assert record["answer"] == f"{said} [3]{MARK}." and record["answer_as_written"] == written
+    [sentence] = record["sentences"]
+    assert (sentence["cited"], sentence["corrected"], sentence["unsupported"]) == ([4], [3], False)
+    assert record["corrections"] == [lines[-1].removeprefix(f"{MARK} ")]
 
-    def wrong_source(messages: list[dict]) -> str:
-        if "New message:" in messages[-1]["content"]:
-            return "SEARCH: FaceTime Attention Correction ARKit"
-        if "Do the sources above contain" in messages[-1]["content"]:
-            return "ENOUGH"
-        return "FaceTime Attention Correction uses ARKit to grab a depth map of your face [4]."
 
-    with ThreadedLLM(ScriptedLLM(reply=wrong_source)) as url:
+def test_without_correction_the_source_the_check_found_is_listed_in_full(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--no-correct-citations: flagged as before, and The Verge ([3]) is listed with its URL
+    between the cited source and the folded rest, since no [n] of the answer leads to it."""
+    with ThreadedLLM(ScriptedLLM(reply=_wrong_source)) as url:
         argv = ["--replay-db", str(recording), "ask", "--reader", "openai", "--base-url", url,
                 "--model", "m", "--pruner", "bm25", "--tokenizer", "approx", "--quotes",
-                QUESTION["question"]]  # fmt: skip
+                "--no-correct-citations", QUESTION["question"]]  # fmt: skip
         assert main(argv) == 0
     out = capsys.readouterr().out
     evidence, sources = out.split("\n\nSources:\n")
     assert '  [3] added by the checker: "' in evidence and "uses ARKit to grab" in evidence
+    assert "With the check's corrections" not in evidence
     lines = sources.splitlines()
     assert lines[0].startswith("[4] ") and "docs.docker.com" in lines[0]
     assert lines[1] == "Not cited, but backing a sentence (found by the check):"

@@ -5,14 +5,18 @@ hand, short: a small budget and a short answer."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.base.sources import Source
 from htmlrag_chat.cli import main
 from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.layout import judge_messages
+from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.window import ServerTokenCounter, token_route
 from tests.conftest import DEMO, import_demo
 from tests.smollm2 import ALIAS, LlamaServer, llama_server, smollm2_gguf
@@ -70,3 +74,24 @@ def test_budgets_count_with_the_server_s_tokenizer(server: LlamaServer) -> None:
     text = "FaceTime Attention Correction uses ARKit to grab a depth map."
     local = GGUFChat(str(smollm2_gguf())).load()
     assert counter.count_many([text, text]) == [len(local.tokenize(text.encode(), False))] * 2
+
+
+def test_the_judge_reads_a_real_server_s_top_logprobs_after_the_answer(
+    server: LlamaServer,
+) -> None:
+    chat = OpenAIChat(server.base_url, ALIAS, llama_cpp=True)
+    sources = [Source(1, "https://t.example/", "Eiffel Tower", "<p>Completed in 1889.</p>", "x")]
+    question = "When was the Eiffel Tower completed?"
+    asked = [
+        judge_messages(question, sources, (), "It was completed in 1889 [1].", said, passage, 1)
+        for said, passage in (
+            ("It was completed in 1889.", "Completed in 1889."),
+            ("It is made of wood.", "Completed in 1889."),
+        )
+    ]
+    verdicts = asyncio.run(chat.yes_probabilities(asked))
+    # Probabilities from the first token's top log-probabilities, not a bare one-word reply.
+    assert all(v is not None and 0.0 < v < 1.0 for v in verdicts)
+    request = server.evaluated()[-1]
+    # The second question shared the whole answer with the first: only its end was read.
+    assert request[1] < 60 < request[0]

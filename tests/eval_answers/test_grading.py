@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag_chat.eval_answers.grading import declines, grade
+from htmlrag_chat.eval_answers.grading import declines, grade, settled_claims
+from htmlrag_chat.evidence.judging import pairs_of, uncertain
 
 TEXTS = [
     "Docker Engine is released under the Apache License, Version 2.0.",
@@ -103,3 +104,37 @@ def test_an_answer_in_another_language_than_the_question_is_counted() -> None:
     # Without the dataset's language, the question's own words tell it.
     assert other("The tower of the rhino pagoda in Berlin is 25 meters high [1].", "")
     assert not graded("It is released under the Apache License [1].")["other_language"]
+
+
+def test_the_gold_sentence_s_citation_is_graded_as_written_and_as_corrected() -> None:
+    # The gold answer stated citing the source that lacks it; the check moves it.
+    wrong = graded("Docker Engine is released under the Apache License, Version 2.0 [2].")
+    assert wrong["correct"] and not wrong["gold_cited"] and wrong["gold_cited_corrected"]
+    right = graded("It is released under the Apache License [1].")
+    assert right["gold_cited"] and right["gold_cited_corrected"] and right["check_backed"]
+    uncited = graded("Docker Engine is released under the Apache License, Version 2.0.")
+    assert not uncited["gold_cited"] and uncited["gold_cited_corrected"]
+    # A wrong answer is no right answer citing anything.
+    assert not graded("It is MIT licensed [1].")["gold_cited_corrected"]
+
+
+def test_judge_verdicts_kept_with_a_reading_decide_the_pairs_they_answer() -> None:
+    # Backed by its words (support 0.72, in the judge's band); the judge kept says no.
+    kept = record("Moby is developed on GitHub by Docker [2].")
+    [before] = grade(kept, QUESTION, GOLD)["citations"]
+    assert before["holds"] == [True]
+    claims = settled_claims(QUESTION, kept | {"verdicts": []})
+    [pair] = pairs_of(claims, uncertain(claims))
+    said_no = kept | {"verdicts": [{"sentence": pair.sentence, "passage": pair.passage,
+                                    "source": pair.source, "p": 0.05}]}  # fmt: skip
+    grades = grade(said_no, QUESTION, GOLD)
+    assert grades["citations"][0]["holds"] == [False] and not grades["check_backed"]
+    # A verdict on another pair answers nothing here: the words decide.
+    other = said_no | {"verdicts": [said_no["verdicts"][0] | {"source": 1}]}
+    assert grade(other, QUESTION, GOLD)["citations"][0]["holds"] == [True]
+
+
+def test_an_honest_cannot_answer_is_no_claim_the_check_flags() -> None:
+    grades = graded("The sources do not say what Docker's license is.")
+    assert grades["declined"] and not grades["cited"]
+    assert settled_claims(QUESTION, record("The sources do not say."))[0].checked is False

@@ -7,12 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htmlrag_chat.reader import Source
-from htmlrag_chat.reader.citation_syntax import MAX_GROUP
+from htmlrag_chat.reader.citation_syntax import CORRECTED, MAX_GROUP
 from htmlrag_chat.reader.citations import (
     CitationFilter,
     answer_sentences,
     escape_markers,
     parse_citations,
+    recite,
 )
 
 
@@ -336,3 +337,21 @@ def test_a_quoted_sentence_cites_only_its_own_source_and_reads_as_quoted() -> No
 def test_brackets_in_code_cite_nothing() -> None:
     answer = "The tower was finished in 1889, see `towers[2]` [1].\n```\nyear = built[2]\n```"
     assert sentences(answer)[0] == ("The tower was finished in 1889, see `towers[2]`.", (1,))
+
+
+def test_recite_replaces_a_sentence_s_citations_and_places_one_where_none_was() -> None:
+    answer = (
+        "- First [1].\n- It uses ARKit [2][3], see `a[2]`.\n\n"
+        "```\nx[2]\n```\nNo citation here. Last one \\[2\\] [2]."
+    )
+    changes = {"It uses ARKit, see `a[2]`.": f"[1]{CORRECTED}", "No citation here.": "[3]"}
+    shown = recite(answer, [1, 2, 3], changes)
+    assert shown == (
+        f"- First [1].\n- It uses ARKit [1]{CORRECTED}, see `a[2]`.\n\n"
+        "```\nx[2]\n```\nNo citation here [3]. Last one \\[2\\] [2]."
+    )
+    # The sentences read the same as before, but for what they cite.
+    assert [s.text for s in answer_sentences(shown, [1, 2, 3])] == [
+        s.text for s in answer_sentences(answer, [1, 2, 3])
+    ]
+    assert recite(answer, [1, 2, 3], {}) == answer

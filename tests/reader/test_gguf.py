@@ -14,7 +14,7 @@ import pytest
 
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
-from htmlrag_chat.reader.layout import answer_messages, check_messages, reminder
+from htmlrag_chat.reader.layout import answer_messages, check_messages, judge_messages, reminder
 from htmlrag_chat.reader.think import OPEN, strip_think
 from tests.smollm2 import smollm2_gguf
 
@@ -157,3 +157,30 @@ def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
         with MODEL_LOCK:
             load_gguf.cache_clear()  # the next reader of SmolLM2 loads it again
     assert reply(GGUFChat(str(smollm2_gguf()), context=512), messages, max_tokens=2)[0] != OPEN
+
+
+def test_the_judge_reads_only_its_question_after_the_answer_and_gives_probabilities(
+    smol: GGUFChat,
+) -> None:
+    answer = "".join(reply(smol, answer_messages(QUESTION, [EIFFEL])))
+    asked = [
+        judge_messages(QUESTION, [EIFFEL], (), answer, sentence, passage, 1)
+        for sentence, passage in (
+            ("The tower was completed in 1889.", "completed on 31 March 1889"),
+            ("The tower is made of wood.", "a wrought-iron lattice tower"),
+        )
+    ]
+    verdicts = asyncio.run(smol.yes_probabilities(asked))
+    assert len(verdicts) == 2 and all(v is not None and 0.0 <= v <= 1.0 for v in verdicts)
+    first, second = smol.calls[-2:]
+    judged = GGUFTokenCounter(smol.load(), smol.name).count(asked[0][-1].content)
+    # The answer's prompt and the answer are in the state: each question is read alone.
+    assert first.evaluated <= judged + 16 < first.prompt_tokens
+    assert second.evaluated <= judged + 16
+    # The same question asked cold gives the same verdict, to the rounding of a batch read
+    # at once against tokens generated one by one: the reuse loses nothing.
+    smol.forget()
+    cold = asyncio.run(smol.yes_probabilities(asked[:1]))
+    assert cold == pytest.approx(verdicts[:1], abs=0.06)
+    smol.forget()
+    assert asyncio.run(smol.yes_probabilities(asked[:1])) == cold

@@ -15,6 +15,7 @@ from htmlrag_chat.reader import Message, local
 from htmlrag_chat.reader.local import LocalChat, _TextStream
 from htmlrag_chat.reader.streaming import fit_answer
 from htmlrag_chat.reader.think import OPEN
+from htmlrag_chat.reader.verdict import from_logits, word_ids
 from tests.tiny_models import CHAT_TEMPLATE
 
 QUESTION = [Message("system", "Answer briefly."), Message("user", "What is Docker Engine?")]
@@ -162,3 +163,22 @@ def test_tokens_that_come_fast_are_put_together(
     assert pieces[0] == tokenizer.decode(ids[:1])
     # A piece about every fourth token: neither one per token nor all at the end.
     assert len(ids) / 5 <= len(pieces) <= len(ids) / 4 + 2
+
+
+def test_the_judge_reads_the_shared_prefix_once_and_matches_a_plain_forward_pass(
+    tiny_lm_dir: Path,
+) -> None:
+    chat = LocalChat(str(tiny_lm_dir), "cpu")
+    asked = [
+        [*QUESTION, Message("assistant", "An engine."), Message("user", question)]
+        for question in ("Is it a container engine? Yes or No.", "Is it a car? Yes or No.")
+    ]
+    verdicts = asyncio.run(chat.yes_probabilities(asked))
+    model, tokenizer = chat.load()
+    yes, no = word_ids(lambda text: tokenizer.encode(text, add_special_tokens=False))
+    for messages, verdict in zip(asked, verdicts, strict=True):
+        ids = chat.prompt_ids(messages)
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids])).logits[0, -1].tolist()
+        assert verdict == pytest.approx(from_logits(logits, yes, no), abs=1e-4)
+    assert verdicts[0] != verdicts[1]

@@ -428,3 +428,16 @@ def test_a_model_whose_template_opens_a_think_block_streams_the_tag_first() -> N
     assert stream(ScriptedLLM(reply=said(reply)), model_name="llama3.1:8b")[0] != OPEN
     told = stream(ScriptedLLM(reply=said(reply)), model_name="deepseek-r1", reasoning_first=False)
     assert "".join(told) == reply
+
+
+def test_the_judge_reads_a_bare_yes_or_no_from_a_server_without_logprobs() -> None:
+    llm = ScriptedLLM(said("No, it does not."))
+
+    async def run() -> list[float | None]:
+        async with serve_llm(llm) as base_url:
+            chat = OpenAIChat(base_url, llm.model)
+            return await chat.yes_probabilities([[Message("user", "Does it? Yes or No.")]] * 2)
+
+    assert asyncio.run(run()) == [0.0, 0.0]
+    [body, _] = llm.requests
+    assert body["max_tokens"] == 1 and body["logprobs"] is True and body["stream"] is False

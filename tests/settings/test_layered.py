@@ -290,6 +290,9 @@ def test_each_value_names_where_it_came_from(
         "context_tokens": Origin("default"),
         "device": Origin("default"),
         "gpu_layers": Origin("default"),
+        "correct_citations": Origin("default"),
+        "judge": Origin("default"),
+        "judge_model": Origin("default"),
         "probe_ports": Origin("environment", "HTMLRAG_CHAT_PROBE_PORTS"),
     }
     assert settings.probe_ports == (11434,)
