@@ -17,6 +17,7 @@ from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
+from htmlrag_chat.evidence.correction import MARK
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
@@ -608,3 +609,32 @@ def test_the_words_of_the_sources_show_under_the_answer_in_80_columns(
     views = stored_views(history.messages(conversation["id"]))
     (reopened,) = [view for view in views if isinstance(view, AnswerView)]
     assert reopened.evidence.splitlines()[1].startswith('  [2] "')
+
+
+def test_a_corrected_citation_replaces_the_streamed_one_and_is_said_under_the_answer(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """The Verge's words citing another page: the answer streams as written, then shows
+    the source that backs it, marked; the line under it says which moved; reopened, the
+    same."""
+    said = "FaceTime Attention Correction uses ARKit to grab a depth map of your face"
+
+    async def scenario() -> None:
+        async with serve_llm(ScriptedLLM(scripted(answer=f"{said} [1]."))) as url:
+            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await ask(pilot, QUESTION["question"])
+                (view,) = answers(app)
+                gold = gold_number(view)
+                assert gold != 1 and view.text == f"{said} [{gold}]{MARK}."
+                rendered = view.query_one(Markdown).source
+                assert f"(cite:{gold})" in rendered and "(cite:1)" not in rendered
+                meta = str(view.query_one(".meta", Static).render())
+                assert f'{MARK} corrected: "{said}." cited [1], which does not back it' in meta
+                assert "! unsupported" not in meta
+
+    run(scenario())
+    (conversation,) = history.conversations()
+    views = stored_views(history.messages(conversation["id"]))
+    (reopened,) = [view for view in views if isinstance(view, AnswerView)]
+    assert reopened.text.endswith(f"]{MARK}.") and f"{MARK} corrected:" in reopened._meta
