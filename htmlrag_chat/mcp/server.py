@@ -29,7 +29,7 @@ from htmlrag_chat.base.errors import InputError, UserError
 from htmlrag_chat.base.events import Event, EventSink, ReaderBusy, SourcesReady
 from htmlrag_chat.base.progress import event_line
 from htmlrag_chat.base.prompts import load_prompt
-from htmlrag_chat.base.safety import one_line, safe_url
+from htmlrag_chat.base.safety import json_safe, one_line, safe_url
 from htmlrag_chat.conversations.export import conversation_markdown
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.mcp.auth import BearerAuth
@@ -100,7 +100,7 @@ def build_server(service: ContextService) -> MCPServer:
         description="The stored conversations (id, title, times), most recent first.",
     )  # fmt: skip
     async def conversations() -> str:
-        return json.dumps(service.history.conversations(), ensure_ascii=False)
+        return json.dumps(json_safe(service.history.conversations()), ensure_ascii=False)
 
     @server.resource(
         URI + "conversations/{conversation_id}", mime_type="text/markdown",
