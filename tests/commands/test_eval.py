@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from htmlrag_chat import cli
+from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 RETENTION = str(FIXTURES / "retention.jsonl")
@@ -77,7 +80,8 @@ def test_a_rerun_comes_from_the_cache_with_the_same_report(capsys, tmp_path):
 def test_bad_input_is_one_line_and_an_exit_code(capsys, tmp_path, argv, code, message):
     bad = tmp_path / "bad.jsonl"
     line = {"url": "u", "file": "pages/gone.html", "with": [], "without": []}
-    bad.write_text(json.dumps({**line, "file": str(FIXTURES / "pages/docker-engine.html")}) + "\n{")
+    (tmp_path / "page.html").write_bytes((FIXTURES / "pages/docker-engine.html").read_bytes())
+    bad.write_text(json.dumps({**line, "file": "page.html"}) + "\n{")
     page = tmp_path / "page.jsonl"
     page.write_text(json.dumps(line) + "\n")
     names = {"{bad}": str(bad), "{page}": str(page), "{none}": str(tmp_path / "none")}
@@ -146,3 +150,52 @@ def test_a_dataset_elsewhere_names_its_pages_folder_and_gets_per_group_tables(ca
     assert set(report["groups"]["lang"]) == {"de", "en"}
     assert report["groups"]["location"]["table"]["items"] == 1
     assert report["items"][0]["pages"][0].startswith("pages/")
+
+
+def qa_line(page: str, **more: object) -> str:
+    line = {"id": "q1", "question": "Under which license is Docker Engine released?"}
+    return json.dumps({**line, "answers": ["Apache"], "file": page, **more}) + "\n"
+
+
+def a_folder_of_pages(tmp_path: Path) -> Path:
+    """A dataset's folder (its page, a pool of one more) beside a private file."""
+    (tmp_path / "credentials").write_text("<p>aws_secret_access_key = hunter2</p>")
+    folder = tmp_path / "data"
+    (folder / "pool").mkdir(parents=True)
+    (folder / "page.html").write_bytes((FIXTURES / "pages/docker-engine.html").read_bytes())
+    (folder / "pool" / "b.html").write_bytes((FIXTURES / "pages/docker-pipenv.html").read_bytes())
+    return folder
+
+
+QA_ARGV = ["--methods", "plain", "--budget", "512", "--tokenizer", "approx", "--k", "1"]
+
+
+@pytest.mark.parametrize("task", ["qa", "answers"])
+def test_out_follows_the_rules_of_a_file_the_user_named(capsys, tmp_path, task):
+    """``eval --out`` and ``eval answers --out`` share ``cache export``'s writer: an existing
+    file only with --force, written through a link, never over a FIFO or a device."""
+    folder = a_folder_of_pages(tmp_path)
+    (folder / "set.jsonl").write_text(qa_line("page.html"))
+    llm = ScriptedLLM(lambda messages: "Apache 2.0 [1].")
+    kept = tmp_path / "kept.json"
+    kept.write_text("an earlier report")
+    (tmp_path / "link.json").symlink_to(kept)
+    os.mkfifo(tmp_path / "fifo.json")
+
+    def evaluate(out: str, *more: str) -> tuple[int, str]:
+        argv = ["--cache", str(tmp_path / "c.db"), "eval", task, str(folder / "set.jsonl")]
+        argv += ["--pool", str(folder / "pool"), *QA_ARGV, "--out", str(tmp_path / out), *more]
+        if task == "answers":
+            argv += ["--reader", "openai", "--base-url", base_url, "--model", llm.model]
+        code, _, err = run(capsys, *argv)
+        return code, err
+
+    with ThreadedLLM(llm) as base_url:
+        code, err = evaluate("kept.json")
+        assert code == 2 and f"{tmp_path / 'kept.json'} exists: --force writes over it" in err
+        assert kept.read_text() == "an earlier report" and llm.requests == []
+        code, err = evaluate("fifo.json", "--force")
+        assert code == 2 and "it is not a regular file" in err
+        assert stat.S_ISFIFO((tmp_path / "fifo.json").lstat().st_mode)
+        assert evaluate("link.json", "--force")[0] == 0
+    assert (tmp_path / "link.json").is_symlink() and '"results"' in kept.read_text()
