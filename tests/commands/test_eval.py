@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,6 +170,77 @@ def a_folder_of_pages(tmp_path: Path) -> Path:
 
 
 QA_ARGV = ["--methods", "plain", "--budget", "512", "--tokenizer", "approx", "--k", "1"]
+
+
+@pytest.mark.parametrize("page", ["ABSOLUTE", "../credentials", "POOL-LINK"])
+def test_pages_outside_the_dataset_s_folders_end_eval_qa_with_exit_3(capsys, tmp_path, page):
+    folder = a_folder_of_pages(tmp_path)
+    if page == "POOL-LINK":
+        (folder / "pool" / "c.html").symlink_to(tmp_path / "credentials")
+        page = "page.html"
+    elif page == "ABSOLUTE":
+        page = str(tmp_path / "credentials")
+    (folder / "set.jsonl").write_text(qa_line(page))
+    code, out, err = run(
+        capsys, "--cache", str(tmp_path / "c.db"), "eval", "qa", str(folder / "set.jsonl"),
+        "--pool", str(folder / "pool"), *QA_ARGV,
+    )  # fmt: skip
+    assert code == 3 and out == "" and err.count("\n") == 1
+    assert "is outside" in err and "hunter2" not in err
+
+
+def test_eval_answers_never_sends_a_file_from_outside_to_the_reader(capsys, tmp_path):
+    folder = a_folder_of_pages(tmp_path)
+    (folder / "set.jsonl").write_text(qa_line(str(tmp_path / "credentials")))
+    llm = ScriptedLLM(lambda messages: "Apache 2.0 [1].")
+    with ThreadedLLM(llm) as base_url:
+        code, _, err = run(
+            capsys, "--cache", str(tmp_path / "c.db"), "eval", "answers",
+            str(folder / "set.jsonl"), "--reader", "openai", "--base-url", base_url,
+            "--model", llm.model, "--methods", "plain", "--budget", "512", "--k", "0",
+            "--tokenizer", "approx",
+        )  # fmt: skip
+    assert code == 3 and "set.jsonl:1: page file" in err and "is outside" in err
+    assert llm.requests == []
+
+
+def test_a_fifo_in_the_pool_is_not_a_page_and_blocks_nothing(capsys, tmp_path):
+    folder = a_folder_of_pages(tmp_path)
+    os.mkfifo(folder / "pool" / "fifo.html")
+    (folder / "set.jsonl").write_text(qa_line("page.html"))
+    argv = ["eval", "qa", str(folder / "set.jsonl"), "--pool", str(folder / "pool"), *QA_ARGV]
+    done = subprocess.run(
+        [sys.executable, "-m", "htmlrag_chat", "--cache", str(tmp_path / "c.db"), *argv],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "| plain | " in done.stdout
+
+
+@pytest.mark.parametrize("task", ["qa", "retention", "answers"])
+def test_a_line_nested_too_deeply_is_exit_3_naming_it(capsys, tmp_path, task):
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text("[" * 100_000 + "\n")
+    code, out, err = run(capsys, "eval", task, str(dataset), "--tokenizer", "approx")
+    assert code == 3 and out == ""
+    assert err == f"htmlrag-chat: {dataset}:1: JSON nested too deeply\n"
+
+
+def test_a_dataset_s_labels_reach_the_tables_as_plain_text(capsys, tmp_path):
+    folder = a_folder_of_pages(tmp_path)
+    labels = {
+        "lang": "\x1b]0;pwned\x07en\x9b2J",
+        "location": "\x1b]8;;https://evil.example/\x1b\\ta|ble\x1b]8;;\x1b\\\u202e",
+    }
+    (folder / "set.jsonl").write_text(qa_line("page.html", **labels))
+    code, out, err = run(
+        capsys, "--cache", str(tmp_path / "c.db"), "eval", "qa", str(folder / "set.jsonl"),
+        "--pool", str(folder / "pool"), *QA_ARGV,
+    )  # fmt: skip
+    assert code == 0, err
+    assert not any(char in out for char in "\x1b\x07\x9b\u202e")
+    assert "| ]0;pwneden2J (1) | plain |" in out  # what stays is text, in its cell
+    assert "| ]8;;https://evil.example/\\ta\\|ble]8;;\\ (1) | plain |" in out
 
 
 @pytest.mark.parametrize("task", ["qa", "answers"])
