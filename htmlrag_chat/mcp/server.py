@@ -271,11 +271,11 @@ def serve_http(
     ``bind_loopback``), to requests that carry ``token`` (``auth.BearerAuth``), saying
     where on stderr, and the token when it was ``generated`` for this run."""
     import anyio
-    import uvicorn
+
+    from htmlrag_chat.mcp.connections import serve
 
     app = BearerAuth(server.streamable_http_app(host=HOST), token)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     if generated:
         log(f"token: {token} (send it as Authorization: Bearer; set mcp_token to keep one)")
     log(f"listening on http://{HOST}:{listening.getsockname()[1]}/mcp")
-    anyio.run(partial(web.serve, sockets=[listening]))
+    anyio.run(partial(serve, app, listening, log))
