@@ -155,16 +155,16 @@ def eval_settings(
 
 
 def out_file(args: argparse.Namespace) -> None:
-    """``--out`` checked before the work (``atomic.check_replaceable``: an existing file
-    only with ``--force``, a regular file only), its folder made when missing; one line
-    when it cannot be."""
+    """``--out``'s folder made when missing, and the file checked before the work
+    (``atomic.check_replaceable``: an existing file only with ``--force``, a regular file
+    only); one line when it cannot be."""
     if args.out is None:
         return
-    check_replaceable(args.out, args.force)
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
+    check_replaceable(args.out, args.force)
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:
