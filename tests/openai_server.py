@@ -57,6 +57,10 @@ class ScriptedLLM:
     # A server that sends one ``data:`` line of this many bytes, never ending it.
     endless_line: int | None = None
     content_type: str = "text/event-stream"  # what the stream's header says it is
+    # A server that cuts its text by UTF-16 units and escapes it as JSON does: a character
+    # past U+FFFF goes out as two halves (``"\\ud83d"``, then ``"\\ude00"``) in two deltas,
+    # and a lone half in the reply or the model's id goes out as it is.
+    utf16: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)  # every request body
     headers: list[dict[str, str]] = field(default_factory=list)  # their headers, keys lowercase
     # Set when a client goes away before the answer is complete (not when the server stops).
@@ -174,8 +178,9 @@ async def _stream(
             await response.write(data[start : start + size])
 
     async def event(delta: dict[str, str], finish_reason: str | None = None) -> None:
-        # Raw UTF-8, as Ollama and llama.cpp send it (so a write can split a character).
-        chunk = json.dumps(_chunk(model, delta, finish_reason), ensure_ascii=False)
+        # Raw UTF-8, as Ollama and llama.cpp send it (so a write can split a character);
+        # JSON escapes for a server that speaks UTF-16 units.
+        chunk = json.dumps(_chunk(model, delta, finish_reason), ensure_ascii=llm.utf16)
         await send(f"data: {chunk}{llm.newline}")
 
     for line in llm.preamble:
@@ -187,6 +192,8 @@ async def _stream(
             await response.write(piece)
     await event({"role": "assistant", "content": ""})
     words = re.findall(r"\s+|\S+\s*", text)
+    if llm.utf16:
+        words = [piece for word in words for piece in _utf16_halves(word)]
     if llm.forever is not None:
         words = [words[n % len(words)] for n in range(llm.forever)]
     for number, word in enumerate(words):
@@ -201,6 +208,18 @@ async def _stream(
     await send(f"data: [DONE]{llm.newline}")
     await response.write_eof()
     return response
+
+
+def _utf16_halves(word: str) -> list[str]:
+    """``word`` in UTF-16 units, cut after each high surrogate: "a😀b" -> ["a\\ud83d",
+    "\\ude00b"], as a server that counts UTF-16 units may cut a reply between deltas."""
+    units = "".join(
+        chr(0xD800 + ((ord(char) - 0x10000) >> 10)) + chr(0xDC00 + ((ord(char) - 0x10000) & 0x3FF))
+        if ord(char) > 0xFFFF
+        else char
+        for char in word
+    )
+    return [piece for piece in re.split("(?<=[\ud800-\udbff])", units) if piece]
 
 
 def _chunk(model: str, delta: dict[str, str], finish_reason: str | None) -> dict[str, Any]:

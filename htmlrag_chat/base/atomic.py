@@ -10,12 +10,19 @@ anything is written, and a symbolic link in the output's place is replaced, neve
 through to whatever it points at, unless the caller says the link is the user's way of
 naming the file (``through_links``: the settings file, which dotfiles managers link): then
 the file the link names is replaced the same way, and the link stays.
+
+A file a command writes because the user named it (``cache export --jsonl``, ``eval --out``,
+``eval answers --out``: ``output_file``) follows the rules of one writer: an existing file is
+written over only with ``--force``, a link is written through to the file it names (the
+user's way of naming it), and anything but a regular file there (a device such as
+``/dev/null``, a FIFO, a socket, a folder) is refused, never replaced by a regular file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -81,6 +88,39 @@ def write_text(
     try:
         with atomic_output(path, inputs, new_mode, mode, through_links) as file:
             file.write(text.encode("utf-8"))
+    except OSError as error:
+        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def check_replaceable(path: Path, force: bool) -> None:
+    """Refuse ``path`` as a file the user named for an output, before any work: the file
+    its links lead to must be a regular file, or not exist yet; an existing one is written
+    over only with ``force``."""
+    try:
+        mode = os.stat(path).st_mode  # through links: the file they name
+    except FileNotFoundError:  # nothing there yet, or a link to nothing yet: created
+        return
+    except OSError as error:
+        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+    if stat.S_ISDIR(mode):
+        raise UserError(f"cannot write {path}: it is a folder")
+    if not stat.S_ISREG(mode):
+        raise UserError(f"refusing to write {path}: it is not a regular file")
+    if not force:
+        raise UserError(f"{path} exists: --force writes over it")
+
+
+@contextmanager
+def output_file(
+    path: Path, inputs: Iterable[Path | str] = (), force: bool = False
+) -> Iterator[IO[bytes]]:
+    """``atomic_output`` for a file the user named for a command's output: checked by
+    ``check_replaceable`` (again, however long the work before took), written through
+    links; an OS failure is one UserError."""
+    check_replaceable(path, force)
+    try:
+        with atomic_output(path, inputs, through_links=True) as file:
+            yield file
     except OSError as error:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None
 

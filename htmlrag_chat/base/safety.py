@@ -6,7 +6,8 @@ characters: C0 controls but tab and newline (ESC starts every escape sequence), 
 controls (U+009B is a one-character CSI on some terminals), the bidirectional overrides and
 isolates that make displayed text read differently from what it is, and Unicode tag
 characters (invisible, a known way to hide instructions for a model) outside the emoji
-flags that use them.
+flags that use them. A lone UTF-16 surrogate, which no terminal or file can encode, becomes
+U+FFFD (``received.whole_text``; text is made whole where it comes in, this is the net).
 
 ``text_safe`` is what every path that prints or keeps text from a page or a model goes
 through (``ask``'s answer and sources, ``clean`` and ``prune`` output, ``--json``, the
@@ -30,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from htmlrag_chat.base.received import whole_text
 from htmlrag_chat.base.specials import ANGLE_TOKENS, BRACKET_TOKENS
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -68,7 +70,7 @@ _URL_UNSAFE = re.compile(
 
 
 def terminal_safe(text: str) -> str:
-    return _TAG_CHARACTERS.sub(_keep_flags, _UNSAFE.sub("", text))
+    return _TAG_CHARACTERS.sub(_keep_flags, _UNSAFE.sub("", whole_text(text)))
 
 
 def _keep_flags(match: re.Match[str]) -> str:

@@ -24,7 +24,7 @@ from htmlrag_chat.commands.eval import (
     ANSWER_METHODS,
     eval_settings,
     model_device,
-    out_folder,
+    out_file,
     parse_budgets,
     parse_methods,
     parse_names,
@@ -55,6 +55,7 @@ def run_answers(args: argparse.Namespace) -> int:
     prompts = parse_names(args.prompts, tuple(PROMPTS), "--prompts", "prompt")
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
+    out_file(args)
     emit = progress_printer(args.progress or sys.stderr.isatty())
     items = [
         item
@@ -85,6 +86,5 @@ def run_answers(args: argparse.Namespace) -> int:
         counts.update(read=done.computed, cached=done.cached)
     print(markdown(report))
     if args.out is not None:
-        out_folder(args.out)
-        write_report(args.out, report)
+        write_report(args.out, report, args.force)
     return EXIT_OK

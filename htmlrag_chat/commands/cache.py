@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from htmlrag_chat.base.atomic import check_replaceable
 from htmlrag_chat.base.errors import EXIT_OK, InputError, UserError
 from htmlrag_chat.commands.common import add_command, cache_origin, open_store, store_options
 
@@ -35,6 +36,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help='export/import: one {"query", "results": [{"url", "title", "snippet", "html"}]} '
         "object per line",
     )
+    cache.add_argument(
+        "--force", action="store_true", help="export: write over an existing --jsonl file"
+    )
 
 
 def run_cache(args: argparse.Namespace) -> int:
@@ -42,8 +46,12 @@ def run_cache(args: argparse.Namespace) -> int:
         raise UserError("--searxng FILE goes with cache import, instead of --jsonl")
     if args.action in ("export", "import") and args.jsonl is None and args.searxng is None:
         raise UserError(f"cache {args.action} needs --jsonl FILE")
+    if args.force and args.action != "export":
+        raise UserError("--force goes with cache export (an existing --jsonl file)")
     if args.action == "import":  # before the cache is opened, which would create it
         readable(args.searxng if args.searxng is not None else args.jsonl)
+    if args.action == "export":  # likewise: refused before any work
+        check_replaceable(args.jsonl, args.force)
     path = cache_origin(args)[0]
     created = args.action == "import" and not path.exists()
     try:
@@ -76,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
         elif args.action == "vacuum":
             store.vacuum()
         elif args.action == "export":
-            print(json.dumps({"exported": export_jsonl(store, args.jsonl)}))
+            print(json.dumps({"exported": export_jsonl(store, args.jsonl, args.force)}))
         elif args.searxng is not None:
             print(json.dumps({"imported": import_searxng(store, args.searxng)}))
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import re
 import sys
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 from htmlrag_chat.base.errors import EXIT_USAGE, InputError, UserError
 from htmlrag_chat.base.events import Event, EventSink, Notice, ReaderBusy, Skipped, SourcesReady
 from htmlrag_chat.base.progress import event_line, sources_lines
-from htmlrag_chat.base.safety import terminal_safe, text_safe
+from htmlrag_chat.base.safety import json_safe, terminal_safe, text_safe
 from htmlrag_chat.commands.words import explain
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
@@ -335,6 +336,13 @@ def print_table(
             for name, cell, width in zip(columns, row, widths, strict=True)
         ]
         print("  ".join(cells).rstrip())
+
+
+def print_json(value: object, indent: int | None = None) -> None:
+    """A command's ``--json`` on stdout: every string in it made safe (``json_safe``: no
+    escape sequences, C1 controls, bidi overrides or control tokens, whatever a title, a
+    page or a server held), the rest of the text as it is."""
+    print(json.dumps(json_safe(value), ensure_ascii=False, indent=indent))
 
 
 def human_size(size: int | None) -> str:

@@ -12,7 +12,6 @@ printed, only where it comes from.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import EXIT_OK
@@ -23,6 +22,7 @@ from htmlrag_chat.commands.common import (
     add_command,
     cache_origin,
     error,
+    print_json,
     print_table,
     replaying,
     store_options,
@@ -109,7 +109,7 @@ def run_config(args: argparse.Namespace) -> int:
     record["answers_with"] = {"kind": plan.backend.name, "model": plan.model, "why": plan.why}
     rows.append(["answers with", plan.label, "the reader plan, now"])
     if args.json:
-        print(json.dumps(record, ensure_ascii=False, indent=2))
+        print_json(record, indent=2)
     else:
         print_table(("SETTING", "VALUE", "FROM"), [[one_line(c) for c in row] for row in rows])
     return EXIT_OK

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.base.atomic import write_text
+from htmlrag_chat.base.atomic import check_replaceable, output_file
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import Notice, stage
 from htmlrag_chat.commands.common import (
@@ -89,6 +89,7 @@ Results are kept in the cache file: a rerun resumes where an interrupted one sto
     command.add_argument(
         "--out", type=Path, metavar="FILE", help="write the JSON report to this file"
     )
+    command.add_argument("--force", action="store_true", help="write over an existing --out file")
     command.add_argument(
         "--pages-dir", type=Path, metavar="DIR",
         help="folder the dataset's page files are named from (default: the dataset's)",
@@ -123,6 +124,7 @@ def run_eval(args: argparse.Namespace) -> int:
     methods = parse_methods(args.methods or ",".join(METHODS))
     if args.k < 0:
         raise UserError(f"--k must be 0 or more: {args.k}")
+    out_file(args)
     emit = progress_printer(args.progress or sys.stderr.isatty())
     items = load_dataset(args.task, args.dataset, args.limit, args.pages_dir)
     tokenizer = load_token_counter(prune.tokenizer)
@@ -135,8 +137,8 @@ def run_eval(args: argparse.Namespace) -> int:
         counts.update(computed=done.computed, cached=done.cached)
     print(markdown(report))
     if args.out is not None:
-        out_folder(args.out)
-        write_text(args.out, dumps(report))
+        with output_file(args.out, force=args.force) as file:
+            file.write(dumps(report).encode("utf-8"))
     return EXIT_OK
 
 
@@ -157,12 +159,17 @@ def eval_settings(
     )
 
 
-def out_folder(out: Path) -> None:
-    """The report's folder, made when missing; one line when it cannot be."""
+def out_file(args: argparse.Namespace) -> None:
+    """``--out``'s folder made when missing, and the file checked before the work
+    (``atomic.check_replaceable``: an existing file only with ``--force``, a regular file
+    only); one line when it cannot be."""
+    if args.out is None:
+        return
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise UserError(f"{out}: cannot be written ({error.strerror})") from None
+        raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
+    check_replaceable(args.out, args.force)
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:

@@ -9,18 +9,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from htmlrag_chat.base.errors import EXIT_OK, UserError
-from htmlrag_chat.base.safety import json_safe, one_line
+from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.commands.common import (
     add_command,
     open_store,
     positive_int,
+    print_json,
     print_table,
     store_options,
 )
@@ -83,7 +83,7 @@ def run_list(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         rows = store.conversation_summaries(limit=args.limit, search=args.search)
     if args.json:
-        print(json.dumps([summary_json(row) for row in rows], ensure_ascii=False, indent=2))
+        print_json([summary_json(row) for row in rows], indent=2)
     elif rows:
         print_table(COLUMNS, [list_row(row) for row in rows], numbers=("ID", "TURNS"))
     else:
@@ -98,7 +98,7 @@ def run_show(args: argparse.Namespace) -> int:
         messages = store.messages(args.id)
     if args.json:
         record = summary_json(summary) | {"messages": [_message_json(m) for m in messages]}
-        print(json.dumps(json_safe(record), ensure_ascii=False, indent=2))
+        print_json(record, indent=2)
     else:
         sys.stdout.write(conversation_markdown(summary["title"], messages))
     return EXIT_OK

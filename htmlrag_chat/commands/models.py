@@ -8,7 +8,6 @@ its usual cache, where the app then finds it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ from htmlrag_chat.base.hub import download, download_file, hub_reachable, requir
 from htmlrag_chat.base.installer import Installer, current
 from htmlrag_chat.base.listing import ModelRow, folder_bytes
 from htmlrag_chat.base.safety import one_line
-from htmlrag_chat.commands.common import add_command, human_size
+from htmlrag_chat.commands.common import add_command, human_size, print_json
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
@@ -77,7 +76,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def run_models(args: argparse.Namespace) -> int:
     inventory = take_inventory(agent_options(args))
     if args.json:
-        print(json.dumps(inventory.to_json(), ensure_ascii=False, indent=2))
+        print_json(inventory.to_json(), indent=2)
     else:
         print(render(inventory, terminal_width()))
     return EXIT_OK

@@ -12,11 +12,14 @@ committed with the code can name pages kept elsewhere.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.eval.pages import inside, is_page_file, shown
 
 TASKS = ("retention", "qa")
 
@@ -59,11 +62,13 @@ def load_dataset(
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        where = f"{path}:{number}"
+        where = f"{shown(path)}:{number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise InputError(f"{where}: not valid JSON ({error.msg})") from None
+        except RecursionError:  # json nests by recursion: 100,000 "[" exhaust the stack
+            raise InputError(f"{where}: JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise InputError(f"{where}: not a JSON object")
         items.append(_item(task, record, pages or path.parent, where))
@@ -90,7 +95,7 @@ def _item(task: str, record: dict[str, Any], folder: Path, where: str) -> Item:
     else:
         files = (_page(folder, _text(record, "file", where), where),)
     return QAItem(
-        id=str(record.get("id", where)),
+        id=one_line(str(record.get("id", where))),
         question=_text(record, "question", where),
         answers=_texts(record, "answers", where, required=True),
         files=files,
@@ -101,10 +106,12 @@ def _item(task: str, record: dict[str, Any], folder: Path, where: str) -> Item:
 
 
 def _label(record: dict[str, Any], key: str, where: str) -> str:
+    """A label the report groups by and prints in its tables: on one line, safe to show
+    (``one_line``: no escape sequences, C1 controls or bidi overrides), as ids are."""
     value = record.get(key, "")
     if not isinstance(value, str):
         raise InputError(f'{where}: "{key}" must be a string')
-    return value
+    return one_line(value)
 
 
 def _text(record: dict[str, Any], key: str, where: str) -> str:
@@ -124,7 +131,9 @@ def _texts(record: dict[str, Any], key: str, where: str, required: bool = False)
 
 
 def _page(folder: Path, name: str, where: str) -> Path:
-    path = folder / name
-    if not path.is_file():
-        raise InputError(f"{where}: page file {name} not found in {folder}")
+    """The page file's real path: inside ``folder`` (``pages.inside``), a regular file."""
+    path = inside(folder, name, where)
+    if not is_page_file(path):
+        what = "is not a regular file" if os.path.lexists(path) else "not found"
+        raise InputError(f"{where}: page file {shown(name)} {what} in {shown(folder)}")
     return path

@@ -17,7 +17,7 @@ from pathlib import Path
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import EventSink, ignore, stage
 from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
-from htmlrag_chat.html.limits import read_page_file
+from htmlrag_chat.eval.pages import inside, read_page, shown
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page
@@ -34,16 +34,21 @@ class PoolPage:
 
 def load_pool(folder: Path, cache: EvalCache, emit: EventSink = ignore) -> list[PoolPage]:
     """The pool's pages in path order, their texts from the cache where possible; pages
-    that are not HTML or show no text are left out."""
+    that are not HTML or show no text are left out, and so is anything but a regular file
+    (a FIFO named ``x.html`` would block the read). A page that resolves outside the
+    folder is refused (``pages.inside``)."""
     if not folder.is_dir():
-        raise InputError(f"{folder}: no such folder for the distractor pool")
-    files = sorted(folder.rglob("*.html"))
+        raise InputError(f"{shown(folder)}: no such folder for the distractor pool")
+    files = [
+        inside(folder, path.relative_to(folder), "the distractor pool")
+        for path in sorted(folder.rglob("*.html"))
+    ]
     pages = []
     with stage(emit, "eval/pool", len(files)) as counts:
         for path in files:
             try:
-                data = read_page_file(path)
-            except InputError:  # over the page cap, or unreadable: not a page to mix in
+                data = read_page(path)
+            except InputError:  # not a regular file, over the page cap, unreadable
                 continue
             key = digest(data)
             text = cache.get(TEXTS, key)

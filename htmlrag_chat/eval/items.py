@@ -19,10 +19,10 @@ from htmlrag_chat.eval.cache import RESULTS, EvalCache, digest, key_of
 from htmlrag_chat.eval.datasets import QAItem, RetentionItem
 from htmlrag_chat.eval.distractors import PoolPage, mix, pick_distractors
 from htmlrag_chat.eval.metrics import answer_present, kept, normalize
+from htmlrag_chat.eval.pages import read_page
 from htmlrag_chat.html.blocks import page_title
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.dom import parse
-from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
@@ -47,7 +47,7 @@ class Ready:
 
 
 def ready_retention(item: RetentionItem, cache: EvalCache) -> Ready:
-    data = read_page_file(item.file)
+    data = read_page(item.file)
     key = key_of("retention", item.id, item.with_snippets, item.without_snippets, digest(data))
     page = PageInput(str(item.file), data)
     facts = cache.get(RESULTS, key_of(key, "facts"))
@@ -66,7 +66,7 @@ def ready_retention(item: RetentionItem, cache: EvalCache) -> Ready:
 
 
 def ready_qa(item: QAItem, distractors: Distractors, cache: EvalCache) -> Ready:
-    read = {path: read_page_file(path) for path in item.files}  # distractors are read below
+    read = {path: read_page(path) for path in item.files}  # distractors are read below
     gold = [PoolPage(path, digest(data), "") for path, data in read.items()]
     pages = gold
     if item.distractors:
@@ -76,8 +76,7 @@ def ready_qa(item: QAItem, distractors: Distractors, cache: EvalCache) -> Ready:
         )
         pages = mix(gold, chosen, seed)
     inputs = [
-        PageInput(str(page.path), read.get(page.path) or read_page_file(page.path))
-        for page in pages
+        PageInput(str(page.path), read.get(page.path) or read_page(page.path)) for page in pages
     ]
     key = key_of("qa", item.question, item.answers, [page.digest for page in pages])
     facts = cache.get(RESULTS, key_of(key, "facts"))
@@ -106,8 +105,9 @@ def score(task: str, facts: dict[str, Any], text: str) -> dict[str, Any]:
 
 def describe(task: str, ready: Ready, folder: Path, item: RetentionItem | QAItem) -> dict[str, Any]:
     """An item's entry in the report, before its results; paths relative to the pages'
-    folder; a QA item's language and answer location when the dataset gives them."""
-    pages = [os.path.relpath(page.source, folder) for page in ready.pages]
+    folder (page files are named by their real paths: ``pages.inside``); a QA item's
+    language and answer location when the dataset gives them."""
+    pages = [os.path.relpath(page.source, os.path.realpath(folder)) for page in ready.pages]
     if task == "retention":
         return {
             "id": ready.id,

@@ -178,8 +178,9 @@ def markdown(report: Report) -> str:
 
 
 def table_row(cells: list[str]) -> str:
-    """A Markdown table row (the reports of ``eval`` and ``eval answers``)."""
-    return "| " + " | ".join(cells) + " |"
+    """A Markdown table row (the reports of ``eval`` and ``eval answers``); a ``|`` in a
+    cell (a dataset's label) stays in its cell."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
 def share(value: float | None) -> str:

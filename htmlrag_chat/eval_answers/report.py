@@ -27,8 +27,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from htmlrag_chat.base.atomic import atomic_output
-from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.atomic import output_file
 from htmlrag_chat.eval.report import dumps_json, grouped, report_json, share, table_row, whole
 
 Summary = dict[str, float | int | None]
@@ -99,15 +98,13 @@ def _mean(rows: list[dict[str, Any]], key: str, digits: int = 3) -> float | None
     return round(fmean(values), digits) if values else None
 
 
-def write_report(path: Path, report: AnswerReport) -> None:
+def write_report(path: Path, report: AnswerReport, force: bool = False) -> None:
     """The JSON report at ``path`` laid out as ``eval qa``'s (one line per item), gzip-
-    compressed when its name ends in ``.gz`` (a grid's answers and sources run to megabytes)."""
+    compressed when its name ends in ``.gz`` (a grid's answers and sources run to
+    megabytes); ``path`` follows the rules of ``atomic.output_file``."""
     data = dumps_json(report.to_json()).encode("utf-8")
-    try:
-        with atomic_output(path) as file:
-            file.write(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
-    except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+    with output_file(path, force=force) as file:
+        file.write(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
 
 
 def markdown(report: AnswerReport) -> str:

@@ -29,7 +29,7 @@ from htmlrag_chat.base.errors import InputError, UserError
 from htmlrag_chat.base.events import Event, EventSink, ReaderBusy, SourcesReady
 from htmlrag_chat.base.progress import event_line
 from htmlrag_chat.base.prompts import load_prompt
-from htmlrag_chat.base.safety import one_line, safe_url
+from htmlrag_chat.base.safety import json_safe, one_line, safe_url
 from htmlrag_chat.conversations.export import conversation_markdown
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.mcp.auth import BearerAuth
@@ -100,7 +100,7 @@ def build_server(service: ContextService) -> MCPServer:
         description="The stored conversations (id, title, times), most recent first.",
     )  # fmt: skip
     async def conversations() -> str:
-        return json.dumps(service.history.conversations(), ensure_ascii=False)
+        return json.dumps(json_safe(service.history.conversations()), ensure_ascii=False)
 
     @server.resource(
         URI + "conversations/{conversation_id}", mime_type="text/markdown",
@@ -271,11 +271,11 @@ def serve_http(
     ``bind_loopback``), to requests that carry ``token`` (``auth.BearerAuth``), saying
     where on stderr, and the token when it was ``generated`` for this run."""
     import anyio
-    import uvicorn
+
+    from htmlrag_chat.mcp.connections import serve
 
     app = BearerAuth(server.streamable_http_app(host=HOST), token)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     if generated:
         log(f"token: {token} (send it as Authorization: Bearer; set mcp_token to keep one)")
     log(f"listening on http://{HOST}:{listening.getsockname()[1]}/mcp")
-    anyio.run(partial(web.serve, sockets=[listening]))
+    anyio.run(partial(serve, app, listening, log))

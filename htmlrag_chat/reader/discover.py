@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
-import json
 import re
 import socket
 import urllib.request
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from htmlrag_chat.base.ports import DEFAULT_PORTS, SERVERS
+from htmlrag_chat.base.received import loads
 from htmlrag_chat.base.safety import one_line
 
 LOOPBACK = "127.0.0.1"
@@ -155,7 +155,7 @@ def _server_at(base_url: str, api_key: str | None, timeout: float) -> Server | N
     handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parts.hostname) else []
     try:
         with urllib.request.build_opener(*handlers).open(request, timeout=timeout) as response:
-            listing = json.loads(response.read(_MAX_LISTING_BYTES))
+            listing = loads(response.read(_MAX_LISTING_BYTES))
     except (OSError, ValueError, http.client.HTTPException):
         return None  # refused, timed out, an HTTP error, or not JSON: no server of ours
     if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):

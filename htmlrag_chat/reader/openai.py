@@ -13,7 +13,6 @@ closes the connection, which is how a server learns to stop generating.
 
 from __future__ import annotations
 
-import json
 import os
 import ssl
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 import aiohttp
 
 from htmlrag_chat.base.counting import TokenCounter
+from htmlrag_chat.base.received import Halves, loads
 from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader import CallStats, Message, ReaderFailed
 from htmlrag_chat.reader.sse import StreamLimits, TooLong, capped, events, lines, stream_limits
@@ -151,7 +151,8 @@ class OpenAIChat:
     async def _contents(
         self, response: aiohttp.ClientResponse, limits: StreamLimits
     ) -> AsyncIterator[str]:
-        """The text of a whole JSON completion, or of each streamed chunk, counting usage."""
+        """The text of a whole JSON completion, or of each streamed chunk, counting usage;
+        surrogate halves that a server split between two chunks are joined (``Halves``)."""
         if response.content_type == _JSON:
             event = self._parse(await _read(response, limits.event_bytes))
             self._count(event)
@@ -159,15 +160,18 @@ class OpenAIChat:
             if content:
                 yield content
             return
+        halves = Halves()
         chunks = capped(response.content.iter_any(), limits.total_bytes)
         async for data in events(lines(chunks, limits.event_bytes), limits.event_bytes):
             if data == "[DONE]":
-                return
-            event = self._parse(data)
+                break
+            event = self._parse(data, whole=False)
             self._count(event)
-            content = _content(event, "delta")
+            content = halves.feed(_content(event, "delta") or "")
             if content:
                 yield content
+        if rest := halves.finish():
+            yield rest
 
     def _check_truncation(self, messages: Sequence[Message]) -> None:
         """Ollama cuts a prompt longer than its window without a word; the usage it
@@ -226,11 +230,12 @@ class OpenAIChat:
                 " event stream (is this the /v1 URL of an OpenAI-compatible server?)"
             )
 
-    def _parse(self, data: bytes | str) -> Any:
-        """One JSON completion or chunk; an error object sent in place of one (vLLM and
-        llama.cpp report failures mid-stream like this) is raised."""
+    def _parse(self, data: bytes | str, whole: bool = True) -> Any:
+        """One JSON completion or chunk (``received.loads``: its text made whole unless
+        ``whole`` is False); an error object sent in place of one (vLLM and llama.cpp
+        report failures mid-stream like this) is raised."""
         try:
-            event = json.loads(data)
+            event = loads(data, whole)
         except ValueError:
             text = data if isinstance(data, str) else data.decode(errors="replace")
             snippet = one_line(text[: _SNIPPET_CHARS * 4])[:_SNIPPET_CHARS]
@@ -302,7 +307,7 @@ def _error_message(body: bytes) -> str:
     otherwise the start of the body itself."""
     text = body.decode(errors="replace")
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError:
         data = None
     message = _json_error(data) if isinstance(data, dict) else None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from htmlrag_chat.base.received import loads
 from htmlrag_chat.reader import ReaderFailed
 
 ASK_SECONDS = 2.0
@@ -46,7 +47,7 @@ def _ask(url: str, body: dict[str, Any] | None = None, api_key: str | None = Non
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(request, timeout=ASK_SECONDS) as response:
-            return json.loads(response.read(1 << 20))
+            return loads(response.read(1 << 20))
     except (OSError, ValueError):
         return None
 

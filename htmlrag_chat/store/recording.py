@@ -29,8 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from htmlrag_chat.base.atomic import atomic_output
-from htmlrag_chat.base.errors import InputError, UserError
+from htmlrag_chat.base.atomic import output_file
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
@@ -51,22 +51,21 @@ _SHAPE = (
 )
 
 
-def export_jsonl(store: Store, path: Path) -> int:
+def export_jsonl(store: Store, path: Path, force: bool = False) -> int:
     """Write every stored search with its pages to ``path``; returns the lines written.
 
-    ``path`` is replaced only once the export is complete (``atomic``); the cache file
-    itself, or its log, as ``path`` is refused before anything is written."""
+    ``path`` follows the rules of a file the user named (``atomic.output_file``: an
+    existing file only with ``force``, through links, a regular file only) and is replaced
+    only once the export is complete; the cache file itself, or its log, as ``path`` is
+    refused before anything is written."""
     path = Path(path)
     lines = 0
     cache_files = [store.path.with_name(store.path.name + end) for end in ("", "-wal", "-shm")]
-    try:
-        with atomic_output(path, cache_files) as raw, _text_writer(raw, path) as out:
-            for query, results in store.searches():
-                record = {"query": query, "results": [_export(store, r) for r in results]}
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                lines += 1
-    except OSError as error:  # the cache is fine: the file named on the command line is not
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from error
+    with output_file(path, cache_files, force) as raw, _text_writer(raw, path) as out:
+        for query, results in store.searches():
+            record = {"query": query, "results": [_export(store, r) for r in results]}
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            lines += 1
     return lines
 
 

@@ -21,6 +21,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Markdown, Static
 from textual.worker import Worker
@@ -122,6 +123,21 @@ class ChatApp(App[None]):
         self.set_interval(0.1, self.tick)
         self.run_worker(self.preload(), group="load", exit_on_error=False)
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A toast whose message is always text, never Textual markup: it quotes source
+        URLs, file names and a server's words, and a URL holding ``[@click=...]`` would
+        otherwise be an action run by a click. ``markup`` is only Textual's signature:
+        nothing in the app writes toasts as markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     def header_line(self) -> str:
         return header_line(self.session.title, self.cache.path.name if self.options.replay else "")
 
@@ -162,7 +178,7 @@ class ChatApp(App[None]):
                 self._agent = None
             raise
         if self._agent is future:  # not replaced by a switch meanwhile
-            self.title = f"{self.TITLE} · {agent.reader.label}"
+            self.title = f"{self.TITLE} · {terminal_safe(agent.reader.label)}"
         return agent
 
     def switch_reader(self, reader: ReaderSettings) -> None:

@@ -22,7 +22,6 @@ the cause (``proxy``), without the credentials its URL may hold.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -31,6 +30,7 @@ import aiohttp
 import aiohttp_socks
 
 from htmlrag_chat import __version__
+from htmlrag_chat.base.received import TooDeep, loads
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.settings.tree import NO_REGION
 from htmlrag_chat.web.results import SearchResult
@@ -218,8 +218,8 @@ async def _capped(response: aiohttp.ClientResponse, name: str) -> bytes:
 def _decoded(body: bytes, name: str) -> object:
     """The answer as JSON (UTF-8, -16 or -32, as ``json`` detects it)."""
     try:
-        return json.loads(body)
-    except RecursionError:  # json nests by recursion: 100,000 "[" exhaust the stack
+        return loads(body)  # its text made whole: a lone surrogate in a title is U+FFFD
+    except TooDeep:
         raise BackendFailure("failed", f"{name} answered JSON nested too deeply") from None
     except ValueError as error:  # UnicodeDecodeError included
         raise BackendFailure("failed", f"{name}: not JSON ({one_line(str(error))[:120]})") from None

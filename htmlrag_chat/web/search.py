@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.base.events import EventSink, Notice, ignore
+from htmlrag_chat.base.received import whole_text
 from htmlrag_chat.settings.kinds import HOST_NAME, host_name
 from htmlrag_chat.settings.tree import DDGS_ENGINES
 from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session
@@ -128,9 +129,16 @@ def web_address(url: str) -> bool:
 
 def kept(results: Sequence[SearchResult], settings: SearchSettings) -> list[SearchResult]:
     """What a search lists of the results that came in (live, cached or recorded): web
-    addresses on the allowed sites, each page once, at most ``max_results``."""
-    usable = [r for r in results if web_address(r.url) and allowed(r.url, settings)]
+    addresses on the allowed sites, each page once, at most ``max_results``, their text
+    whole (a lone surrogate from a backend, which no cache or terminal can encode, is
+    U+FFFD)."""
+    usable = [whole(r) for r in results if web_address(r.url) and allowed(r.url, settings)]
     return deduplicate(usable)[: settings.max_results]
+
+
+def whole(result: SearchResult) -> SearchResult:
+    text = (whole_text(result.url), whole_text(result.title), whole_text(result.snippet))
+    return replace(result, url=text[0], title=text[1], snippet=text[2])
 
 
 def steps(backends: tuple[str, ...]) -> list[tuple[str, ...]]:

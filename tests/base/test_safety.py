@@ -145,3 +145,10 @@ def test_no_raw_html_leaves_a_renderer_no_html_to_pass_through(pieces: list[str]
         for token in MarkdownIt("commonmark").parse(document):
             assert token.type != "html_block", document
             assert all(child.type != "html_inline" for child in token.children or []), document
+
+
+def test_a_lone_surrogate_is_replaced_wherever_text_is_made_safe() -> None:
+    """The net under ``received``: no printed or kept text can hold what UTF-8 cannot."""
+    for safe in (terminal_safe, text_safe, one_line):
+        assert safe("a\ud83db \ud83d\ude00") == "a\ufffdb 😀"
+    assert json_safe({"k\ude00": ["\ud83d"]}) == {"k\ufffd": ["\ufffd"]}

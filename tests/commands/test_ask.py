@@ -1036,3 +1036,36 @@ def test_the_sources_a_person_reads_are_the_cited_ones_first(
     assert [(s["number"], s["cited"]) for s in record["sources"]] == [
         (1, False), (2, False), (3, True), (4, False), (5, False), (6, False)
     ]  # fmt: skip
+
+
+def split_emoji_reply(messages: list[dict]) -> str:
+    """A server model whose answer holds a character past U+FFFF and two lone halves."""
+    prompt = messages[-1]["content"]
+    if "New message:" in prompt:
+        return "SEARCH: FaceTime ARKit"
+    if "Do the sources above contain" in prompt:
+        return "ENOUGH"
+    return "ARKit maps the face 😀 [1]. A lone \ud83d half, and \ude00 another."
+
+
+@pytest.mark.parametrize("mode", ["plain", "--quotes", "--json"])
+def test_utf16_halves_from_a_server_are_joined_or_replaced(
+    cache: Path, offline: None, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """A server cutting its text by UTF-16 units sends an emoji as two escaped halves in two
+    deltas, and its model id may hold half a pair: ``ask`` once ended in a
+    UnicodeEncodeError. The halves that pair up are joined, the rest become U+FFFD."""
+    llm = ScriptedLLM(reply=split_emoji_reply, model="otter-\ud83d-7b", utf16=True)
+    with ThreadedLLM(llm) as url:
+        server = ["--reader", "openai", "--base-url", url, "--pruner", "bm25"]
+        assert (
+            main(["--cache", str(cache), *ask(*server, *([] if mode == "plain" else [mode]))]) == 0
+        )
+    out = capsys.readouterr().out
+    text = json.loads(out)["answer"] if mode == "--json" else out
+    assert "ARKit maps the face 😀 [1]." in text
+    assert "A lone \ufffd half, and \ufffd another." in text
+    assert llm.requests[-1]["model"] == "otter-\ufffd-7b"  # the id as it was read
+    assert main(["--cache", str(cache), "history", "show", "1", "--json"]) == 0
+    (stored,) = json.loads(capsys.readouterr().out)["messages"][0]["answers"]
+    assert "face 😀 [1]" in stored["text"] and stored["reader"] == "openai:otter-\ufffd-7b"

@@ -9,6 +9,7 @@ import pytest
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.settings.tree import SETTINGS
+from tests.openai_server import ScriptedLLM, ThreadedLLM
 
 SECRET = "sk-do-not-print-me"
 
@@ -317,3 +318,18 @@ def test_every_line_config_init_writes_is_a_valid_setting_once_uncommented(
     record = json.loads(out)
     model = record["reader"]["model"]
     assert (model["value"], model["source"]) == ("qwen2.5:7b", "file")
+
+
+def test_a_model_id_holding_half_a_utf16_pair_is_shown_with_u_fffd(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A server listing ``"otter-\\ud83d-7b"`` once ended ``config`` (and ``--json``) in a
+    UnicodeEncodeError."""
+    llm = ScriptedLLM(reply=lambda messages: "", model="otter-\ud83d-7b", utf16=True)
+    with ThreadedLLM(llm) as url:
+        server = ["--reader", "openai", "--base-url", url]
+        assert main(["config", "--json", *server]) == 0
+        record = json.loads(capsys.readouterr().out)
+        assert main(["config", *server]) == 0
+    assert record["answers_with"]["model"] == "otter-\ufffd-7b"
+    assert "otter-\ufffd-7b on the server at" in capsys.readouterr().out

@@ -191,3 +191,18 @@ def test_the_markdown_of_a_stored_answer_keeps_no_script_link(tmp_path, capsys):
     code, out, _ = history(capsys, path, "export", "1", "--out-dir", str(tmp_path))
     exported = Path(out.strip()).read_text(encoding="utf-8")
     assert code == 0 and "javascript" not in exported and "Paris [1]" in exported
+
+
+def test_the_json_list_sanitises_titles_as_show_json_does(tmp_path, capsys):
+    """A title is the first question, which an agent can send over MCP: C1 controls and
+    bidi overrides once reached the terminal through ``history --json``."""
+    path = tmp_path / "c.sqlite3"
+    question = "safe\u009b2J?\u202egnp.exe \x1b]0;pwned\x07 <|eot_id|>"
+    with Store.open(path) as store:
+        ChatSession(store).question_asked(question)
+    code, out, _ = history(capsys, path, "--json")
+    (listed,) = json.loads(out)
+    shown = json.loads(history(capsys, path, "show", "1", "--json")[1])
+    assert code == 0 and listed["title"] == shown["title"]
+    assert not any(char in out for char in "\u009b\u202e\x1b\x07")
+    assert listed["title"].startswith("safe2J?gnp.exe ]0;pwned") and "<|eot_id|>" not in out

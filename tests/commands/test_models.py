@@ -33,6 +33,7 @@ from htmlrag_chat.scoring import BUNDLED_PACKAGE, DEFAULT_EMBED_MODEL, MULTILING
 from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub
 from tests.loopback import ThreadedApp, unused_port
+from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.package_index import index_app, rebuild_wheel
 from tests.tiny_models import make_tiny_multilingual_bert
 
@@ -425,3 +426,17 @@ def test_install_hints_are_written_for_the_installer_that_made_the_environment(
         assert current().name == name
     hint = Installer(name, prefix, "/src/htmlrag-chat")
     assert hint.extra("gguf") == extra and hint.package_line(BUNDLED_PACKAGE) == package
+
+
+def test_a_model_id_holding_half_a_utf16_pair_is_listed_with_u_fffd(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server listing ``"otter-\\ud83d-7b"`` once ended ``models`` (and ``--json``) in a
+    UnicodeEncodeError."""
+    llm = ScriptedLLM(reply=lambda messages: "", model="otter-\ud83d-7b", utf16=True)
+    with ThreadedLLM(llm) as url:
+        server = ["--reader", "openai", "--base-url", url]
+        rows = {row["role"]: row for row in listing(capsys, *server)["models"]}
+        assert main(["models", *server]) == 0
+    assert rows["reader"]["model"] == "otter-\ufffd-7b"
+    assert "otter-\ufffd-7b" in capsys.readouterr().out

@@ -1,10 +1,14 @@
-"""Files the commands write over: never an input, never through a link, never half (issue 21).
+"""Files the commands write over: never an input, never half (issue 21); a link in an output
+folder is replaced, never written through, while a file the user named for an export or a
+report (``cache export --jsonl``, ``eval --out``) is written through its link, over an
+existing file only with --force, and never over anything but a regular file (issue 47).
 
 Real CLI in process, real files and SQLite caches in a temporary folder."""
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -79,8 +83,9 @@ def test_cache_export_onto_the_cache_is_refused_and_the_cache_kept(capsys, tmp_p
     os.link(cache, tmp_path / "hard.jsonl")
     before = cache.read_bytes()
     code, _, err = run(
-        capsys, "--cache", str(cache), "cache", "export", "--jsonl", str(tmp_path / target)
-    )
+        capsys, "--cache", str(cache), "cache", "export", "--jsonl", str(tmp_path / target),
+        "--force",  # even then
+    )  # fmt: skip
     assert code == 2 and one_line_error(err) and "refusing to write" in err
     assert cache.read_bytes() == before
     code, out, _ = run(capsys, "--cache", str(cache), "search", "q", "--replay")
@@ -96,7 +101,66 @@ def test_an_export_with_a_row_it_cannot_read_leaves_it_out_and_replaces_the_old_
         store._db.execute("UPDATE pages SET headers = '{'")
     exported = tmp_path / "out.jsonl"
     exported.write_text("previous export\n", encoding="utf-8")
-    code, _, err = run(capsys, "--cache", str(cache), "cache", "export", "--jsonl", str(exported))
+    argv = ["--cache", str(cache), "cache", "export", "--jsonl", str(exported), "--force"]
+    code, _, err = run(capsys, *argv)
     assert code == 0 and "left out the page https://x.example/" in err
     assert '"html": null' in exported.read_text(encoding="utf-8")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_cache_export_writes_over_an_earlier_file_only_with_force(capsys, tmp_path):
+    """An earlier recording was once replaced without a word, even by an empty export."""
+    cache = tmp_path / "c.db"
+    Store.open(cache).close()  # an empty cache: the export would hold nothing
+    recording = tmp_path / "recording.jsonl"
+    recording.write_text('{"query": "q", "results": []}\n', encoding="utf-8")
+    code, out, err = run(
+        capsys, "--cache", str(cache), "cache", "export", "--jsonl", str(recording)
+    )
+    assert code == 2 and out == "" and one_line_error(err)
+    assert f"{recording} exists: --force writes over it" in err
+    assert recording.read_text(encoding="utf-8") == '{"query": "q", "results": []}\n'
+    argv = ["--cache", str(cache), "cache", "export", "--jsonl", str(recording), "--force"]
+    assert run(capsys, *argv)[:2] == (0, '{"exported": 0}\n')
+    assert recording.read_text(encoding="utf-8") == ""
+    code, _, err = run(capsys, "--cache", str(cache), "cache", "stats", "--force")
+    assert code == 2 and "--force goes with cache export" in err
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_cache_export_writes_through_a_link_to_the_file_it_names(capsys, tmp_path, existing):
+    cache = tmp_path / "c.db"
+    cache_with_a_page(cache)
+    target = tmp_path / "shared" / "recording.jsonl"
+    target.parent.mkdir()
+    if existing:
+        target.write_text("an earlier recording\n", encoding="utf-8")
+    link = tmp_path / "recording.jsonl"
+    link.symlink_to(target)
+    argv = ["--cache", str(cache), "cache", "export", "--jsonl", str(link)]
+    code, _, err = run(capsys, *argv, *(["--force"] if existing else []))
+    assert code == 0, err
+    assert link.is_symlink() and '"url": "https://x.example/"' in target.read_text("utf-8")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link to a fifo"])
+def test_cache_export_never_replaces_what_is_not_a_regular_file(capsys, tmp_path, kind):
+    """Run as root, ``cache export --jsonl /dev/null`` once replaced the device with a
+    regular file; a FIFO here stands for every such file (a device, a socket)."""
+    cache = tmp_path / "c.db"
+    cache_with_a_page(cache)
+    target = tmp_path / "out.jsonl"
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        os.mkfifo(tmp_path / "fifo")
+        target.symlink_to(tmp_path / "fifo")
+    argv = ["--cache", str(cache), "cache", "export", "--jsonl", str(target), "--force"]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and one_line_error(err)
+    if kind == "folder":
+        assert "it is a folder" in err and target.is_dir()
+    else:  # the FIFO stays a FIFO (stat follows the link)
+        assert "it is not a regular file" in err and stat.S_ISFIFO(target.stat().st_mode)

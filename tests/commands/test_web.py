@@ -368,3 +368,20 @@ def test_a_dead_socks_proxy_is_one_line_naming_it(capsys, tmp_path, monkeypatch)
         argv = ["--cache", str(tmp_path / "c"), "search", "q", "--proxy", dead]
         code, _, err = run(capsys, *argv)
     assert code == 5 and err.count("\n") == 1 and f"the proxy {dead} cannot be reached" in err
+
+
+def test_half_a_utf16_pair_in_a_searxng_result_is_replaced_and_the_search_kept(
+    capsys, tmp_path, monkeypatch
+):
+    """A lone ``"\\ud83d"`` in a title or snippet once ended ``search`` (and ``ask``) when the
+    results were stored; ``cache import`` refused the same text cleanly."""
+    apis = SearchApis([("https://example.org/a", "Otters \ud83d", "Kelp \ude00 and 😀")])
+    cache = str(tmp_path / "c")
+    with searxng_config(monkeypatch, tmp_path, apis):
+        code, lines, err = run(capsys, "--cache", cache, "search", "otters")
+    assert code == 0, err
+    assert lines == [
+        {"url": "https://example.org/a", "title": "Otters \ufffd", "snippet": "Kelp \ufffd and 😀"}
+    ]
+    code, again, _ = run(capsys, "--cache", cache, "search", "otters", "--replay")
+    assert code == 0 and again == lines

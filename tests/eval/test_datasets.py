@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,80 @@ def test_the_committed_multilingual_set_is_well_formed():
     assert {record["location"] for record in records} == {"table", "list", "prose"}
     assert len({record["lang"] for record in records}) >= 8
     assert all(record["file"].startswith("pages/") and record["answers"] for record in records)
+
+
+def outside_folder(tmp_path: Path, name: str = "data") -> tuple[Path, Path]:
+    """A dataset's folder with a page, a link out of it, and a secret file beside it."""
+    secret = tmp_path / "credentials"
+    secret.write_text("<p>aws_secret_access_key = hunter2</p>")
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "page.html").write_text("<p>hello</p>")
+    (folder / "out.html").symlink_to(secret)
+    (folder / "alias.html").symlink_to(folder / "page.html")
+    return folder, secret
+
+
+@pytest.mark.parametrize("key", ["file", "pages"])
+@pytest.mark.parametrize(
+    "name", ["ABSOLUTE", "../credentials", "sub/../../credentials", "out.html"]
+)
+def test_a_page_file_outside_the_dataset_s_folder_is_refused(tmp_path, key, name):
+    """A dataset from someone else once had ``eval answers`` read ``~/.aws/credentials`` as
+    a page and send it to the reader: absolute paths, ``..`` and links out are refused."""
+    folder, secret = outside_folder(tmp_path)
+    name = str(secret) if name == "ABSOLUTE" else name
+    line = {"question": "q?", "answers": ["x"], key: name if key == "file" else [name]}
+    path = folder / "set.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(InputError, match=r"set\.jsonl:1: page file .* is outside .*data") as raised:
+        load_dataset("qa", path)
+    assert raised.value.exit_code == 3
+    pages, _ = outside_folder(tmp_path, "pages")
+    with pytest.raises(InputError, match=r"is outside .*pages"):
+        load_dataset("qa", path, pages=pages)  # --pages-dir names the folder: the same rule
+    retention = {"url": "u", "file": name, "with": ["a"], "without": []}
+    path.write_text(json.dumps(retention) + "\n")
+    with pytest.raises(InputError, match="is outside"):
+        load_dataset("retention", path)
+
+
+def test_a_link_that_stays_inside_the_folder_is_a_page(tmp_path):
+    folder, _ = outside_folder(tmp_path)
+    path = folder / "set.jsonl"
+    path.write_text(json.dumps({"question": "q?", "answers": ["x"], "file": "alias.html"}) + "\n")
+    (item,) = load_dataset("qa", path)
+    assert item.files == ((folder / "page.html").resolve(),)
+
+
+def test_a_page_file_that_is_a_fifo_is_refused_without_opening_it(tmp_path):
+    os.mkfifo(tmp_path / "page.html")
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps({"question": "q?", "answers": ["x"], "file": "page.html"}) + "\n")
+    with pytest.raises(InputError, match=r"page file page\.html is not a regular file"):
+        load_dataset("qa", path)
+
+
+def test_a_line_nested_deeper_than_the_recursion_limit_is_named(tmp_path):
+    line = {"question": "q?", "answers": ["x"], "file": "page.html"}
+    path = write(tmp_path, line, "[" * 100_000)
+    with pytest.raises(InputError, match=r"set\.jsonl:2: JSON nested too deeply"):
+        load_dataset("qa", path)
+
+
+def test_labels_and_ids_are_one_safe_line(tmp_path):
+    """``lang`` and ``location`` are printed in eval's tables: escape sequences (OSC, CSI,
+    OSC 8 links), C1 controls and bidi overrides in them never reach the terminal."""
+    line = {
+        "id": "q\x1b[2J\u202e1",
+        "question": "q?",
+        "answers": ["x"],
+        "file": "page.html",
+        "lang": "\x1b]0;pwned\x07de\x9b2J",
+        "location": "\x1b]8;;https://evil.example/\x1b\\table\x1b]8;;\x1b\\\nlist",
+    }
+    (item,) = load_dataset("qa", write(tmp_path, line))
+    assert isinstance(item, QAItem)
+    for text in (item.id, item.lang, item.location):
+        assert not any(char in text for char in "\x1b\x07\x9b\u202e\n")
+    assert item.lang.endswith("de2J") and "table" in item.location

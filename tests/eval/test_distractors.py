@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
 import shutil
+import threading
 from pathlib import Path
 
+import pytest
+
+from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.eval.distractors import PoolPage, load_pool, mix, pick_distractors
 from htmlrag_chat.lexical import bm25_scores
@@ -77,6 +82,36 @@ def test_the_pool_skips_pages_with_no_text_and_keeps_texts_in_the_cache(tmp_path
     assert pages[0].text == "some words"
     assert len(store.values) == 3  # one text per HTML file, empty ones too
     assert load_pool(tmp_path, EvalCache(store)) == pages
+
+
+def test_only_regular_files_are_pool_pages_and_a_fifo_never_blocks(tmp_path):
+    """A FIFO named ``x.html`` in the pool once blocked ``eval qa`` forever in its open."""
+    (tmp_path / "a.html").write_text("<p>some words</p>")
+    os.mkfifo(tmp_path / "x.html")
+    os.mkfifo(tmp_path / "z.html")
+    (tmp_path / "y.html").symlink_to(tmp_path / "x.html")  # a link to it, inside the pool
+    found: list[list[PoolPage]] = []
+    worker = threading.Thread(target=lambda: found.append(load_pool(tmp_path, EvalCache())))
+    worker.daemon = True  # a blocked open would keep it, not the test run
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the pool blocked on a FIFO"
+    assert [page.path.name for page in found[0]] == ["a.html"]
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_pool_page_that_leads_out_of_the_pool_is_refused(tmp_path, relative):
+    """A pool's ``x.html`` linking to a file elsewhere would be read as a distractor and
+    sent to the reader: refused, exit 3."""
+    pool = tmp_path / "pool"
+    (pool / "sub").mkdir(parents=True)
+    (pool / "a.html").write_text("<p>some words</p>")
+    (tmp_path / "outside.html").write_text("<p>private notes</p>")
+    target = Path("../../outside.html") if relative else tmp_path / "outside.html"
+    (pool / "sub" / "x.html").symlink_to(target)
+    with pytest.raises(InputError, match=r"x\.html is outside .*pool") as raised:
+        load_pool(pool, EvalCache())
+    assert raised.value.exit_code == 3
 
 
 class FakeStore:

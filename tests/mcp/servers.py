@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.mcp.flood import file_limit
 from tests.openai_server import ScriptedLLM
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
@@ -45,12 +48,35 @@ async def stdio_session(options: list[str], tmp: Path) -> AsyncIterator[ClientSe
             yield s
 
 
+@dataclass
+class Watched:
+    """What ``http_server`` says of the server it ran: its process and its stderr."""
+
+    pid: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    def sockets(self) -> int:
+        """How many sockets the server holds open now (Linux: its descriptors)."""
+        folder = Path(f"/proc/{self.pid}/fd")
+        count = 0
+        for name in os.listdir(folder):
+            with contextlib.suppress(OSError):  # closed meanwhile
+                count += os.readlink(folder / name).startswith("socket:")
+        return count
+
+
 @contextmanager
 def http_server(
-    options: list[str], tmp: Path, env: dict[str, str] | None = None
+    options: list[str],
+    tmp: Path,
+    env: dict[str, str] | None = None,
+    files: int | None = None,
+    watched: Watched | None = None,
 ) -> Iterator[tuple[str, str | None]]:
     """``htmlrag-chat OPTIONS mcp --http --port 0``; yields the URL it says it listens at,
-    and the token it says it made (None when it says none: one was configured)."""
+    and the token it says it made (None when it says none: one was configured). ``files``
+    lowers the server's open-file limit; ``watched`` gets its process id and every line of
+    its stderr, and the server must still be running when the block ends."""
     process = subprocess.Popen(
         [*COMMAND, *options, "mcp", "--http", "--port", "0"],
         stdin=subprocess.DEVNULL,
@@ -58,8 +84,11 @@ def http_server(
         stderr=subprocess.PIPE,
         text=True,
         env={**server_env(tmp), **(env or {})},
+        preexec_fn=None if files is None else file_limit(files),
     )
     lines: queue.Queue[str] = queue.Queue()
+    if watched is not None:
+        watched.pid = process.pid
 
     def drain() -> None:  # keeps reading, so the pipe never fills
         assert process.stderr is not None
@@ -78,9 +107,13 @@ def http_server(
                 yield line.split("listening on ")[1].strip(), token
                 break
             assert process.poll() is None, "".join(seen)
+        if watched is not None:
+            assert process.poll() is None, "the server ended"
     finally:
         process.terminate()
         process.wait(20)
+        if watched is not None:
+            watched.lines += seen + list(lines.queue)
 
 
 @asynccontextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.parse import urlsplit
@@ -19,10 +20,13 @@ from urllib.request import Request, urlopen
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from htmlrag_chat.mcp.connections import HEAD_SECONDS, connection_cap
 from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
+from tests.mcp.flood import close_all, closed_within, flood, unfinished_head
 from tests.mcp.servers import (
     QUESTION,
+    Watched,
     cancel_while_reading,
     http_server,
     http_session,
@@ -146,3 +150,36 @@ def test_http_needs_the_bearer_token_printed_at_start_or_configured(
         assert said is None  # a configured token is never printed
         assert "answer" in asyncio.run(allowed(url, configured))
         assert refused(url, {"Authorization": f"Bearer {token}"}).code == 401
+
+
+def test_a_flood_of_idle_connections_leaves_the_server_answering_the_token(
+    recording: Path, tiny_tokenizer_dir: Path, tmp_path: Path
+) -> None:
+    """Idle connections without a token once took every descriptor of a server under a low
+    open-file limit (1,100 under 1024; here 256 under 128, low enough that accepting still
+    meets EMFILE before the cap closes the excess): the next accept failed, reporting it
+    failed too, and the server ended. A request's head that never ended held its
+    connection forever."""
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "bm25"]
+    options += ["--tokenizer", str(tiny_tokenizer_dir)]
+    files, cap = 128, connection_cap(128)
+
+    async def tools(url: str, token: str | None) -> list[str]:
+        async with http_session(url, token) as session:
+            return [tool.name for tool in (await session.list_tools()).tools]
+
+    watched = Watched()
+    with http_server(options, tmp_path, files=files, watched=watched) as (url, token):
+        connections = flood(url, 2 * files)
+        assert len(connections) > files
+        deadline = time.monotonic() + 30
+        while watched.sockets() > cap + 4:  # its listener and the event loop's own
+            assert time.monotonic() < deadline, f"{watched.sockets()} sockets, cap {cap}"
+            time.sleep(0.1)
+        assert "answer" in asyncio.run(tools(url, token))  # a place is made for it
+        assert closed_within(unfinished_head(url), HEAD_SECONDS + 10) is not None
+        close_all(connections)
+        assert "answer" in asyncio.run(tools(url, token))
+    said = "".join(watched.lines)
+    assert "Traceback" not in said and "internal error" not in said
+    assert "out of file descriptors: new connections wait" in said  # EMFILE met, and survived

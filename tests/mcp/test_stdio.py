@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from htmlrag_chat.conversations.session import ChatSession
+from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
 from tests.mcp.servers import (
     QUESTION,
@@ -261,3 +263,36 @@ def test_conversation_ids_beyond_any_row_are_refused_without_a_traceback(
     ), resources
     log = (tmp_path / "stderr.log").read_text(encoding="utf-8")
     assert "Traceback" not in log and "Error" not in log, log
+
+
+def test_an_answer_split_in_utf16_halves_and_a_hostile_title_come_back_whole_and_safe(
+    recording: Path, tmp_path: Path
+) -> None:
+    """The ``answer`` tool once returned only "Error executing tool answer" when the reader
+    server cut an emoji into two escaped halves; the conversations resource listed a
+    title's bidi override and C1 control (a question an agent sent) as they were."""
+
+    def split_emoji(messages: list[dict[str, Any]]) -> str:
+        if "New message:" in messages[-1]["content"]:
+            return "SEARCH: ARKit"
+        return "FaceTime uses ARKit 😀 [1]. A lone \ud83d half."
+
+    llm = ScriptedLLM(split_emoji, model="otter-\ud83d", utf16=True)
+    cache = tmp_path / "cache.db"
+    cache.write_bytes(recording.read_bytes())
+    with Store.open(cache) as store:
+        ChatSession(store).question_asked("safe?\u202egnp.exe\u009b2J")
+
+    async def scenario(url: str) -> None:
+        options = ["--cache", str(cache), "--reader", "openai", "--base-url", url]
+        options += ["--pruner", "bm25", "--rounds", "1"]
+        async with stdio_session(options, tmp_path) as session:
+            answer = {"question": QUESTION["question"]}
+            answered = structured(await session.call_tool("answer", answer))
+            assert answered["answer"] == "FaceTime uses ARKit 😀 [1]. A lone \ufffd half."
+            listed = await session.read_resource("htmlrag-chat://conversations")
+            text = listed.contents[0].text
+            assert "safe?gnp.exe2J" in text and "\u202e" not in text and "\u009b" not in text
+
+    with ThreadedLLM(llm) as url:
+        run(scenario(url))

@@ -138,13 +138,16 @@ def test_a_server_with_only_embedding_models_is_not_a_reader() -> None:
 
 @asynccontextmanager
 async def other_service(kind: str) -> AsyncIterator[int]:
-    """Something else on a probed port: a web page, a 404, or a server that never answers."""
+    """Something else on a probed port: a web page, a 404, a server that never answers, or
+    one whose JSON is nested past the parser's recursion."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if kind == "hang":
             await asyncio.Future()
         if kind == "page":
             return web.Response(text="<html>a dashboard</html>", content_type="text/html")
+        if kind == "deep":
+            return web.Response(text="[" * 100_000, content_type="application/json")
         return web.Response(status=404)
 
     app = web.Application()
@@ -166,6 +169,19 @@ def test_other_services_on_the_ports_are_passed_over() -> None:
             ports = (page, missing, hang, unused_port(), port_of(url))
             servers = await asyncio.to_thread(find_servers, ports)
             assert servers == [Server("server", url, ("scripted-llm",))]
+
+    asyncio.run(scenario())
+
+
+def test_a_listing_with_half_a_utf16_pair_or_nested_too_deeply_is_read_safely() -> None:
+    """``"\\ud83d"`` in an id is U+FFFD (it was printed and stored as it came, and failed
+    there); a listing nested past the recursion limit is no server, not a crash."""
+    llm = ScriptedLLM(said(REPLY), model="otter-\ud83d-7b", utf16=True)
+
+    async def scenario() -> None:
+        async with other_service("deep") as deep, serve_llm(llm) as url:
+            servers = await asyncio.to_thread(find_servers, (deep, port_of(url)))
+            assert servers == [Server("server", url, ("otter-\ufffd-7b",))]
 
     asyncio.run(scenario())
 

@@ -441,3 +441,27 @@ def test_the_judge_reads_a_bare_yes_or_no_from_a_server_without_logprobs() -> No
     assert asyncio.run(run()) == [0.0, 0.0]
     [body, _] = llm.requests
     assert body["max_tokens"] == 1 and body["logprobs"] is True and body["stream"] is False
+
+
+def test_utf16_halves_split_between_deltas_are_joined_and_lone_ones_replaced() -> None:
+    """A server cutting by UTF-16 units sends "😀" as ``"\\ud83d"`` then ``"\\ude00"``; the
+    halves pair up again here, and a half with no partner becomes U+FFFD."""
+    reply = "Otters 😀 float [1]. A lone \ud83d half, and \ude00 another 😀"
+    expected = "Otters 😀 float [1]. A lone \ufffd half, and \ufffd another 😀"
+    chunks = stream(ScriptedLLM(said(reply), utf16=True))
+    assert "".join(chunks) == expected and len(chunks) > 5
+    assert all(chunk.encode("utf-8") for chunk in chunks)  # each one printable as it comes
+    whole = stream(ScriptedLLM(said(reply), utf16=True, streamed=False))
+    assert "".join(whole) == expected
+
+
+def test_half_a_pair_in_an_error_event_stays_one_printable_line() -> None:
+    body = {"error": {"message": "model otter-\ud83d is not loaded"}}
+    message = failure(ScriptedLLM(said(REPLY), status=404, error_body=body))
+    assert message.endswith("HTTP 404: model otter-\ufffd is not loaded")
+    message.encode("utf-8")
+
+
+def test_an_event_nested_deeper_than_the_recursion_limit_is_malformed() -> None:
+    message = failure(ScriptedLLM(said(REPLY), preamble=["data: " + "[" * 20_000, ""]))
+    assert "sent malformed JSON: [[[" in message

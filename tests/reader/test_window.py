@@ -20,6 +20,8 @@ def routes(answers: dict[tuple[str, str], Any], seen: list[Any]) -> web.Applicat
         body = await request.json() if request.can_read_body else None
         seen.append((request.method, request.path, body))
         answer = answers.get((request.method, request.path))
+        if isinstance(answer, bytes):  # sent as it is, JSON or not
+            return web.Response(body=answer, content_type="application/json")
         return web.json_response(answer) if answer is not None else web.Response(status=404)
 
     app = web.Application()
@@ -74,3 +76,22 @@ def test_each_server_s_window_is_read_where_it_says_it(
     assert found == window
     if server == "Ollama":
         assert seen == [("POST", "/api/show", {"model": MODEL})]
+
+
+def test_a_listing_whose_ids_hold_half_a_utf16_pair_still_names_the_model() -> None:
+    """The model's name comes from the same listing, read the same way: made whole."""
+    listing = b'{"data": [{"id": "otter-\\ud83d", "max_model_len": 32768}]}'
+    seen: list[Any] = []
+
+    async def ask() -> int | None:
+        async with serve_app(routes({("GET", "/v1/models"): listing}, seen)) as port:
+            base = f"http://127.0.0.1:{port}/v1"
+            return await asyncio.to_thread(context_window, "vLLM", base, "otter-\ufffd")
+
+    assert asyncio.run(ask()) == 32768
+
+
+def test_an_answer_nested_deeper_than_the_recursion_limit_is_no_answer() -> None:
+    deep = b"[" * 100_000
+    found, _ = window_of("llama.cpp", {("GET", "/props"): deep, ("GET", "/v1/models"): deep})
+    assert found is None

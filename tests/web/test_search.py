@@ -7,7 +7,14 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from htmlrag_chat.web.ddgs import DETAIL_CHARS, _first_line, _result, classify
 from htmlrag_chat.web.results import SearchResult
-from htmlrag_chat.web.search import SearchError, WebSearcher, deduplicate, normalize_url, steps
+from htmlrag_chat.web.search import (
+    SearchError,
+    WebSearcher,
+    deduplicate,
+    kept,
+    normalize_url,
+    steps,
+)
 from htmlrag_chat.web.settings import SearchSettings
 from tests.loopback import unused_port
 
@@ -139,3 +146,11 @@ def test_a_long_engine_message_is_shortened_between_words():
     kept = detail.removesuffix(" …").split()
     assert kept == text.split()[: len(kept)]  # every word whole, in order
     assert _first_line(DDGSException("short")) == "short"
+
+
+def test_every_backend_s_results_are_kept_whole():
+    """``kept`` is the one place live, cached and recorded results pass: a lone surrogate
+    from any backend (the ddgs engines parse JSON too) becomes U+FFFD there."""
+    found = [SearchResult("https://example.org/\ud83d", "Otters \ud83d", "Kelp \ude00 😀")]
+    (result,) = kept(found, SearchSettings())
+    assert result == SearchResult("https://example.org/\ufffd", "Otters \ufffd", "Kelp \ufffd 😀")
