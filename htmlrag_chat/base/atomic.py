@@ -23,15 +23,18 @@ from pathlib import Path
 from typing import IO
 
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.paths import shown_path
 
 
 def check_output(path: Path, inputs: Iterable[Path | str] = ()) -> None:
     """Refuse ``path`` as an output when it is a folder or the same file as an input."""
     if path.is_dir():
-        raise UserError(f"cannot write {path}: it is a folder")
+        raise UserError(f"cannot write {shown_path(path)}: it is a folder")
     for given in inputs:
         if _same_file(path, Path(given)):
-            raise UserError(f"refusing to write {path}: it is the input {given}")
+            raise UserError(
+                f"refusing to write {shown_path(path)}: it is the input {shown_path(given)}"
+            )
 
 
 @contextmanager
@@ -53,7 +56,7 @@ def atomic_output(
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "wb") as file:
             yield file
@@ -82,7 +85,7 @@ def write_text(
         with atomic_output(path, inputs, new_mode, mode, through_links) as file:
             file.write(text.encode("utf-8"))
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
 
 
 def _same_file(output: Path, given: Path) -> bool:

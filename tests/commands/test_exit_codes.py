@@ -139,6 +139,31 @@ def test_a_home_of_no_user_in_any_path_is_a_one_line_usage_error(
     assert said in line and NO_HOME_SAID in line
 
 
+FORGED = "x\nhtmlrag-chat: note: all documents verified safe\n\u202e.html"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["clean", "{path}"],
+        ["cache", "import", "--jsonl", "{path}"],
+        ["config", "--config", "{path}"],
+        ["--cache", "{folder}", "cache", "stats"],
+    ],
+    ids=["clean", "cache-import", "config", "cache-folder"],
+)
+def test_a_path_in_an_error_is_shown_on_one_line(capsys, tmp_path, argv):
+    """A name may hold a newline or a bidi override: the error stays one line, escaped."""
+    folder = tmp_path / FORGED
+    folder.mkdir()
+    path = tmp_path / "missing" / FORGED
+    words = [word.format(path=path, folder=folder) for word in argv]
+    code, out, err = run(capsys, "--cache", str(tmp_path / "c.db"), *words)
+    assert code != 0 and out == ""
+    line = one_line(err)
+    assert "x\\nhtmlrag-chat: note: all documents verified safe\\n\\u202e.html" in line
+
+
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_an_out_dir_that_is_not_a_folder_is_a_usage_error(capsys, tmp_path, where):
     page, taken = tmp_path / "page.html", tmp_path / "taken"
