@@ -151,5 +151,5 @@ def test_a_pdf_is_cut_at_its_page_and_time_bounds(monkeypatch: pytest.MonkeyPatc
     assert pdf.html.count("<section>") == 3
     monkeypatch.setattr(pdf_module, "MAX_PDF_SECONDS", 0.0)  # past it after the first page
     pdf = pdf_html(data, "x.pdf")
-    assert pdf.cut == "cut after 1 of 5 pages: reading took over 0 s"
+    assert pdf.cut == "cut after 1 of 5 pages: reading took over 0 s of CPU time"
     assert pdf.html.count("<section>") == 1
