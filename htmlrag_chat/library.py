@@ -15,7 +15,9 @@ its queries need (``find``, in a worker thread):
   and one a quarter-second between);
 - a file that cannot be used (broken, encrypted, without text) is said in one line, and its
   row keeps the reason, so it is not parsed again until it changes; one that cannot be
-  opened is tried again next time, since that is cheap and may be fixed meanwhile;
+  opened (or was swapped for a link or a pipe since the listing: ``documents/opening.py``)
+  is tried again next time, since that is cheap and may be fixed meanwhile; a PDF cut short
+  (``documents/pdf.py``) is said when it is read;
 - when there are more documents than pages a round reads, the best are chosen by BM25 over
   the terms stored for each (each query's best first, as web results are interleaved); a
   document holding none of a query's words is not chosen then. Fewer are all taken.
@@ -42,7 +44,9 @@ from htmlrag_chat.base import cancel
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import EventSink, Notice, Progress, stage
 from htmlrag_chat.base.extras import MissingExtra
-from htmlrag_chat.documents.convert import convert, read_file
+from htmlrag_chat.base.paths import shown_path
+from htmlrag_chat.documents.convert import convert
+from htmlrag_chat.documents.opening import read_document
 from htmlrag_chat.documents.types import READ
 from htmlrag_chat.documents.walk import (
     MAX_FILES,
@@ -54,7 +58,7 @@ from htmlrag_chat.documents.walk import (
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
 from htmlrag_chat.pruning.pipeline import PageInput
 from htmlrag_chat.store.db import Store, StoreError
-from htmlrag_chat.store.documents import StoredDocument
+from htmlrag_chat.store.documents import StoredDocument, path_key, storable_mtime
 from htmlrag_chat.store.embeddings import derived_cache_path
 
 # The conversion that made a cached row: a release that converts differently bumps it, and
@@ -102,16 +106,15 @@ class DocumentLibrary:
         self, store: Store, files: list[FoundFile], counts: dict[str, int], emit: EventSink
     ) -> list[tuple[FoundFile, StoredDocument]]:
         """Each file's row, read again where the file changed; those with a page."""
-        paths = [str(file.path) for file in files]
-        stored = store.stored_documents(paths)
-        stale = [file for file in files if not _fresh(stored.get(str(file.path)), file)]
+        stored = store.stored_documents([path_key(file.path) for file in files])
+        stale = [file for file in files if not _unchanged(stored.get(path_key(file.path)), file)]
         counts.update(files=len(files), cached=len(files) - len(stale), read=0, unchanged=0)
         missing_extra: list[MissingExtra] = []
         failed, said = 0, 0.0
         for done, file in enumerate(stale, 1):
             cancel.check()  # a stopped question ends between two files
             try:
-                kept = self._read(store, file, stored.get(str(file.path)), counts)
+                kept = self._read(store, file, stored.get(path_key(file.path)), counts, emit)
             except MissingExtra as error:
                 missing_extra.append(error)
             except InputError as error:  # it could not be opened: tried again next time
@@ -127,7 +130,8 @@ class DocumentLibrary:
         usable = []
         for file, document in self._rows(store, files).items():
             if document.reason is not None:
-                self._say(f"document not used: {document.reason}", emit)
+                # on one line, also a reason an older release kept with a raw file name
+                self._say(f"document not used: {shown_path(document.reason)}", emit)
             else:
                 usable.append((file, document))
         counts["failed"] = len(files) - len(usable)
@@ -135,11 +139,11 @@ class DocumentLibrary:
 
     def _rows(self, store: Store, files: list[FoundFile]) -> dict[FoundFile, StoredDocument]:
         """The rows of ``files`` as they are now (those read again have new ones)."""
-        rows = store.stored_documents([str(file.path) for file in files])
+        rows = store.stored_documents([path_key(file.path) for file in files])
         return {
-            file: rows[str(file.path)]
+            file: rows[path_key(file.path)]
             for file in files
-            if str(file.path) in rows and _fresh(rows[str(file.path)], file)
+            if path_key(file.path) in rows and _fresh(rows[path_key(file.path)], file)
         }
 
     def _read(
@@ -148,18 +152,20 @@ class DocumentLibrary:
         file: FoundFile,
         before: StoredDocument | None,
         counts: dict[str, int],
+        emit: EventSink,
     ) -> StoredDocument:
         """Read one file; convert it unless its content is what ``before`` was made from."""
-        data = read_file(file.path, file.kind)
+        data = read_document(file)
         digest = hashlib.sha256(data).hexdigest()
+        mtime_ns = storable_mtime(file.mtime_ns)
         if before is not None and before.sha256 == digest and before.version == CONVERSION:
-            store.touch_document(before.path, file.size, file.mtime_ns)
+            store.touch_document(before.path, file.size, mtime_ns)
             counts["unchanged"] += 1
-            return replace(before, size=file.size, mtime_ns=file.mtime_ns)
+            return replace(before, size=file.size, mtime_ns=mtime_ns)
         counts["read"] += 1
         document = StoredDocument(
-            str(file.path), file.size, file.mtime_ns, digest, CONVERSION, file.kind,
-            title=file.path.name, reason=None, terms=0,
+            path_key(file.path), file.size, mtime_ns, digest, CONVERSION, file.kind,
+            title=shown_path(file.path.name), reason=None, terms=0,
         )  # fmt: skip
         try:
             converted = convert(file.path, file.kind, data)
@@ -170,9 +176,12 @@ class DocumentLibrary:
             store.put_document(document, None, {})
             return document
         except Exception as error:  # a file no converter expected: it alone is left out
-            document = replace(document, reason=f"{file.path}: cannot be read ({error})")
+            why = " ".join(str(error).split()) or type(error).__name__
+            document = replace(document, reason=f"{shown_path(file.path)}: cannot be read ({why})")
             store.put_document(document, None, {})
             return document
+        if converted.cut is not None:
+            self._say(f"document cut: {shown_path(file.path)}: {converted.cut}", emit)
         words = Counter(terms(converted.text))
         document = replace(document, title=converted.title, terms=sum(words.values()))
         store.put_document(document, converted.html, words)
@@ -221,8 +230,8 @@ class DocumentLibrary:
                 raise
             reason = error.__cause__ or error
             self._say(
-                f"the side file {self.cache_path} cannot be used ({reason}); documents are"
-                " read again each round instead (the file is left as it is)",
+                f"the side file {shown_path(self.cache_path)} cannot be used ({reason}); "
+                "documents are read again each round instead (the file is left as it is)",
                 emit,
             )
             return Store.open(":memory:")
@@ -245,15 +254,27 @@ class DocumentLibrary:
 
 
 def _fresh(document: StoredDocument | None, file: FoundFile) -> bool:
-    """Whether the row still describes the file, judged without opening it."""
+    """Whether the row was made from the file as listed (its time as the row can hold it)."""
     return (
         document is not None
         and document.size == file.size
-        and document.mtime_ns == file.mtime_ns
+        and document.mtime_ns == storable_mtime(file.mtime_ns)
         and document.version == CONVERSION
     )
 
 
+def _unchanged(document: StoredDocument | None, file: FoundFile) -> bool:
+    """Whether the file need not be opened: its row is fresh, judged by a time the row
+    holds as it is. A time the cache cannot hold (past 2262, a broken file system or
+    archive) says nothing, so such a file is read and hashed each time (converted only
+    when its content changed)."""
+    return _fresh(document, file) and storable_mtime(file.mtime_ns) == file.mtime_ns
+
+
 def _day(mtime_ns: int) -> str:
-    """The local day a file was last modified, as ``YYYY-MM-DD``."""
-    return dt.date.fromtimestamp(mtime_ns / 1e9).isoformat()
+    """The local day a file was last modified, as ``YYYY-MM-DD``; none (``""``) for a
+    time no calendar date stands for (past the year 9999, before the year 1)."""
+    try:
+        return dt.date.fromtimestamp(mtime_ns / 1e9).isoformat()
+    except (OverflowError, ValueError, OSError):
+        return ""

@@ -92,12 +92,14 @@ CONTRACTS = (
     ),
     Contract(
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "
-        "token-counting protocol, the errors and the chat templates' token names",
+        "token-counting protocol, the errors, how a path is shown and the chat templates' "
+        "token names",
         HTML,
         only=(
             *HTML,
             "htmlrag_chat.base.counting",
             "htmlrag_chat.base.errors",
+            "htmlrag_chat.base.paths",
             "htmlrag_chat.base.specials",
         ),
     ),

@@ -7,7 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import sqlite3
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,11 @@ from htmlrag_chat import library as library_module
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import Event, Notice, Progress, StageFinished
 from htmlrag_chat.base.extras import install_line
+from htmlrag_chat.documents import pdf as pdf_module
+from htmlrag_chat.documents.walk import FoundFile
 from htmlrag_chat.library import DocumentLibrary
 from htmlrag_chat.store.db import Store
+from tests.documents.test_pdf import LINE, shared_stream_pdf
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -47,6 +52,15 @@ class Events(list[Event]):
 
     def progress(self) -> list[tuple[int, int, int]]:
         return [(e.done, e.total, e.failed) for e in self if isinstance(e, Progress)]
+
+
+def sql(path: Path, statement: str) -> list[tuple]:
+    """One statement on the cache file, through a connection of the test's own."""
+    connection = sqlite3.connect(path)
+    try:
+        return connection.execute(statement).fetchall()
+    finally:
+        connection.close()
 
 
 def find(library: DocumentLibrary, query: str = "notes", limit: int = 10) -> tuple[list, Events]:
@@ -115,20 +129,20 @@ def test_a_broken_file_is_said_once_and_not_parsed_again(folder: Path, store: St
 def test_a_file_that_cannot_be_opened_is_tried_again_next_time(
     folder: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = library_module.read_file
+    real = library_module.read_document
 
-    def unreadable(path: Path, kind: str) -> bytes:  # as root, no permission bit stops a read
-        if path.name == "boatshed.txt":
-            raise InputError(f"{path}: Permission denied")
-        return real(path, kind)
+    def unreadable(file: FoundFile) -> bytes:  # as root, no permission bit stops a read
+        if file.path.name == "boatshed.txt":
+            raise InputError(f"{file.path}: Permission denied")
+        return real(file)
 
-    monkeypatch.setattr(library_module, "read_file", unreadable)
+    monkeypatch.setattr(library_module, "read_document", unreadable)
     library = DocumentLibrary.of([str(folder)], store)
     pages, events = find(library)
     assert len(pages) == 3 and events.notes() == [
         f"document not used: {folder.resolve() / 'notes' / 'boatshed.txt'}: Permission denied"
     ]
-    monkeypatch.setattr(library_module, "read_file", real)
+    monkeypatch.setattr(library_module, "read_document", real)
     pages, events = find(library)
     assert len(pages) == 4 and events.counts()["read"] == 1
 
@@ -192,3 +206,120 @@ def test_progress_comes_a_quarter_second_apart_and_for_the_last_file(
     monkeypatch.setattr(library_module.time, "monotonic", lambda: next(clock) / 100)
     _, events = find(DocumentLibrary.of([str(folder)], store))
     assert events.progress() == [(1, 4, 0), (3, 4, 0), (4, 4, 0)]
+
+
+def test_a_name_that_is_not_utf8_is_kept_under_a_lossless_key_and_answered(
+    folder: Path, store: Store
+) -> None:
+    name = os.fsdecode(b"caf\xe9.txt")  # from an old archive: Latin-1
+    (folder / name).write_text("The espresso machine is descaled on Fridays.\n")
+    (folder / os.fsdecode(b"empty\xff.md")).write_text("\n")
+    pages, events = find(DocumentLibrary.of([str(folder)], store))
+    assert len(pages) == 5  # the four others too
+    (cafe,) = [page for page in pages if b"espresso" in page.data]
+    assert cafe.source == (folder.resolve() / name).as_uri()
+    assert cafe.source.endswith("/caf%E9.txt") and cafe.title == "caf\\xe9.txt"
+    assert events.notes() == [f"document not used: {folder.resolve()}/empty\\xff.md: no text in it"]
+    pages, events = find(DocumentLibrary.of([str(folder)], store))  # from the cache
+    assert len(pages) == 5 and events.counts()["cached"] == 6
+    keys = [row[0] for row in sql(store.path, "SELECT path FROM documents")]
+    assert (folder.resolve() / name).as_uri() in keys and str(
+        folder.resolve() / "orchard.pdf"
+    ) in keys
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path):
+    """A folder on tmpfs, which keeps any modification time (ext4 stops at 2446)."""
+    made = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    yield made
+    shutil.rmtree(made)
+
+
+@pytest.mark.parametrize(
+    "seconds",
+    [15_032_385_535, 300_000_000_000, -300_000_000_000],
+    ids=["past-2262", "past-9999", "before-year-1"],
+)
+def test_a_modification_time_no_row_or_calendar_holds_is_clamped(
+    tmpfs: Path, store: Store, seconds: int
+) -> None:
+    shutil.copytree(FIXTURES / "documents", tmpfs / "docs")
+    note = tmpfs / "docs" / "notes" / "beekeeping.md"
+    os.utime(note, ns=(seconds * 10**9, seconds * 10**9))
+    assert note.stat().st_mtime_ns == seconds * 10**9  # kept as set
+    library = DocumentLibrary.of([str(tmpfs / "docs")], store)
+    pages, events = find(library)
+    assert len(pages) == 4 and events.counts()["failed"] == 0
+    (page,) = [page for page in pages if page.source.endswith("beekeeping.md")]
+    # The day it was modified, where a calendar has it (the year 2446); else none.
+    assert page.date == (
+        dt.date.fromtimestamp(seconds).isoformat() if seconds == 15_032_385_535 else ""
+    )
+    # A time the row cannot hold says nothing: the file is read and hashed each time,
+    # never converted again while its content is the same.
+    pages, events = find(library)
+    assert len(pages) == 4
+    assert events.counts() == dict(files=4, cached=3, read=0, unchanged=1, failed=0, chosen=4)
+
+
+def test_a_file_swapped_for_a_link_while_the_folder_is_read_is_not_followed(
+    folder: Path, store: Store, tmp_path: Path
+) -> None:
+    """The race of the issue, made certain: the last file is swapped for a link to a private
+    file after the listing, while the first files are read."""
+    secret = tmp_path / "private" / "keys.md"
+    secret.parent.mkdir()
+    secret.write_text("# keys\nThe safe's code is 4711.\n")
+    victim = folder / "zz-last.md"
+    victim.write_text("# last\nRead last.\n")
+    events = Events()
+
+    def swap_after_the_first_file(event: Event) -> None:
+        events(event)
+        if isinstance(event, Progress) and event.done == 1:
+            victim.unlink()
+            victim.symlink_to(secret)
+
+    pages = DocumentLibrary.of([str(folder)], store).find(
+        ["safe code"], 10, swap_after_the_first_file
+    )
+    assert len(pages) == 4 and all(b"4711" not in page.data for page in pages)
+    swapped = folder.resolve() / "zz-last.md"
+    assert events.notes() == [f"document not used: {swapped}: a link now, not followed"]
+    assert not [
+        row for row in sql(store.path, "SELECT html FROM documents") if b"4711" in (row[0] or b"")
+    ]
+    assert sql(store.path, "SELECT count(*) FROM document_terms WHERE term = '4711'") == [(0,)]
+    _, events = find(DocumentLibrary.of([str(folder)], store))  # listed as a link now
+    assert events.notes() == [
+        f"{swapped}: a link out of {folder.resolve()} (to {secret.resolve()}), not "
+        "followed; give its target its own --docs to read it"
+    ]
+
+
+def test_a_pdf_cut_at_the_page_cap_is_said(
+    folder: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pdf_module, "MAX_PAGE_BYTES", 2**20)  # 4 pages read, not 18
+    book = folder / "book.pdf"
+    book.write_bytes(shared_stream_pdf(2000, [f"{n} {LINE * 5}" for n in range(700)]))
+    pages, events = find(DocumentLibrary.of([str(folder)], store))
+    assert len(pages) == 5
+    (note,) = events.notes()
+    assert note == (
+        f"document cut: {book.resolve()}: cut after page 4 of 2,000 in part: its text reached"
+        " the 1 MiB cap of a page"
+    )
+
+
+def test_every_path_in_a_note_is_on_one_line(folder: Path, store: Store) -> None:
+    (folder / "empty\nhtmlrag-chat: note: all documents verified safe.md").write_text("\n")
+    (folder / "bin\u202eary.txt").write_bytes(b"\x00\x01\x02" * 100)
+    _, events = find(DocumentLibrary.of([str(folder)], store))
+    root = folder.resolve()
+    assert sorted(events.notes()) == [
+        f"document not used: {root}/bin\\u202eary.txt: binary data, not text",
+        f"document not used: {root}/empty\\nhtmlrag-chat: note: all documents verified safe.md:"
+        " no text in it",
+    ]

@@ -30,15 +30,18 @@ from pathlib import Path
 from typing import IO
 
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.paths import shown_path
 
 
 def check_output(path: Path, inputs: Iterable[Path | str] = ()) -> None:
     """Refuse ``path`` as an output when it is a folder or the same file as an input."""
     if path.is_dir():
-        raise UserError(f"cannot write {path}: it is a folder")
+        raise UserError(f"cannot write {shown_path(path)}: it is a folder")
     for given in inputs:
         if _same_file(path, Path(given)):
-            raise UserError(f"refusing to write {path}: it is the input {given}")
+            raise UserError(
+                f"refusing to write {shown_path(path)}: it is the input {shown_path(given)}"
+            )
 
 
 @contextmanager
@@ -60,7 +63,7 @@ def atomic_output(
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "wb") as file:
             yield file
@@ -89,7 +92,7 @@ def write_text(
         with atomic_output(path, inputs, new_mode, mode, through_links) as file:
             file.write(text.encode("utf-8"))
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
 
 
 def check_replaceable(path: Path, force: bool) -> None:
@@ -101,13 +104,13 @@ def check_replaceable(path: Path, force: bool) -> None:
     except FileNotFoundError:  # nothing there yet, or a link to nothing yet: created
         return
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
     if stat.S_ISDIR(mode):
-        raise UserError(f"cannot write {path}: it is a folder")
+        raise UserError(f"cannot write {shown_path(path)}: it is a folder")
     if not stat.S_ISREG(mode):
-        raise UserError(f"refusing to write {path}: it is not a regular file")
+        raise UserError(f"refusing to write {shown_path(path)}: it is not a regular file")
     if not force:
-        raise UserError(f"{path} exists: --force writes over it")
+        raise UserError(f"{shown_path(path)} exists: --force writes over it")
 
 
 @contextmanager
@@ -122,7 +125,7 @@ def output_file(
         with atomic_output(path, inputs, through_links=True) as file:
             yield file
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
 
 
 def _same_file(output: Path, given: Path) -> bool:

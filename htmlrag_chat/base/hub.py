@@ -16,6 +16,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from htmlrag_chat.base.errors import EXIT_NETWORK, ModelUnavailable, UserError
+from htmlrag_chat.base.paths import expand_user
 
 T = TypeVar("T")
 
@@ -62,7 +63,7 @@ def load_pretrained(
     """Call a ``from_pretrained``-style ``load`` for a path or hub id, failing fast offline.
 
     ``local_only`` never downloads (``--reader auto`` must not start a 16 GB download)."""
-    path = Path(name).expanduser()
+    path = expand_user(name)
     try:
         if path.exists():
             return load(str(path), **kwargs)
@@ -95,7 +96,7 @@ def unobtainable(models: Mapping[str, bool]) -> dict[str, ModelUnavailable]:
     reachable = functools.cache(hub_reachable)  # asked only when a model is not here
     problems = {}
     for name, local_only in models.items():
-        if Path(name).expanduser().exists() or cached_snapshot(name) is not None:
+        if expand_user(name).exists() or cached_snapshot(name) is not None:
             continue
         if local_only or not reachable():
             problems[name] = _nowhere(name, local_only)
@@ -147,7 +148,7 @@ def cached_file(repo_id: str, filename: str, cache_dir: Path | None = None) -> P
 
 def located_model(name: str, cache_dir: Path | None = None) -> Path | None:
     """The folder ``name`` loads from here: itself, or its snapshot in the cache."""
-    path = Path(name).expanduser()
+    path = expand_user(name)
     return path if path.is_dir() else cached_snapshot(name, cache_dir)
 
 

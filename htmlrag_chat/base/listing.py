@@ -14,6 +14,7 @@ from pathlib import Path
 
 from htmlrag_chat.base.extras import install_line, missing_module
 from htmlrag_chat.base.hub import cached_snapshot, complete_model, hub_endpoint
+from htmlrag_chat.base.paths import expand_user
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Found:
 def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None = None) -> Found:
     """Where ``name`` resolves, as ``hub.load_pretrained`` looks: a folder, then the cache,
     then the hub (where a download would come from)."""
-    path = Path(name).expanduser()
+    path = expand_user(name)
     if path.is_dir():
         return Found("folder", str(path), complete(path), folder_bytes(path))
     snapshot = cached_snapshot(name, cache_dir)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from htmlrag_chat.base.atomic import check_replaceable
 from htmlrag_chat.base.errors import EXIT_OK, InputError, UserError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.commands.common import add_command, cache_origin, open_store, store_options
 
 
@@ -69,7 +70,7 @@ def readable(path: Path) -> None:
         with open(path, "rb"):
             pass
     except OSError as error:
-        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {shown_path(path)}: {error.strerror or error}") from None
 
 
 def _run(args: argparse.Namespace) -> int:

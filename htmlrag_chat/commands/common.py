@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from htmlrag_chat.base.errors import EXIT_USAGE, InputError, UserError
 from htmlrag_chat.base.events import Event, EventSink, Notice, ReaderBusy, Skipped, SourcesReady
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.progress import event_line, sources_lines
 from htmlrag_chat.base.safety import json_safe, terminal_safe, text_safe
 from htmlrag_chat.commands.words import explain
@@ -167,7 +168,7 @@ def store_options(default: object = None, refresh: bool = False) -> argparse.Arg
     parser = argparse.ArgumentParser(add_help=False)
     group = parser.add_argument_group("cache")
     group.add_argument(
-        "--cache", type=Path, default=default, metavar="FILE",
+        "--cache", type=user_path, default=default, metavar="FILE",
         help="the cache file (default $HTMLRAG_CHAT_CACHE, else the user cache directory)",
     )  # fmt: skip
     group.add_argument(
@@ -259,7 +260,15 @@ def open_store(args: argparse.Namespace) -> Store:
 def replay_file(text: str) -> Path:
     if not text:
         raise argparse.ArgumentTypeError("needs the file to replay")
-    return Path(text)
+    return user_path(text)
+
+
+def user_path(text: str) -> Path:
+    """A file option, ``~`` expanded: one that names no home here is argparse's one line."""
+    try:
+        return expand_user(text)
+    except UserError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def age_seconds(text: str) -> float:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from htmlrag_chat.base.errors import EXIT_OK, UserError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.commands.common import (
     add_command,
@@ -115,7 +116,7 @@ def run_export(args: argparse.Namespace) -> int:
             path = session.export(args.out_dir, replace=args.force)
         except OSError as error:
             reason = error.strerror or error
-            raise UserError(f"cannot write into {args.out_dir}: {reason}") from None
+            raise UserError(f"cannot write into {shown_path(args.out_dir)}: {reason}") from None
     print(path)
     return EXIT_OK
 
@@ -136,12 +137,15 @@ def find_conversation(store: Store, conversation_id: int | None) -> dict[str, An
     if conversation_id is None:
         latest = store.conversation_summaries(limit=1)
         if not latest:
-            raise UserError(f"no conversation in {store.path} yet: ask a question first")
+            raise UserError(
+                f"no conversation in {shown_path(store.path)} yet: ask a question first"
+            )
         return latest[0]
     found = store.conversation(conversation_id)
     if found is None:
         raise UserError(
-            f"no conversation {conversation_id} in {store.path} (htmlrag-chat history lists them)"
+            f"no conversation {conversation_id} in {shown_path(store.path)} (htmlrag-chat "
+            "history lists them)"
         )
     return found
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.base.atomic import check_output, write_text
 from htmlrag_chat.base.errors import EXIT_INPUT, EXIT_OK, InputError, UserError
 from htmlrag_chat.base.events import Event, EventSink, Notice, StageFinished
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.base.safety import text_safe
 from htmlrag_chat.commands.common import (
     add_command,
@@ -84,7 +85,7 @@ def run_clean(args: argparse.Namespace) -> int:
             failed = True
             continue
         if not visible_text(html):
-            error(f"note: {file}: no visible text: the result is empty")
+            error(f"note: {shown_path(file)}: no visible text: the result is empty")
         text = text_safe(serialize(html)) + "\n"
         if args.out_dir is None:
             sys.stdout.write(text)
@@ -97,13 +98,13 @@ def prepare_out_dir(folder: Path) -> None:
     """Create ``--out-dir`` before any input is read, so that a file in its place or a
     folder we may not write to is one usage error, not a traceback after the first page."""
     if folder.exists() and not folder.is_dir():
-        raise UserError(f"--out-dir {folder}: not a folder")
+        raise UserError(f"--out-dir {shown_path(folder)}: not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as failure:
-        raise UserError(f"--out-dir {folder}: {failure.strerror or failure}") from None
+        raise UserError(f"--out-dir {shown_path(folder)}: {failure.strerror or failure}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise UserError(f"--out-dir {folder}: not writable")
+        raise UserError(f"--out-dir {shown_path(folder)}: not writable")
 
 
 def run_prune(args: argparse.Namespace) -> int:

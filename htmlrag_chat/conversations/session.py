@@ -15,6 +15,7 @@ from typing import Any
 from htmlrag_chat.agent.answer import Answer, Turn, turns_from_messages
 from htmlrag_chat.base.atomic import write_text
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.conversations.export import conversation_markdown, export_path
 from htmlrag_chat.evidence.correction import unmarked
 from htmlrag_chat.store.db import Store
@@ -84,7 +85,7 @@ class ChatSession:
             raise LookupError("nothing to export yet: ask a question first")
         path = export_path(folder, self.conversation, self.title)
         if path.exists() and not replace:
-            raise UserError(f"{path} exists: --force writes over it")
+            raise UserError(f"{shown_path(path)} exists: --force writes over it")
         text = conversation_markdown(self.title, self.store.messages(self.conversation))
         write_text(path, text, inputs=[self.store.path])  # never over the cache itself
         return path

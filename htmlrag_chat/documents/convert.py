@@ -6,7 +6,8 @@ as it is; Markdown rendered by markdown-it-py (CommonMark with tables and strike
 headings, lists and tables become the same elements a page has; a YAML front matter's
 ``title:`` is the title); plain text as paragraphs (blank lines between them); a PDF
 through ``pdf.py``. The title is the one the file declares (``<title>``, the front matter,
-the PDF's metadata), else its first heading, else the file's name.
+the PDF's metadata), else its first heading, else the file's name (on one line, a byte
+that is not UTF-8 as an escape: ``shown_path``).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.documents.pdf import MAX_PDF_BYTES, pdf_html
+from htmlrag_chat.base.paths import shown_path
+from htmlrag_chat.documents.pdf import pdf_html
 from htmlrag_chat.documents.types import HTML, MARKDOWN, PDF
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.html.decode import decode_html, looks_binary
 from htmlrag_chat.html.dom import Element
 from htmlrag_chat.html.headings import HEADING_TAGS
-from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.html.text import normalize_space, visible_text
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
@@ -39,19 +40,17 @@ class Converted:
     title: str
     html: bytes  # cleaned, UTF-8: ``clean_page`` reads it again as it is
     text: str
-
-
-def read_file(path: Path, kind: str) -> bytes:
-    """The file's bytes, at most the cap of its kind (a PDF's is larger: see ``pdf.py``)."""
-    return read_page_file(path, limit=MAX_PDF_BYTES) if kind == PDF else read_page_file(path)
+    cut: str | None = None  # why the document stops short of the file's end (a long PDF)
 
 
 def convert(path: Path, kind: str, data: bytes) -> Converted:
     """The document ``data`` (of ``kind``, read from ``path``) as a cleaned page; a file
     that is broken, encrypted, binary or without text is an ``InputError`` naming it."""
-    name = str(path)
+    name = shown_path(path)
+    cut = None
     if kind == PDF:
-        page = PageInput(name, pdf_html(data, name).encode("utf-8"), "utf-8")
+        pdf = pdf_html(data, name)
+        page, cut = PageInput(name, pdf.html.encode("utf-8"), "utf-8"), pdf.cut
     elif kind == HTML:
         page = PageInput(name, data)
     else:
@@ -64,8 +63,8 @@ def convert(path: Path, kind: str, data: bytes) -> Converted:
     text = visible_text(element)
     if not text.strip():
         raise InputError(f"{name}: no text in it")
-    title = cleaned.title or first_heading(element) or path.name
-    return Converted(normalize_space(title), serialize(element).encode("utf-8"), text)
+    title = cleaned.title or first_heading(element) or shown_path(path.name)
+    return Converted(normalize_space(title), serialize(element).encode("utf-8"), text, cut)
 
 
 def first_heading(element: Element) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from htmlrag_chat.base.paths import shown_path
+
 HTML, MARKDOWN, TEXT, PDF = "html", "markdown", "text", "pdf"
 KINDS: dict[str, str] = {
     ".html": HTML,
@@ -32,5 +34,6 @@ def kind_of(path: Path) -> str | None:
 
 
 def type_name(path: Path) -> str:
-    """How a skipped file's type is named in the note: its extension, or what it lacks."""
-    return path.suffix.lower() or "no extension"
+    """How a skipped file's type is named in the note: its extension (on one line, as any
+    part of a name), or what it lacks."""
+    return shown_path(path.suffix.lower()) or "no extension"

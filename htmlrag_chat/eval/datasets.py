@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.base.safety import one_line
-from htmlrag_chat.eval.pages import inside, is_page_file, shown
+from htmlrag_chat.eval.pages import inside, is_page_file
 
 TASKS = ("retention", "qa")
 
@@ -62,7 +63,7 @@ def load_dataset(
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        where = f"{shown(path)}:{number}"
+        where = f"{shown_path(path)}:{number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
@@ -135,5 +136,5 @@ def _page(folder: Path, name: str, where: str) -> Path:
     path = inside(folder, name, where)
     if not is_page_file(path):
         what = "is not a regular file" if os.path.lexists(path) else "not found"
-        raise InputError(f"{where}: page file {shown(name)} {what} in {shown(folder)}")
+        raise InputError(f"{where}: page file {shown_path(name)} {what} in {shown_path(folder)}")
     return path

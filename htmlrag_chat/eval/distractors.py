@@ -16,8 +16,9 @@ from pathlib import Path
 
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import EventSink, ignore, stage
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
-from htmlrag_chat.eval.pages import inside, read_page, shown
+from htmlrag_chat.eval.pages import inside, read_page
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page
@@ -38,7 +39,7 @@ def load_pool(folder: Path, cache: EvalCache, emit: EventSink = ignore) -> list[
     (a FIFO named ``x.html`` would block the read). A page that resolves outside the
     folder is refused (``pages.inside``)."""
     if not folder.is_dir():
-        raise InputError(f"{shown(folder)}: no such folder for the distractor pool")
+        raise InputError(f"{shown_path(folder)}: no such folder for the distractor pool")
     files = [
         inside(folder, path.relative_to(folder), "the distractor pool")
         for path in sorted(folder.rglob("*.html"))

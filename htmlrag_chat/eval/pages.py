@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, check_page_size
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -32,11 +32,11 @@ def inside(folder: Path, path: Path | str, where: str) -> Path:
     try:
         real = os.path.realpath(folder / path)
     except ValueError:  # a NUL in the name
-        raise InputError(f"{where}: page file {shown(path)} is not a file name") from None
+        raise InputError(f"{where}: page file {shown_path(path)} is not a file name") from None
     if os.path.commonpath((root, real)) != root:
         raise InputError(
-            f"{where}: page file {shown(path)} is outside {shown(folder)}, the folder its "
-            "pages must be in"
+            f"{where}: page file {shown_path(path)} is outside {shown_path(folder)}, the folder "
+            "its pages must be in"
         )
     return Path(real)
 
@@ -53,7 +53,7 @@ def read_page(path: Path) -> bytes:
     """The bytes of the regular file at ``path`` (a real path, from ``inside``), at most the
     page cap; an ``InputError`` naming it for anything else (a link, a FIFO, a device, a
     folder, missing, over the cap)."""
-    name = shown(path)
+    name = shown_path(path)
     try:
         descriptor = os.open(path, _OPEN_FLAGS)
     except OSError as error:
@@ -67,8 +67,3 @@ def read_page(path: Path) -> bytes:
             raise InputError(f"{name}: {error.strerror or error}") from None
     check_page_size(name, len(data))
     return data
-
-
-def shown(path: Path | str) -> str:
-    """A path as one line of a message (a name may hold a newline or an escape)."""
-    return one_line(repr(str(path))[1:-1])

@@ -23,6 +23,7 @@ from typing import Any
 
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.base.events import ignore
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.reader import ChatModel, Message, Turn
@@ -132,7 +133,7 @@ def reader_identity(reader: Reader) -> dict[str, str]:
     identity = {"kind": reader.kind, "model": reader.name}
     chat = reader.chat
     if isinstance(chat, GGUFChat):
-        identity["sha256"] = file_sha256(Path(chat.path).expanduser())
+        identity["sha256"] = file_sha256(expand_user(chat.path))
     base_url = getattr(chat, "base_url", None)
     if base_url:
         identity["base_url"] = str(base_url)

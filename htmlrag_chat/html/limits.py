@@ -16,8 +16,10 @@ Files are read with at most the cap plus one byte, so a file that lies about its
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.paths import shown_path
 
 MAX_PAGE_BYTES = 5 * 2**20
 TOO_LARGE = f"larger than {MAX_PAGE_BYTES / 2**20:g} MiB"
@@ -37,19 +39,24 @@ def read_page_file(
 
     The size the file system reports is not trusted (a device or a pipe reports 0); the
     failures a user can cause (missing, a directory, no permission, over the cap) are
-    InputError naming ``label`` (default: the path).
+    InputError naming ``label`` (default: the path, on one line).
     """
     path = Path(path)
-    name = str(path) if label is None else label
+    name = shown_path(path) if label is None else label
     try:
         with path.open("rb") as file:
-            data = file.read(limit + 1)
+            return read_capped(file, name, limit)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{name}: is a directory") from None
     except OSError as error:
         raise InputError(f"{name}: {error.strerror or error}") from None
+
+
+def read_capped(file: BinaryIO, name: str, limit: int = MAX_PAGE_BYTES) -> bytes:
+    """At most ``limit`` bytes from an open file; more is an InputError naming ``name``."""
+    data = file.read(limit + 1)
     if len(data) > limit:
         what = "one page" if limit == MAX_PAGE_BYTES else "a file of its type"
         raise InputError(f"{name}: larger than {limit / 2**20:g} MiB, the limit for {what}")

@@ -33,6 +33,7 @@ from htmlrag_chat.base.hub import (
     load_pretrained,
 )
 from htmlrag_chat.base.loader import quiet_transformers, shared
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.html.text import CJK
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
@@ -89,7 +90,7 @@ def load_token_counter(spec: str | None = None) -> LoadedCounter:
     name = spec or DEFAULT_TOKENIZER
     if name == "approx":
         return LoadedCounter(ApproxTokenCounter(), None)
-    path = Path(name).expanduser()
+    path = expand_user(name)
     folder = path if path.is_dir() else cached_snapshot(name)
     backend = _saved_backend(folder) if folder is not None else None
     if backend is not None:

@@ -18,6 +18,7 @@ from htmlrag_chat.base.events import Notice
 from htmlrag_chat.base.extras import install_line
 from htmlrag_chat.base.hub import hub_endpoint
 from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
 from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
@@ -191,7 +192,7 @@ class GGUFFile(Backend):
         """llama.cpp's device, not torch's: the GPU when this build offloads layers."""
         from htmlrag_chat.reader.gguf import gpu_offload
 
-        path = Path(plan.model).expanduser()
+        path = expand_user(plan.model)
         here = path.is_file()
         layers = plan.settings.gpu_layers
         if layers != 0 and gpu_offload():
@@ -236,7 +237,7 @@ class TransformersModel(Backend):
         return {plan.model: plan.auto}
 
     def label(self, plan: ReaderPlan) -> str:
-        path = Path(plan.model).expanduser()
+        path = expand_user(plan.model)
         return f"{path.name if path.is_dir() else one_line(plan.model)} (transformers)"
 
     def own_counter(self, reader: Reader) -> TokenCounter:
@@ -259,7 +260,7 @@ class TransformersModel(Backend):
 
 def _not_here(model: str) -> str:
     """Why ``--reader auto`` cannot read the model the user named."""
-    path = Path(model).expanduser()
+    path = expand_user(model)
     if path.is_dir():
         return "no complete model in that folder (config.json and weights)"
     if model.startswith(("/", ".", "~")):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from htmlrag_chat.base.hub import cached_file, complete_model, located_model
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.discover import Server, configured_server, find_servers, list_models
 
@@ -40,7 +41,7 @@ def models_folder() -> Path:
     else ``models`` in the user data folder (``~/.local/share/htmlrag-chat/models``)."""
     named = os.environ.get(MODELS_ENV)
     if named:
-        return Path(named).expanduser()
+        return expand_user(named, MODELS_ENV)
     return platformdirs.user_data_path("htmlrag-chat") / "models"
 
 
@@ -122,7 +123,7 @@ def on_disk(model: str | None, cache_dir: Path | None = None) -> OnDisk:
     pulled default GGUF, else the models folder's largest; the transformers model when
     complete."""
     if is_gguf(model):
-        path = Path(str(model)).expanduser()
+        path = expand_user(str(model))
         if path.is_file():
             return OnDisk(gguf=str(path))
         one_file = hub_file(str(model))

@@ -36,6 +36,7 @@ from typing import Any
 
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.extras import needed
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import defuse_control_tokens
 from htmlrag_chat.reader import CallStats, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
@@ -94,7 +95,7 @@ class GGUFChat:
         """The loaded model (``ModelUnavailable`` when llama-cpp-python or the file is
         missing, or the file is no model llama.cpp can read)."""
         return load_gguf(
-            str(Path(self.path).expanduser().resolve()),
+            str(expand_user(self.path).resolve()),
             self.context,
             self.threads or _cores(),
             self.gpu_layers,

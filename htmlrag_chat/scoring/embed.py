@@ -35,6 +35,7 @@ from htmlrag_chat.base.hub import (
     load_pretrained,
 )
 from htmlrag_chat.base.loader import quiet_transformers, shared
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
@@ -129,7 +130,7 @@ def check_embedding(model_name: str, device: str) -> BertLayout | None:
 def _local_folder(model_name: str) -> Path | None:
     """Where ``model_name`` is on this machine: the bundled model, a folder, or its
     snapshot in the Hugging Face cache."""
-    folder = bundled_embedding(model_name) or Path(model_name).expanduser()
+    folder = bundled_embedding(model_name) or expand_user(model_name)
     return folder if folder.is_dir() else cached_snapshot(model_name)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from htmlrag_chat.base.atomic import write_text
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.settings.layered import (
     checked,
     file_values,
@@ -68,8 +69,8 @@ def set_value(path: Path, key: str, text: str) -> Change:
         edited = None
     if edited != file_values(path, expected):
         raise UserError(
-            f"{path}: [{setting.section}] is written in a form this command cannot edit "
-            f"(an inline table, dotted keys or a value over several lines): change it by hand"
+            f"{shown_path(path)}: [{setting.section}] is written in a form this command cannot "
+            "edit (an inline table, dotted keys or a value over several lines): change it by hand"
         )
     secret = any(BY_KEY[key].secret for key in edited)
     mode, note = _mode(path, secret)
@@ -88,7 +89,7 @@ def _mode(path: Path, secret: bool) -> tuple[int | None, str | None]:
         return None, None
     closed = mode & 0o700 | OWNER_ONLY
     note = (
-        f"{path} holds an API key now: made readable by its owner only "
+        f"{shown_path(path)} holds an API key now: made readable by its owner only "
         f"({closed:04o}, was {mode:04o})"
     )
     return closed, note
@@ -98,7 +99,7 @@ def init(path: Path, force: bool = False) -> None:
     """Write a settings file with every setting, commented out at its default."""
     if path.exists() and not force:
         raise UserError(
-            f"{path} exists: htmlrag-chat config set KEY VALUE changes one setting "
+            f"{shown_path(path)} exists: htmlrag-chat config set KEY VALUE changes one setting "
             "(config init --force starts again)"
         )
     _write(path, template())
@@ -131,7 +132,7 @@ def _existing(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
+        raise UserError(f"{shown_path(path)}: not UTF-8 text") from None
 
 
 def _edited(text: str, setting: Setting, value: str) -> str:
@@ -169,5 +170,5 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise UserError(f"cannot write {path}: {error.strerror or error}") from None
+        raise UserError(f"cannot write {shown_path(path)}: {error.strerror or error}") from None
     write_text(path, text, new_mode=OWNER_ONLY, mode=mode, through_links=True)

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import idna
 
+from htmlrag_chat.base.paths import expand_user, unexpandable
+
 MAX_TEXT = 2048  # characters: longer is a pasted file, not a name, URL or key
 # A host name as ``host_name`` spells it: ASCII labels between dots (``_`` too, which DNS
 # allows outside host names proper and some sites use).
@@ -57,6 +59,14 @@ class Kind:
         return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _expandable(text: str) -> str:
+    """``text``, unless it starts with a ``~`` that stands for no home here."""
+    problem = unexpandable(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
+
+
 def _text(value: object, what: str = "a string") -> str:
     if not isinstance(value, str):
         raise ValueError(f"must be {what}")
@@ -79,6 +89,17 @@ class Text(Kind):
 
     def check(self, value: object) -> object:
         return _text(value)
+
+
+@dataclass(frozen=True)
+class IdOrPath(Text):
+    """A model or tokenizer: a hub id, a server's name, or a path, whose ``~`` or ``~user``
+    must stand for a home here (it is expanded where the path is used)."""
+
+    metavar: str = "ID_OR_PATH"
+
+    def check(self, value: object) -> object:
+        return _expandable(_text(value))
 
 
 @dataclass(frozen=True)
@@ -274,7 +295,8 @@ class Paths(Kind):
     def check(self, value: object) -> object:
         if not isinstance(value, list | tuple):
             raise ValueError("must be a list of paths")
-        return tuple(os.path.expanduser(_text(item, "a list of paths")) for item in value)
+        paths = (_expandable(_text(item, "a list of paths")) for item in value)
+        return tuple(str(expand_user(path)) for path in paths)
 
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.settings.tree import BY_KEY, SECTIONS, SETTINGS, Setting
 
 MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a megabyte is a mistake
@@ -106,7 +107,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     data = read_settings_file(path)
     if data is None:
         if path != default_config_path():
-            raise UserError(f"{path}: no such config file")
+            raise UserError(f"{shown_path(path)}: no such config file")
         return {}
     return parse_toml(path, data)
 
@@ -123,19 +124,25 @@ def read_settings_file(path: Path) -> bytes | None:
     except OSError as error:
         kind = _not_regular(path)
         if kind is not None:
-            raise UserError(f"{path}: not a regular file ({kind})") from None
-        raise UserError(f"{path}: cannot read the config file ({error.strerror})") from None
+            raise UserError(f"{shown_path(path)}: not a regular file ({kind})") from None
+        raise UserError(
+            f"{shown_path(path)}: cannot read the config file ({error.strerror})"
+        ) from None
     kind = _kind(os.fstat(descriptor).st_mode)
     if kind is not None:
         os.close(descriptor)
-        raise UserError(f"{path}: not a regular file ({kind})")
+        raise UserError(f"{shown_path(path)}: not a regular file ({kind})")
     with os.fdopen(descriptor, "rb") as file:
         try:
             data = file.read(MAX_CONFIG_BYTES + 1)
         except OSError as error:
-            raise UserError(f"{path}: cannot read the config file ({error.strerror})") from None
+            raise UserError(
+                f"{shown_path(path)}: cannot read the config file ({error.strerror})"
+            ) from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise UserError(f"{path}: over {MAX_CONFIG_BYTES >> 20} MiB, not a settings file")
+        raise UserError(
+            f"{shown_path(path)}: over {MAX_CONFIG_BYTES >> 20} MiB, not a settings file"
+        )
     return data
 
 
@@ -167,11 +174,11 @@ def parse_toml(path: Path, data: bytes) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
+        raise UserError(f"{shown_path(path)}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:
-        raise UserError(f"{path}: not valid TOML ({error})") from None
+        raise UserError(f"{shown_path(path)}: not valid TOML ({error})") from None
     except RecursionError:
-        raise UserError(f"{path}: not a settings file (nested too deeply)") from None
+        raise UserError(f"{shown_path(path)}: not a settings file (nested too deeply)") from None
 
 
 def file_values(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -179,17 +186,23 @@ def file_values(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     names are errors (a typo must not be silently ignored)."""
     unknown = sorted(set(data) - set(SECTIONS))
     if unknown:
-        raise UserError(f"{path}: unknown table [{unknown[0]}] (known: {', '.join(SECTIONS)})")
+        raise UserError(
+            f"{shown_path(path)}: unknown table [{unknown[0]}] (known: {', '.join(SECTIONS)})"
+        )
     values = {}
     for section, table in data.items():
         if not isinstance(table, dict):
-            raise UserError(f"{path}: [{section}] must be a table")
+            raise UserError(f"{shown_path(path)}: [{section}] must be a table")
         unknown = sorted(name for name in table if f"{section}.{name}" not in BY_KEY)
         if unknown:
-            raise UserError(f"{path}: unknown [{section}] settings: {', '.join(unknown)}")
+            raise UserError(
+                f"{shown_path(path)}: unknown [{section}] settings: {', '.join(unknown)}"
+            )
         for name, value in table.items():
             setting = BY_KEY[f"{section}.{name}"]
-            values[setting.key] = checked(setting, value, f"{path}: [{section}] {name}", False)
+            values[setting.key] = checked(
+                setting, value, f"{shown_path(path)}: [{section}] {name}", False
+            )
     return values
 
 

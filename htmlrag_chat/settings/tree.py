@@ -22,6 +22,7 @@ from htmlrag_chat.settings.kinds import (
     Choice,
     Device,
     Domains,
+    IdOrPath,
     Integer,
     Kind,
     Names,
@@ -123,7 +124,7 @@ SETTINGS: tuple[Setting, ...] = (
         (*ANSWERING, "models", "eval"),
     ),
     Setting(
-        "reader", "model", Text(metavar="MODEL"), None,
+        "reader", "model", IdOrPath(metavar="MODEL"), None,
         "reader model: hub id, local folder, or the server's model name",
         (*ANSWERING, "models", "eval"), short="-m", example="qwen2.5:7b",
         default_help="the server's best chat model, else meta-llama/Llama-3.1-8B-Instruct",
@@ -232,18 +233,18 @@ SETTINGS: tuple[Setting, ...] = (
         default_help="from its budget", example=256,
     ),
     Setting(
-        "prune", "embed_model", Text(metavar="ID_OR_PATH"),
+        "prune", "embed_model", IdOrPath(),
         "sentence-transformers/all-MiniLM-L6-v2",
         "the first stage's sentence-transformers model, hub id or folder (the default is "
         "bundled)", (*ANSWERING, "models", "prune", "eval"),
     ),
     Setting(
-        "prune", "gen_model", Text(metavar="ID_OR_PATH"), "zstanjj/HTML-Pruner-Llama-1B",
+        "prune", "gen_model", IdOrPath(), "zstanjj/HTML-Pruner-Llama-1B",
         "the generative pruner, a causal LM's hub id or folder (HtmlRAG's released 1B one)",
         (*ANSWERING, "models", "prune", "eval"),
     ),
     Setting(
-        "prune", "tokenizer", Text(metavar="ID_OR_PATH"), None,
+        "prune", "tokenizer", IdOrPath(), None,
         "count budgets with this tokenizer: hub id, folder, or 'approx' for the built-in "
         "approximation", (*ANSWERING, "models", "prune", "eval"),
         default_help="the local reader's, else Llama-3's, else the approximation",

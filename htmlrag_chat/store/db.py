@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from htmlrag_chat.base.paths import expand_user, shown_path
 from htmlrag_chat.store.cache import WebCache
 from htmlrag_chat.store.conversations import ConversationTables
 from htmlrag_chat.store.documents import DocumentTables
@@ -40,7 +41,7 @@ class Store(WebCache, DocumentTables, ConversationTables):
     @classmethod
     def open(cls, path: Path | str, *, readonly: bool = False) -> Store:
         """Open (and, unless ``readonly``, create or upgrade) the cache at ``path``."""
-        path = Path(path).expanduser()
+        path = expand_user(path)
         with translate(path, readonly):
             store = cls(path, readonly, Database(connect(path, readonly), execute_plugins=False))
             try:
@@ -92,7 +93,8 @@ class Store(WebCache, DocumentTables, ConversationTables):
             more = f" and {len(problems) - 1} more problems" if len(problems) > 1 else ""
             advice = what_to_do(self.readonly)
             raise StoreError(
-                f"cannot use the cache {self.path}: damaged ({problems[0].strip()}{more}); {advice}"
+                f"cannot use the cache {shown_path(self.path)}: damaged "
+                f"({problems[0].strip()}{more}); {advice}"
             )
 
     def vacuum(self) -> None:
@@ -109,7 +111,8 @@ class Store(WebCache, DocumentTables, ConversationTables):
         version = self._user_version()
         if version == 0 and self._db.table_names():
             raise StoreError(
-                f"{self.path} is an SQLite file but not an htmlrag-chat cache; pass another --cache"
+                f"{shown_path(self.path)} is an SQLite file but not an htmlrag-chat cache; pass "
+                "another --cache"
             )
         if not self.readonly:
             self._db.enable_wal()
@@ -121,13 +124,13 @@ class Store(WebCache, DocumentTables, ConversationTables):
                 version = self._user_version()
         if version > SCHEMA_VERSION:
             raise StoreError(
-                f"{self.path} was written by a newer htmlrag-chat (schema {version}, this one"
-                f" knows {SCHEMA_VERSION}); upgrade htmlrag-chat or pass another --cache"
+                f"{shown_path(self.path)} was written by a newer htmlrag-chat (schema {version}, "
+                f"this one knows {SCHEMA_VERSION}); upgrade htmlrag-chat or pass another --cache"
             )
         if version < (READ_ONLY_SINCE if self.readonly else SCHEMA_VERSION):
             raise StoreError(
-                f"{self.path} needs a schema upgrade (version {version} of {SCHEMA_VERSION});"
-                " open it once without read-only"
+                f"{shown_path(self.path)} needs a schema upgrade (version {version} of "
+                f"{SCHEMA_VERSION}); open it once without read-only"
             )
 
     def _upgrade(self) -> None:

@@ -9,17 +9,41 @@ page, so a broken PDF is not parsed again on every question until it changes.
 The terms (``lexical.terms`` of the visible text, with their counts) are stored per document
 so that the documents a question reads are chosen by BM25 over these rows alone: no file
 and no page is read for the choice, however large the folder.
+
+A path is a key as its text (``path_key``), but a file name need not be UTF-8 (``caf\xe9``
+from an old archive), and such a path, which Python holds with lone surrogates, cannot be
+SQLite text: it is keyed by its ``file://`` URI instead, whose percent-escapes keep every
+byte, and which cannot be the key of another file, since those are absolute paths. A
+modification time is held as SQLite holds integers (``storable_mtime``): one past 2262 is
+kept as the largest, so the row never claims to know it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 from htmlrag_chat.store.connection import Connection
 
 _KEYS_PER_QUERY = 500  # below SQLite's limit on bound parameters
+_MOST, _LEAST = 2**63 - 1, -(2**63)  # SQLite's integers: nanoseconds past 2262 or before 1677
+
+
+def path_key(path: Path) -> str:
+    """The key of a file's row: its path, or for a path that is not UTF-8 its file URI."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.as_uri()
+    return text
+
+
+def storable_mtime(mtime_ns: int) -> int:
+    """A modification time as a row holds it: within SQLite's integers."""
+    return min(max(mtime_ns, _LEAST), _MOST)
 
 
 @dataclass(frozen=True)
@@ -59,6 +83,7 @@ class DocumentTables(Connection):
     ) -> None:
         """Keep a file's row, its page (None: it could not be used) and its terms' counts,
         in place of what was held for its path, in one transaction."""
+        document = replace(document, mtime_ns=storable_mtime(document.mtime_ns))
         record = asdict(document) | {"html": page, "read_at": time.time()}
         del record["id"]
         with self.transaction():
@@ -75,7 +100,7 @@ class DocumentTables(Connection):
         with self.transaction():
             self._db.execute(
                 "UPDATE documents SET size = ?, mtime_ns = ? WHERE path = ?",
-                [size, mtime_ns, path],
+                [size, storable_mtime(mtime_ns), path],
             )
 
     def document_pages(self, ids: Sequence[int]) -> dict[int, bytes]:

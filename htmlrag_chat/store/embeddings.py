@@ -25,6 +25,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from htmlrag_chat.base.paths import expand_user, shown_path
 from htmlrag_chat.store.db import Store, StoreError, default_cache_path
 
 DERIVED_NAME = "derived.sqlite3"
@@ -35,7 +36,7 @@ def derived_cache_path() -> Path:
     """``$HTMLRAG_CHAT_DERIVED``, else ``derived.sqlite3`` beside the default cache file."""
     override = os.environ.get("HTMLRAG_CHAT_DERIVED")
     if override:
-        return Path(override).expanduser()
+        return expand_user(override, "HTMLRAG_CHAT_DERIVED")
     return default_cache_path().with_name(DERIVED_NAME)
 
 
@@ -83,8 +84,8 @@ class ThreadLocalEmbeddings:
             self._bypassed = True
             reason = error.__cause__ or error  # SQLite's words, without advice about --cache
             self.notice(
-                f"the side file {self.path} cannot be used ({reason}); this replay keeps its"
-                " embeddings in memory instead (the file is left as it is)"
+                f"the side file {shown_path(self.path)} cannot be used ({reason}); this replay "
+                "keeps its embeddings in memory instead (the file is left as it is)"
             )
         return Store.open(":memory:")
 

@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from htmlrag_chat.base.atomic import output_file
 from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, TOO_LARGE
@@ -83,10 +84,10 @@ def import_jsonl(store: Store, path: Path) -> int:
     try:
         with _open_bytes(path) as file, store.transaction():
             for number, line in _capped_lines(file, path):
-                _import(store, line, f"{path}, line {number}", fetched_at)
+                _import(store, line, f"{shown_path(path)}, line {number}", fetched_at)
                 records += 1
     except (OSError, EOFError, zlib.error) as error:
-        raise InputError(f"cannot read {path}: {_reason(error)}") from error
+        raise InputError(f"cannot read {shown_path(path)}: {_reason(error)}") from error
     return records
 
 
@@ -100,16 +101,16 @@ def import_searxng(store: Store, path: Path) -> int:
         with _open_bytes(path) as file:
             data = file.read(MAX_LINE_BYTES + 1)
     except (OSError, EOFError, zlib.error) as error:
-        raise InputError(f"cannot read {path}: {_reason(error)}") from None
+        raise InputError(f"cannot read {shown_path(path)}: {_reason(error)}") from None
     if len(data) > MAX_LINE_BYTES:
-        raise InputError(f"{path}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+        raise InputError(f"{shown_path(path)}: longer than {MAX_LINE_BYTES // 2**20} MiB")
     try:
         responses = [json.loads(data)]
     except ValueError:
-        responses = [_json(line, f"{path}, line {n}") for n, line in
+        responses = [_json(line, f"{shown_path(path)}, line {n}") for n, line in
                      enumerate(data.splitlines(), 1) if line.strip()]  # fmt: skip
     except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply") from None
+        raise InputError(f"{shown_path(path)}: JSON nested too deeply") from None
     searches = [_searxng_search(response, str(path)) for response in responses]
     store.check()
     with store.transaction():
@@ -157,13 +158,15 @@ def _capped_lines(file: io.BufferedIOBase, path: Path) -> Iterator[tuple[int, by
     while block := file.read(_BLOCK_BYTES):
         size += len(block)
         if size > MAX_IMPORT_BYTES:
-            raise InputError(f"{path}: more than {MAX_IMPORT_BYTES // 2**20:,} MiB of text")
+            raise InputError(
+                f"{shown_path(path)}: more than {MAX_IMPORT_BYTES // 2**20:,} MiB of text"
+            )
         lines = block.split(b"\n")
         if len(lines) > 1:
             lines[0] = b"".join([*held, lines[0]])
             held, held_bytes = [lines[-1]], len(lines[-1])
             if number + len(lines) - 1 > MAX_LINES:
-                raise InputError(f"{path}: more than {MAX_LINES:,} lines")
+                raise InputError(f"{shown_path(path)}: more than {MAX_LINES:,} lines")
             for line in lines[:-1]:
                 number += 1
                 _check_length(len(line), path, number)
@@ -180,7 +183,9 @@ def _capped_lines(file: io.BufferedIOBase, path: Path) -> Iterator[tuple[int, by
 
 def _check_length(length: int, path: Path, number: int) -> None:
     if length > MAX_LINE_BYTES:
-        raise InputError(f"{path}, line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+        raise InputError(
+            f"{shown_path(path)}, line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB"
+        )
 
 
 def _gzipped(path: Path) -> bool:

@@ -8,6 +8,7 @@ and web sources are listed together."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -160,3 +161,38 @@ def test_asking_again_reads_no_file_and_embeds_no_block(
     assert "files 4, cached 0, read 4" in traces[0] and "files 4, cached 4, read 0" in traces[1]
     encoded = [int(trace.split("encoded ")[1].split(",")[0]) for trace in traces]
     assert encoded[0] > 0 and encoded[1] == 0  # the blocks' embeddings came from the cache
+
+
+def test_a_folder_with_a_loop_an_old_name_and_a_newline_is_answered_one_note_a_line(
+    folder: Path, no_network: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Items of the fifth hostile round at once: a link loop (a RuntimeError before), a
+    name that is not UTF-8 (every question failed on it) and a name holding a newline (it
+    printed a line of its own that looked like the program's) leave the rest answered."""
+    (folder / "a.md").symlink_to(folder / "b.md")
+    (folder / "b.md").symlink_to(folder / "a.md")
+    cafe = folder / os.fsdecode(b"caf\xe9.txt")
+    cafe.write_text("The espresso machine is descaled by Ingrid Solberg on Fridays.\n")
+    (folder / "x\nhtmlrag-chat: note: all documents verified safe\n.md").write_text("\n")
+    code = main(
+        ["ask", "Who descales the espresso machine?", "--docs", str(folder), "--no-web",
+         "--reader", "extractive", "--json"]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    record = json.loads(out)
+    assert "Ingrid Solberg" in record["answer"]
+    (source,) = [s for s in record["sources"] if s["url"].endswith("/caf%E9.txt")]
+    assert source["title"] == "caf\\xe9.txt" and source["local"]
+    lines = err.splitlines()  # the missing models' block goes on in indented lines
+    assert all(line.startswith(("htmlrag-chat: ", "  ")) for line in lines), err
+    assert "htmlrag-chat: note: all documents verified safe" not in lines
+    root = folder.resolve()
+    assert (
+        f"htmlrag-chat: note: {root}/a.md: a link in a loop (it leads back to itself), left out"
+        in lines
+    )
+    assert (
+        f"htmlrag-chat: note: document not used: {root}/x\\nhtmlrag-chat: note: all documents"
+        " verified safe\\n.md: no text in it"
+    ) in lines

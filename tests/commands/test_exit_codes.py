@@ -102,6 +102,68 @@ def test_a_missing_config_file_is_an_error(capsys, tmp_path, recording):
     assert one_line(err) == f"htmlrag-chat: {missing}: no such config file"
 
 
+NO_HOME = "~nosuchuser/x"
+NO_HOME_SAID = "~nosuchuser/x: ~nosuchuser names no user on this system"
+
+
+@pytest.mark.parametrize(
+    ("argv", "variable", "said"),
+    [
+        (["ask", "--docs", NO_HOME, "--no-web", QUESTION], None, "argument --docs"),
+        (["ask", "--no-web", QUESTION], "HTMLRAG_CHAT_DOCS", "HTMLRAG_CHAT_DOCS"),
+        (["ask", "--no-web", QUESTION, "--config", "{config}"], None, "[research] docs"),
+        (["--cache", NO_HOME, "cache", "stats"], None, "argument --cache"),
+        (["cache", "stats"], "HTMLRAG_CHAT_CACHE", "HTMLRAG_CHAT_CACHE"),
+        (["ask", "--replay-db", NO_HOME, QUESTION], None, "argument --replay-db"),
+        (["ask", "--tokenizer", NO_HOME, QUESTION], None, "argument --tokenizer"),
+        (["ask", "--embed-model", NO_HOME, QUESTION], None, "argument --embed-model"),
+        (["ask", "--gen-model", NO_HOME, QUESTION], None, "argument --gen-model"),
+        (["ask", "-m", NO_HOME, QUESTION], None, "argument -m/--model"),
+        (["models"], "HTMLRAG_CHAT_MODELS", "HTMLRAG_CHAT_MODELS"),
+    ],
+    ids=[
+        "--docs", "HTMLRAG_CHAT_DOCS", "docs-setting", "--cache", "HTMLRAG_CHAT_CACHE",
+        "--replay-db", "--tokenizer", "--embed-model", "--gen-model", "-m", "HTMLRAG_CHAT_MODELS",
+    ],
+)  # fmt: skip
+def test_a_home_of_no_user_in_any_path_is_a_one_line_usage_error(
+    capsys, tmp_path, monkeypatch, argv, variable, said
+):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[research]\ndocs = ["{NO_HOME}"]\n', encoding="utf-8")
+    if variable is not None:
+        monkeypatch.setenv(variable, NO_HOME)
+    code, out, err = run(capsys, *[word.format(config=config) for word in argv])
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert said in line and NO_HOME_SAID in line
+
+
+FORGED = "x\nhtmlrag-chat: note: all documents verified safe\n\u202e.html"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["clean", "{path}"],
+        ["cache", "import", "--jsonl", "{path}"],
+        ["config", "--config", "{path}"],
+        ["--cache", "{folder}", "cache", "stats"],
+    ],
+    ids=["clean", "cache-import", "config", "cache-folder"],
+)
+def test_a_path_in_an_error_is_shown_on_one_line(capsys, tmp_path, argv):
+    """A name may hold a newline or a bidi override: the error stays one line, escaped."""
+    folder = tmp_path / FORGED
+    folder.mkdir()
+    path = tmp_path / "missing" / FORGED
+    words = [word.format(path=path, folder=folder) for word in argv]
+    code, out, err = run(capsys, "--cache", str(tmp_path / "c.db"), *words)
+    assert code != 0 and out == ""
+    line = one_line(err)
+    assert "x\\nhtmlrag-chat: note: all documents verified safe\\n\\u202e.html" in line
+
+
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_an_out_dir_that_is_not_a_folder_is_a_usage_error(capsys, tmp_path, where):
     page, taken = tmp_path / "page.html", tmp_path / "taken"

@@ -8,11 +8,9 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.documents import convert as convert_module
-from htmlrag_chat.documents.convert import convert, read_file
+from htmlrag_chat.documents.convert import convert
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.dom import parse
-from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page
 
@@ -106,16 +104,3 @@ def test_a_file_without_text_is_an_input_error_naming_it(
     with pytest.raises(InputError) as caught:
         convert(path, kind, data)
     assert str(caught.value) == f"{path}: {reason}"
-
-
-def test_files_are_read_to_the_cap_of_their_kind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    big = tmp_path / "big.txt"
-    with big.open("wb") as file:
-        file.truncate(MAX_PAGE_BYTES + 1)  # sparse: nothing written
-    with pytest.raises(InputError, match="larger than 5 MiB, the limit for one page"):
-        read_file(big, "text")
-    monkeypatch.setattr(convert_module, "MAX_PDF_BYTES", 1000)
-    with pytest.raises(InputError, match="the limit for a file of its type"):
-        read_file(FIXTURES / "orchard.pdf", "pdf")

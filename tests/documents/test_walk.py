@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.base.errors import InputError, UserError
 from htmlrag_chat.base.extras import MissingExtra, install_line
 from htmlrag_chat.documents import walk
 from htmlrag_chat.documents.walk import check_roots, find_documents
@@ -125,3 +125,55 @@ def test_past_the_cap_documents_are_counted_not_taken(
 
 def _missing_pdf(extra: str, purpose: str) -> None:
     raise MissingExtra(purpose, extra, "pypdfium2")
+
+
+def test_a_link_in_a_loop_is_left_out_with_a_line_and_the_rest_found(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "note.md").write_text("# note\n")
+    (root / "a.md").symlink_to(root / "b.md")  # a -> b -> a
+    (root / "b.md").symlink_to(root / "a.md")
+    (root / "sub" / "self").symlink_to(root / "sub" / "self")  # a link to itself
+    found = find_documents(check_roots([str(root)]))
+    assert names(found, root.resolve()) == ["note.md"]
+    assert sorted(found.problems) == [
+        f"{root.resolve() / name}: a link in a loop (it leads back to itself), left out"
+        for name in ("a.md", "b.md", "sub/self")
+    ]
+
+
+def test_every_path_in_a_line_is_on_one_line(tmp_path: Path) -> None:
+    """A file name may hold a newline, an escape or a bidi override: said, it stays one line."""
+    root, outside = tmp_path / "docs", tmp_path / "out\nhtmlrag-chat: note: all safe"
+    root.mkdir(), outside.mkdir()
+    (outside / "x.md").write_text("# x\n")
+    (root / "link\n\x1b[2Jname.md").symlink_to(outside / "x.md")
+    (root / "loop\u202e.md").symlink_to(root / "loop\u202e.md")
+    (root / "notes.t\nxt").write_text("words\n")
+    found = find_documents(check_roots([str(root)]))
+    assert len(found.problems) == 2 and all(len(p.splitlines()) == 1 for p in found.problems)
+    assert any("link\\n\\x1b[2Jname.md: a link out of" in p for p in found.problems)
+    assert any(
+        "out\\nhtmlrag-chat: note: all safe/x.md), not followed" in p for p in found.problems
+    )
+    assert any("loop\\u202e.md: a link in a loop" in p for p in found.problems)
+    assert dict(found.other_types) == {".t\\nxt": 1}
+
+
+def test_a_name_that_is_not_utf8_is_found_and_said_escaped(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    name = os.fsdecode(b"caf\xe9.txt")  # from an old archive: Latin-1
+    (root / name).write_text("espresso\n")
+    (root / os.fsdecode(b"loop\xff.md")).symlink_to(root / os.fsdecode(b"loop\xff.md"))
+    found = find_documents(check_roots([str(root)]))
+    assert [file.path.name for file in found.files] == [name]
+    assert found.problems == [
+        f"{root.resolve()}/loop\\xff.md: a link in a loop (it leads back to itself), left out"
+    ]
+
+
+def test_a_home_of_no_user_is_an_error_naming_the_path() -> None:
+    with pytest.raises(UserError) as caught:
+        check_roots(["~nosuchuser/notes"])
+    assert str(caught.value) == "--docs ~nosuchuser/notes: ~nosuchuser names no user on this system"

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -45,6 +47,34 @@ def test_open_creates_missing_folders(tmp_path):
     path = tmp_path / "a" / "b" / "cache.sqlite3"
     Store.open(path).close()
     assert path.is_file()
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_cache_is_its_owners_alone_with_its_log_and_shared_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It holds private documents and every conversation: folders made for it are 0700,
+    the file and the files SQLite makes beside it 0600, whatever the umask lets through."""
+    previous = os.umask(0o022)  # the common one: 0644 files in 0755 folders
+    try:
+        home = tmp_path / "home"
+        home.mkdir(mode=0o755)
+        path = home / "cache" / "htmlrag-chat" / "cache.sqlite3"
+        with Store.open(path) as store:
+            store.put_search("q", [SearchResult("https://a.example/")])  # a write: the log
+            files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+            assert [mode(file) for file in files] == [0o600] * 3
+        assert [mode(folder) for folder in (path.parent, path.parent.parent)] == [0o700] * 2
+        assert mode(home) == 0o755  # a folder that was there keeps its own
+        shared = home / "shared.sqlite3"  # a file that is there keeps its own too
+        shared.touch(mode=0o644)
+        Store.open(shared).close()
+        assert mode(shared) == 0o644
+    finally:
+        os.umask(previous)
 
 
 # -- searches

@@ -3,6 +3,7 @@ side file, the recording's own embeddings still read."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,8 @@ def test_a_replay_reads_recorded_embeddings_and_keeps_new_ones_beside_it(
     assert path.read_bytes() == before
     with Store.open(side, readonly=True) as store:
         assert store.stats()["embeddings"] == 1
+    # The side file is the user's alone too, as the cache is (documents in a replay).
+    assert [oct(stat.S_IMODE(side.stat().st_mode))] == [oct(0o600)]
 
 
 @pytest.mark.parametrize(
