@@ -13,9 +13,9 @@ is an error, never a silent fallback to no judge.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.reader import ChatModel
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
@@ -36,10 +36,10 @@ def choose_judge(settings: ReaderSettings, chat: ChatModel | None) -> JudgeChoic
     if settings.judge == "off":
         return JudgeChoice(None)
     if settings.judge_model:
-        path = Path(settings.judge_model).expanduser()
+        path = expand_user(settings.judge_model)
         judge = GGUFChat(str(path), context=JUDGE_CONTEXT)
         judge.load()  # a model named that cannot be loaded is an error (ModelUnavailable)
-        same = isinstance(chat, GGUFChat) and Path(chat.path).expanduser() == path
+        same = isinstance(chat, GGUFChat) and expand_user(chat.path) == path
         return JudgeChoice(chat if same else judge, alone=not same, why=f"judge: {path.name}")
     if chat is None:
         if settings.judge == "on":

@@ -172,7 +172,7 @@ SETTINGS: tuple[Setting, ...] = (
         (*ANSWERING, "eval"),
     ),
     Setting(
-        "reader", "judge_model", Text(metavar="GGUF"), None,
+        "reader", "judge_model", IdOrPath(metavar="GGUF"), None,
         "a GGUF chat model on disk that judges for a reader that cannot (the extractive "
         "reader, a small model)", (*ANSWERING, "eval"),
         example="~/models/Qwen2.5-Coder-1.5B-Instruct-Q4.gguf",

@@ -119,11 +119,13 @@ NO_HOME_SAID = "~nosuchuser/x: ~nosuchuser names no user on this system"
         (["ask", "--embed-model", NO_HOME, QUESTION], None, "argument --embed-model"),
         (["ask", "--gen-model", NO_HOME, QUESTION], None, "argument --gen-model"),
         (["ask", "-m", NO_HOME, QUESTION], None, "argument -m/--model"),
+        (["ask", "--judge-model", NO_HOME, QUESTION], None, "argument --judge-model"),
         (["models"], "HTMLRAG_CHAT_MODELS", "HTMLRAG_CHAT_MODELS"),
     ],
     ids=[
         "--docs", "HTMLRAG_CHAT_DOCS", "docs-setting", "--cache", "HTMLRAG_CHAT_CACHE",
-        "--replay-db", "--tokenizer", "--embed-model", "--gen-model", "-m", "HTMLRAG_CHAT_MODELS",
+        "--replay-db", "--tokenizer", "--embed-model", "--gen-model", "-m", "--judge-model",
+        "HTMLRAG_CHAT_MODELS",
     ],
 )  # fmt: skip
 def test_a_home_of_no_user_in_any_path_is_a_one_line_usage_error(
