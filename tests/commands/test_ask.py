@@ -429,7 +429,8 @@ def test_json_gives_each_sentence_its_citations_with_quote_url_and_score(
     assert "ARKit" in quote["quote"] and quote["backs"] and not quote["added"]
     assert 0 < quote["score"] <= 1 and facetime["support"] == quote["score"]
     # Its invented [9] was removed: it cites nothing now, and no source backs it.
-    assert moon["cited"] == [] and moon["unsupported"] and moon["citations"] == []
+    assert moon["cited"] == [] and moon["unsupported"] and moon["corrected"] == []
+    assert not any(citation["backs"] for citation in moon["citations"])
     assert bananas["cited"] == [1] and bananas["unsupported"]
     assert record["cited"] is False and len(record["flags"]) == 2
 
@@ -782,7 +783,8 @@ def test_hidden_doubled_and_open_ended_citations_show_only_what_exists(
 ) -> None:
     with ThreadedLLM(ScriptedLLM(reply=hiding_reply)) as url:
         server = ["--reader", "openai", "--base-url", url, "--pruner", "bm25"]
-        assert main(["--cache", str(cache), *ask(*server, "--json")]) == 0
+        # What the reader's citations become, not what the check corrects.
+        assert main(["--cache", str(cache), *ask(*server, "--json", "--no-correct-citations")]) == 0
     record = json.loads(capsys.readouterr().out)
     assert len(record["sources"]) < 42
     assert record["answer"] == (
@@ -835,6 +837,7 @@ def test_a_reasoning_models_reasoning_is_never_the_answer(
 ) -> None:
     with ThreadedLLM(ScriptedLLM(reply=reply)) as url:
         server = ["--reader", "openai", "--base-url", url, "--model", model, "--pruner", "bm25"]
+        server += ["--no-correct-citations"]  # the answer as the reader wrote it
         assert main(["--cache", str(cache), *ask(*server, *form)]) == 0
     out = capsys.readouterr().out
     assert out.split("\n\nSources:")[0].strip() == "ARKit maps the face [1]."
@@ -850,7 +853,17 @@ def test_reasoning_streamed_before_an_unopened_close_is_taken_back_with_a_note(
     says what it was: one line says so, and the answer kept is the one after it."""
     reply = reasoning_reply("ARKit maps the face [1].")
     with ThreadedLLM(ScriptedLLM(reply=reply)) as url:
-        server = ["--reader", "openai", "--base-url", url, "--model", "m", "--pruner", "bm25"]
+        server = [
+            "--reader",
+            "openai",
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--pruner",
+            "bm25",
+            "--no-correct-citations",
+        ]
         assert main(["--cache", str(cache), *ask(*server)]) == 0
         _, err = capsys.readouterr()
         assert "m: the text so far was its reasoning, not the answer" in err

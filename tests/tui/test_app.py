@@ -492,7 +492,9 @@ def test_reasoning_closed_by_an_unnamed_model_is_taken_back_from_the_transcript(
 
     async def scenario() -> None:
         async with serve_llm(llm) as url:
-            app = make_app(cache, history, options(reader="openai", base_url=url), tmp_path)
+            # The answer as the reader wrote it: no correction of its citation.
+            written = options(reader="openai", base_url=url, correct_citations=False)
+            app = make_app(cache, history, written, tmp_path)
             async with app.run_test(size=SIZE) as pilot:
                 await ask(pilot, QUESTION["question"], wait=False)
                 while app.running:
