@@ -86,10 +86,16 @@ def _header_text(row: Element, runs: dict[Element, Element]) -> str:
 
 def header_cells(row: Element, runs: dict[Element, Element]) -> tuple[str, ...]:
     """The cells of the table row ``row``'s header row (as ``structure_context`` finds it),
-    empty ones included so that they line up with the row's; none for a header row itself
-    or a row without a header."""
+    empty ones included so that they line up with the row's, when it is marked as one (its
+    cells ``<th>``, or in ``<thead>``); none for a header row itself, a row without one, or
+    a table whose first row is only its first row (an ingredient list's "1 Pck. | Milch"
+    names no column)."""
     header = _header_row(row, runs)
-    return () if header is None or header is row else cell_texts(header)
+    if header is None or header is row:
+        return ()
+    parent = header.getparent()
+    marked = _is_header(header) or (parent is not None and parent.tag == "thead")
+    return cell_texts(header) if marked else ()
 
 
 def cell_texts(row: Element) -> tuple[str, ...]:

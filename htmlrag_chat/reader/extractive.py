@@ -128,7 +128,9 @@ def readable_passages(source: Source) -> list[Passage]:
     (a longer one as its sentences), but a header row, which labels the others and states
     nothing itself."""
     found = passages(source.number, source.html)
-    labels = {passage.context for passage in found if passage.kind == ROW}
+    # A marked header row (``<th>`` cells) labels the rows under it; the first row of a
+    # table without one is a row like the others.
+    labels = {passage.context for passage in found if passage.kind == ROW and passage.header}
     quotable: list[Passage] = []
     for passage in found:
         words = count_words(passage.text)
@@ -174,17 +176,16 @@ def readable(passage: Passage, question: str) -> str:
 
 
 def _row(passage: Passage, question: str) -> str:
-    """A row's chosen cells, each after its header cell when the header lines up with it
-    (the first cell alone: it names the row); else its cells after its header's text."""
+    """A row's chosen cells, each after its header cell when the table has a header row
+    that lines up with it (the first cell alone: it names the row; a cell that already
+    starts with its header's words alone too); else its cells as they are."""
     cells, header = passage.cells, passage.header
-    aligned = len(header) == len(cells)
     shown = _chosen_cells(passage, question)
-    if not aligned:
-        text = ", ".join(cells[i] for i in shown)
-        return f"{passage.context}: {text}" if passage.context else text
+    if len(header) != len(cells):
+        return ", ".join(cells[i] for i in shown)
     parts = []
     for i in shown:
-        if i == shown[0] or not header[i] or header[i] == cells[i]:
+        if i == shown[0] or not header[i] or cells[i].startswith(header[i]):
             parts.append(cells[i])
         else:
             parts.append(f"{header[i]}: {cells[i]}")

@@ -107,3 +107,12 @@ def test_items_and_definitions_are_labelled_by_the_heading_before_their_list() -
 
 def test_terms_without_a_description_stay_prose() -> None:
     assert quotes("<dl><dt>2 min</dt><dt>04.04.2020</dt></dl>") == ["2 min", "04.04.2020"]
+
+
+def test_only_a_marked_header_row_gives_its_cells_to_the_rows_under_it() -> None:
+    plain = passages(1, "<table><tr><td>1 Pck.</td><td>Hefe</td></tr><tr><td>200 g</td>"
+                        "<td>Sahne</td></tr></table>")  # fmt: skip
+    assert plain[1].context == "1 Pck. | Hefe" and plain[1].header == ()  # context as before
+    head = passages(1, "<table><thead><tr><td>Menge</td><td>Zutat</td></tr></thead>"
+                       "<tr><td>200 g</td><td>Sahne</td></tr></table>")  # fmt: skip
+    assert head[1].header == ("Menge", "Zutat")

@@ -196,3 +196,29 @@ def test_every_quoted_row_item_and_definition_is_backed_by_the_evidence_check() 
         header, *quoted = check_answer(question, text, [HARVEST])
         assert not header.checked
         assert quoted and all(claim.supported and claim.cited == (1,) for claim in quoted)
+
+
+def test_a_table_without_a_header_row_is_quoted_cell_after_cell_its_first_row_too() -> None:
+    # An ingredient table: its first row names no column and is an answer like the others.
+    recipe = source(
+        4, "Muffins",
+        "<h2>Zutaten</h2><table><tr><td>1 Pck.</td><td>Trockenbackhefe</td></tr>"
+        "<tr><td>200 g</td><td>Schlagsahne</td></tr></table>",
+    )  # fmt: skip
+    assert quoted_lines("Wie viel Schlagsahne braucht man?", [recipe])[0] == (
+        "- 200 g, Schlagsahne (Zutaten) [4]"
+    )
+    assert quoted_lines("Wie viel Trockenbackhefe braucht man?", [recipe])[0] == (
+        "- 1 Pck., Trockenbackhefe (Zutaten) [4]"
+    )
+
+
+def test_a_cell_that_repeats_its_header_s_words_is_quoted_once() -> None:
+    prices = source(
+        5, "Preise",
+        "<table><thead><tr><td>Saison</td><td>Preis/Nacht</td></tr></thead>"
+        "<tr><td>Vorsaison</td><td>Preis/Nacht 88,00 €</td></tr></table>",
+    )  # fmt: skip
+    assert quoted_lines("Was kostet eine Nacht in der Vorsaison?", [prices]) == [
+        "- Vorsaison, Preis/Nacht 88,00 € [5]"
+    ]
