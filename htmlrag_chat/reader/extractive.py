@@ -53,6 +53,8 @@ _FOOTNOTE = re.compile(
     r"\s*\[(?:\d+(?:\s*[,\-\u2013]\s*\d+)*|[a-z]{1,2}|(?:note|nb|n)\s*\d+|[a-z ]{1,20} needed)\]",
     re.IGNORECASE,
 )
+_ENDS = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
+_CLOSING = "\"'”»)"
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORDS = re.compile(r"[^\W\d_][^\W_]+")
 # Function words of every language the lexical tables know, on top of the citation check's:
@@ -171,7 +173,10 @@ def readable(passage: Passage, question: str) -> str:
     else:
         text = passage.text
     if passage.label and passage.kind != SENTENCE:
-        text += f" ({passage.label})"
+        # After a text that ends a sentence the label would be read as one of its own,
+        # which nothing but the label backs: it goes first then.
+        ended = len(sentences(text)) > 1 or text.rstrip(_CLOSING).endswith(_ENDS)
+        text = f"({passage.label}) {text}" if ended else f"{text} ({passage.label})"
     return " ".join(_FOOTNOTE.sub("", text).split())
 
 

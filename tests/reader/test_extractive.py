@@ -222,3 +222,20 @@ def test_a_cell_that_repeats_its_header_s_words_is_quoted_once() -> None:
     assert quoted_lines("Was kostet eine Nacht in der Vorsaison?", [prices]) == [
         "- Vorsaison, Preis/Nacht 88,00 € [5]"
     ]
+
+
+def test_a_label_after_a_row_that_ends_a_sentence_goes_first_and_the_check_backs_all() -> None:
+    cookies = source(
+        6, "Datenschutz",
+        "<h3>Cookies</h3><table><tr><th>Cookie</th><th>Dauer</th><th>Beschreibung</th></tr>"
+        "<tr><td>__stripe_mid</td><td>1 year</td><td>This cookie is set by Stripe. It is used to "
+        "enable payment on the website.</td></tr></table>",
+    )  # fmt: skip
+    question = "Wie lange ist das Cookie __stripe_mid gespeichert?"
+    text = answer(question, [cookies])
+    assert text.splitlines()[2] == (
+        "- (Cookies) __stripe_mid, Dauer: 1 year, Beschreibung: This cookie is set by Stripe. "
+        "It is used to enable payment on the website. [6]"
+    )
+    _, *quoted = check_answer(question, text, [cookies])
+    assert quoted and all(claim.supported for claim in quoted)
