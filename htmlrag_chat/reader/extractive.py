@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from htmlrag_chat.html.passages import ROW, SENTENCE, Passage, passages, sentences
 from htmlrag_chat.html.text import count_words
 from htmlrag_chat.lexical import bm25_scores, terms
+from htmlrag_chat.lexical.analysis import STEMMERS
 from htmlrag_chat.lexical.language import function_words
 from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.asking import NAME, NUMBER, asked_for
@@ -48,7 +49,7 @@ MIN_WORDS, MAX_WORDS = 4, 80  # a sentence's words; a row, item or definition ne
 CONCERNED = 0.5  # a source is quoted from when it matches the conversation this well vs the best
 ANSWERS = 2.0  # a passage holding what the question asks for (a number, a name) scores this
 MAX_CELLS = 4  # cells of a row quoted: its first, those the question names, the answer
-MAX_CONTEXT = 100  # characters of a lead-in quoted after an item
+MAX_CONTEXT = 100  # characters of a lead-in or term quoted before its item or definition
 _FOOTNOTE = re.compile(
     r"\s*\[(?:\d+(?:\s*[,\-\u2013]\s*\d+)*|[a-z]{1,2}|(?:note|nb|n)\s*\d+|[a-z ]{1,20} needed)\]",
     re.IGNORECASE,
@@ -59,11 +60,7 @@ _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORDS = re.compile(r"[^\W\d_][^\W_]+")
 # Function words of every language the lexical tables know, on top of the citation check's:
 # "de", "la", "cuántos" must not pick a Spanish passage.
-_FUNCTION = STOPWORDS | {
-    word
-    for language in ("en", "de", "fr", "es", "it", "pt", "nl", "pl", "fi", "hu", "sv", "da")
-    for word in function_words(language)
-}
+_FUNCTION = STOPWORDS | {word for language in STEMMERS for word in function_words(language)}
 
 
 @dataclass
