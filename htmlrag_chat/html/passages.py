@@ -105,9 +105,10 @@ def passages(number: int, html: str) -> list[Passage]:
         else:
             text = _item_text(element)
             named = _terms_of(element)
-            described += named
             term = " / ".join(normalize_space(visible_text(dt)) for dt in named)
             passage = Passage(number, _cap(text), term, DEFINITION, label=label)
+            if _WORD.search(text):
+                described += named  # an empty description leaves its term to the prose
         if _WORD.search(text):
             own[element] = passage
     for dt in described:

@@ -107,6 +107,7 @@ def test_items_and_definitions_are_labelled_by_the_heading_before_their_list() -
 
 def test_terms_without_a_description_stay_prose() -> None:
     assert quotes("<dl><dt>2 min</dt><dt>04.04.2020</dt></dl>") == ["2 min", "04.04.2020"]
+    assert quotes("<dl><dt>Partner</dt><dd> </dd></dl>") == ["Partner"]
 
 
 def test_only_a_marked_header_row_gives_its_cells_to_the_rows_under_it() -> None:
