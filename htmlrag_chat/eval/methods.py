@@ -309,7 +309,10 @@ METHODS = {
 def model_names(method: Method, env: Env, missing: Collection[str] = ()) -> dict[str, str]:
     """The models (and device) a method's results depend on; an optional model that is
     ``missing`` here is named as missing, so results made with and without it differ."""
-    names = {"embed": env.embed_model, "gen": env.gen_model, "multilingual": MULTILINGUAL}
+    from htmlrag_chat.pruning.factory import multilingual_model
+
+    multilingual = multilingual_model(env.embed_model) or MULTILINGUAL
+    names = {"embed": env.embed_model, "gen": env.gen_model, "multilingual": multilingual}
     used = {kind: names[kind] for kind in method.models}
     used.update({kind: "missing" if kind in missing else names[kind] for kind in method.optional})
     return {**used, "device": env.device} if used else {}
@@ -326,9 +329,9 @@ def unavailable_models(kinds: set[str], env: Env) -> dict[str, str]:
         except ModelUnavailable as error:
             reasons["embed"] = f"embedding model {error}"
     if "multilingual" in kinds:
-        from htmlrag_chat.pruning.factory import multilingual_available
+        from htmlrag_chat.pruning.factory import multilingual_model
 
-        if not multilingual_available(env.embed_model):
+        if multilingual_model(env.embed_model) is None:
             reasons["multilingual"] = f"{MULTILINGUAL} is not here, or another model was chosen"
     if "gen" in kinds:
         from htmlrag_chat.scoring.generative import GenerativeScorer

@@ -2,7 +2,7 @@
 
 After the answer has streamed (so the first token never waits for it), every sentence is
 read with the sources it cites (``reader.citations.answer_sentences``) and, in each of them,
-the shortest passage (``evidence.passages``: a sentence, a table row with its header, a list
+the shortest passage (``html.passages``: a sentence, a table row with its header, a list
 item with its lead-in) that best backs it is found (``evidence.matching``: terms, numbers,
 meaning). A sentence no cited passage backs at ``THRESHOLD`` is unsupported; a number of it
 that none of its cited sources holds is named.
@@ -37,7 +37,7 @@ from htmlrag_chat.evidence.matching import (
     read_sentence,
     sentence_language,
 )
-from htmlrag_chat.evidence.passages import ASKING, Passage, passages
+from htmlrag_chat.html.passages import ASKING, Passage, passages
 from htmlrag_chat.reader.citations import AnswerSentence, answer_sentences
 
 THRESHOLD = 0.66  # calibrated on half of bench/data/claims.jsonl (docs/evidence.md)

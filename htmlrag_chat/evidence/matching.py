@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from htmlrag_chat.evidence.passages import Passage
+from htmlrag_chat.html.passages import Passage
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.lexical.analysis import analyze, tokens
 from htmlrag_chat.lexical.language import function_words, languages, script_language

@@ -84,6 +84,39 @@ def _header_text(row: Element, runs: dict[Element, Element]) -> str:
     return _cut(text) if _is_header(header) else _short(text)
 
 
+def header_cells(row: Element, runs: dict[Element, Element]) -> tuple[str, ...]:
+    """The cells of the table row ``row``'s header row (as ``structure_context`` finds it),
+    empty ones included so that they line up with the row's, when it is marked as one (its
+    cells ``<th>``, or in ``<thead>``); none for a header row itself, a row without one, or
+    a table whose first row is only its first row (an ingredient list's "1 Pck. | Milch"
+    names no column)."""
+    header = _header_row(row, runs)
+    if header is None or header is row:
+        return ()
+    parent = header.getparent()
+    marked = _is_header(header) or (parent is not None and parent.tag == "thead")
+    return cell_texts(header) if marked else ()
+
+
+def cell_texts(row: Element) -> tuple[str, ...]:
+    """The text of each cell of a table row, in order, empty ones included."""
+    return tuple(normalize_space(visible_text(cell)) for cell in row if cell.tag in ("td", "th"))
+
+
+def heading_before(element: Element, headings: dict[Element, str]) -> str:
+    """The text of the nearest heading before ``element`` in document order, "" for none
+    (or one longer than a label). ``headings`` keeps, for each element of the document
+    met so far, the heading it sits under, filled on the first call."""
+    if not headings:
+        current = ""
+        for each in element.getroottree().getroot().iter():
+            if each.tag in HEADING_TAGS:
+                text = normalize_space(visible_text(each))
+                current = text if len(text) <= _MAX_CHARS else ""
+            headings[each] = current
+    return headings.get(element, "")
+
+
 def _header_row(row: Element, runs: dict[Element, Element]) -> Element | None:
     """The row's table's first row of ``<th>`` cells, else its first row; for the row of a
     one-row table, the header of the run of one-row tables before it (``_run_header``)."""

