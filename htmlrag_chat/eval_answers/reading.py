@@ -14,7 +14,6 @@ before it. Every prompt says that today is ``DAY``, whatever day the evaluation 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,10 +23,10 @@ from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.base.events import ignore
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
+from htmlrag_chat.base.wheel_model import file_sha256
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, source_content
 
-_CHUNK = 1 << 20
 # The date the answer prompts give (``{today}`` in prompts/reader.md): a run that goes on
 # past midnight, or resumes a day later, must read the same prompts as it began with.
 DAY = "2026-11-26"
@@ -94,11 +93,3 @@ def reader_identity(reader: Reader) -> dict[str, str]:
     if base_url:
         identity["base_url"] = str(base_url)
     return identity
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while block := file.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()

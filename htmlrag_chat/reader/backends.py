@@ -299,5 +299,5 @@ class Extractive(Backend):
         if device != "cpu":
             return model_row("reader", DEFAULT_READER_MODEL, device, cache_dir, missing=missing)
         page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
-        note = f"{missing} (llama.cpp in this process: {install_line('gguf')})"
+        note = f"{missing}; llama.cpp in this process: {install_line('gguf')}"
         return ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)
