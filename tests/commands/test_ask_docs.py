@@ -17,6 +17,7 @@ import pytest
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
 from tests.conftest import DEMO, import_demo
+from tests.search_apis import SearchApis, searxng_config
 from tests.smollm2 import smollm2_gguf
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -160,3 +161,24 @@ def test_asking_again_reads_no_file_and_embeds_no_block(
     assert "files 4, cached 0, read 4" in traces[0] and "files 4, cached 4, read 0" in traces[1]
     encoded = [int(trace.split("encoded ")[1].split(",")[0]) for trace in traces]
     assert encoded[0] > 0 and encoded[1] == 0  # the blocks' embeddings came from the cache
+
+
+def test_offline_the_documents_beside_the_web_still_answer_with_one_note(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """``--docs`` without ``--no-web`` when no search can be made (the only backend refuses,
+    every other socket is shut): the documents answer, one line says the web could not be
+    searched, and the exit is 0. On 3afc709 the whole question failed with exit 5."""
+    question, file, fact = FACTS[0]
+    argv = ["ask", question, "--docs", str(folder), "--reader", "extractive", "--pruner", "bm25"]
+    with searxng_config(monkeypatch, tmp_path, SearchApis(status={"searxng": 429})):
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        assert fact in captured.out
+        [note] = [line for line in captured.err.splitlines() if "could not be searched" in line]
+        assert note.endswith("answering from your documents")
+        assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert cited_files(record) == {file} and all(s["local"] for s in record["sources"])
+    assert any("the web could not be searched" in note for note in record["notes"])
