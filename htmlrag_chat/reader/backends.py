@@ -84,13 +84,17 @@ class _Server(Backend):
         server = plan.server
         if server is None:  # --reader openai without a URL
             return super().row(plan, device, cache_dir)
+        from htmlrag_chat.reader.discover import unreachable
+
         listed = best_model(server.models, plan.model) is not None
         if not self.configured:
             note = f"found: {server.describe()}"
-        elif not server.models:
-            note = "the server does not answer"
-        else:
+        elif server.models:
             note = "" if listed else "the server lists no such model"
+        elif (down := unreachable(server.base_url)) is not None:
+            note = f"nothing answers at {server.address} ({down})"
+        else:
+            note = f"{server.describe()} answers but lists no models"
         return ModelRow("reader", plan.model, "server", server.base_url, listed, None, None, note)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import huggingface_hub.constants
 import pytest
+from aiohttp import web
 
 from htmlrag_chat.assembly.inventory import ROLES
 from htmlrag_chat.base.events import ignore
@@ -128,6 +129,35 @@ def test_the_table_fits_the_terminal(
     monkeypatch.delenv("COLUMNS")  # not a terminal (a file, a pipe): nothing cut
     assert main(["models", "--model", gguf]) == 0
     assert "…" not in capsys.readouterr().out
+
+
+def test_a_configured_server_where_nothing_listens_is_said_so_and_not_listed(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``base_url`` set (the README's ``config set reader.base_url``) and nothing there: one
+    line says nothing answers; no "server: ...: no models" line reports a server. On
+    3afc709 both "the server does not answer" and "Ollama at ...: no models" were said."""
+    address = f"127.0.0.1:{unused_port()}"
+    assert main(["models", "--base-url", f"http://{address}/v1"]) == 0
+    out = capsys.readouterr().out
+    assert f"reader: nothing answers at {address} (" in out
+    assert "server:" not in out and "no models" not in out
+    assert listing(capsys, "--base-url", f"http://{address}/v1")["servers"] == []
+
+
+def test_a_configured_server_that_answers_without_listing_models_is_told_apart(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def missing(request: web.Request) -> web.Response:
+        return web.Response(status=404)
+
+    app = web.Application()
+    app.router.add_get("/v1/models", missing)
+    with ThreadedApp(app) as port:
+        assert main(["models", "--base-url", f"http://127.0.0.1:{port}/v1"]) == 0
+    out = capsys.readouterr().out
+    assert f"reader: the server at 127.0.0.1:{port} answers but lists no models" in out
+    assert "nothing answers" not in out and "server:" not in out
 
 
 def test_pull_with_the_hub_unreachable_fails_in_one_line_with_exit_5(
