@@ -16,7 +16,7 @@ from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
 from htmlrag_chat.base.device import gpu_possible
 from htmlrag_chat.base.events import Notice
 from htmlrag_chat.base.extras import install_line
-from htmlrag_chat.base.hub import hub_endpoint
+from htmlrag_chat.base.hub import hub_endpoint, not_a_model
 from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
@@ -219,6 +219,9 @@ class TransformersModel(Backend):
 
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         model = settings.model or DEFAULT_READER_MODEL
+        wrong = not_a_model(model, gguf=True)
+        if wrong is not None:  # said before any server, download or torch hint
+            return ReaderPlan(self, settings, model, str(wrong), problem=f"--model {wrong}")
         if settings.reader != "auto" or around.disk.transformers:
             why = f"reader: {one_line(model)} in this process (transformers)"
             return ReaderPlan(self, settings, model, why)

@@ -33,6 +33,7 @@ from htmlrag_chat.base.hub import (
     cached_snapshot,
     check_obtainable,
     load_pretrained,
+    not_a_model,
 )
 from htmlrag_chat.base.loader import quiet_transformers, shared
 from htmlrag_chat.html.blocks import BlockTree
@@ -111,6 +112,9 @@ def check_embedding(model_name: str, device: str) -> BertLayout | None:
     download one with, and the bundled one comes without torch only by hand, see
     ``how_to_get_embedding``), or one that only sentence-transformers runs when that is
     missing. Its ``numpy_layout`` when it runs in numpy (the folder looked up once)."""
+    wrong = not_a_model(model_name)
+    if wrong is not None:
+        raise wrong
     folder = _local_folder(model_name)
     runner = importlib.util.find_spec("sentence_transformers") is not None
     if folder is None and runner:
