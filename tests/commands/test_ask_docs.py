@@ -176,6 +176,8 @@ def test_offline_the_documents_beside_the_web_still_answer_with_one_note(
         assert main(argv) == 0
         captured = capsys.readouterr()
         assert fact in captured.out
+        [read] = [line for line in captured.out.splitlines() if line.startswith("Also read")]
+        assert "lighthouse.html" in read and "local file" not in read  # each by its name
         [note] = [line for line in captured.err.splitlines() if "could not be searched" in line]
         assert note.endswith("answering from your documents")
         assert main([*argv, "--json"]) == 0
