@@ -989,7 +989,8 @@ def test_the_sources_a_person_reads_are_the_cited_ones_first(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The demo cites [3]: the terminal lists it in full, then the five others read, folded
-    by site under their own numbers; --json keeps number order and marks each one."""
+    by site under their own numbers; --json lists the cited first too, each marked, the
+    numbers kept."""
     argv = ["--replay-db", str(recording), *ask("--reader", "extractive", "--pruner", "bm25")]
     assert main(argv) == 0
     after = capsys.readouterr().out.split("\n\nSources:\n")[1].splitlines()
@@ -1001,5 +1002,10 @@ def test_the_sources_a_person_reads_are_the_cited_ones_first(
     assert main([*argv, "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert [(s["number"], s["cited"]) for s in record["sources"]] == [
-        (1, False), (2, False), (3, True), (4, False), (5, False), (6, False)
-    ]  # fmt: skip
+        (3, True),
+        (1, False),
+        (2, False),
+        (4, False),
+        (5, False),
+        (6, False),
+    ]  # fmt: skip  (3afc709: number order, the cited [3] third)
