@@ -23,9 +23,13 @@ def rebuild_wheel(name: str, folder: Path) -> Path:
     """The wheel of installed distribution ``name``, rebuilt from its files (RECORD), in
     ``folder``."""
     dist = metadata.distribution(name)
-    tag = next(line.split(": ")[1] for line in dist.read_text("WHEEL").splitlines()
-               if line.startswith("Tag: "))  # fmt: skip
-    stem = f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}"
+    tags = [line.split(": ")[1].split("-") for line in dist.read_text("WHEEL").splitlines()
+            if line.startswith("Tag: ")]  # fmt: skip
+    # Every tag, compressed as a wheel's name writes them (py2.py3-none-any).
+    tag = "-".join(".".join(dict.fromkeys(part[i] for part in tags)) for i in range(3))
+    # The name as its .dist-info folder spells it (jusText's is justext-3.0.2.dist-info).
+    info = next(file.parts[0] for file in dist.files or [] if file.name == "METADATA")
+    stem = info.removesuffix(".dist-info")
     wheel = folder / f"{stem}-{tag}.whl"
     records = []
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_STORED) as archive:
@@ -36,7 +40,7 @@ def rebuild_wheel(name: str, folder: Path) -> Path:
             data = Path(str(dist.locate_file(file))).read_bytes()
             archive.writestr(file.as_posix(), data)
             records.append(f"{file.as_posix()},,")
-        archive.writestr(f"{stem}.dist-info/RECORD", "\n".join(records) + "\n")
+        archive.writestr(f"{info}/RECORD", "\n".join(records) + "\n")
     return wheel
 
 
