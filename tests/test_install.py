@@ -346,9 +346,9 @@ def test_what_needs_an_extra_says_which_in_one_line(
 
 def test_the_core_requirements_resolve_without_a_pip_warning(tmp_path: Path) -> None:
     """The first thing a newcomer saw was ``WARNING: lxml 6.1.3 does not provide the extra
-    'html_clean'`` (jusText, under trafilatura, asks for it by that spelling; pip before 23.3
-    compares it unnormalized). Real pip resolves the core's lxml requirement beside jusText
-    from wheels of the installed versions, no index: no warning."""
+    'html_clean'`` (jusText, under trafilatura, asks for it by that spelling; pip 23.2, which
+    a Python 3.11 venv brings, compares it unnormalized). Real pip resolves the core's lxml
+    requirement beside jusText from wheels of the installed versions, no index: no warning."""
     from tests.package_index import rebuild_wheel
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
