@@ -702,15 +702,27 @@ def test_a_budget_that_no_block_fits_is_said_so_in_replay_and_in_record(
         assert "none of the searches is in the recording" not in err and "No sources." in out
 
 
-def test_a_failed_question_is_taken_back_from_the_history(
+def test_a_failed_question_stays_in_the_history_and_ask_c_follows_it_up(
     cache: Path, offline: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """As the chat app keeps a failed question: offline, the Quick start's ``ask`` then
+    ``ask -c`` can be followed (on 3afc709 the question was taken back, so ``-c`` had no
+    conversation to follow up). The follow-up is asked without the unanswered turn."""
     with ThreadedLLM(ScriptedLLM(reply=scripted, status=500)) as url:
         code = main(["--cache", str(cache), *ask("--reader", "openai", "--base-url", url)])
     assert code == 5
     capsys.readouterr()
     assert main(["--cache", str(cache), "history", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    (kept,) = json.loads(capsys.readouterr().out)
+    assert main(["--cache", str(cache), "history", "show", str(kept["id"]), "--json"]) == 0
+    (message,) = json.loads(capsys.readouterr().out)["messages"]
+    assert message["content"] == QUESTION["question"] and message["answers"] == []
+    follow = ["ask", "-c", "--reader", "extractive", "--pruner", "bm25", "Which iPhones?"]
+    main(["--cache", str(cache), *follow])
+    assert "no conversation" not in capsys.readouterr().err
+    assert main(["--cache", str(cache), "history", "show", str(kept["id"]), "--json"]) == 0
+    contents = [m["content"] for m in json.loads(capsys.readouterr().out)["messages"]]
+    assert contents == [QUESTION["question"], "Which iPhones?"]
 
 
 SERVER_ESCAPES = (
