@@ -214,16 +214,20 @@ def core_closure(wheel: Path) -> list[importlib.metadata.Distribution]:
     """The installed distributions a pip install of the wheel would bring, with its core
     requirements only (found through this environment's metadata, offline)."""
     found: dict[str, importlib.metadata.Distribution] = {}
+    taken: dict[str, set[str]] = {}  # the extras each one was asked with so far
     todo = [(r, set(r.extras)) for r in wheel_requirements(wheel) if applies(r, set())]
     while todo:
         requirement, extras = todo.pop()
         name = canonicalize_name(requirement.name)
-        if name in found:
+        if name in found and extras <= taken[name]:
             continue
-        found[name] = importlib.metadata.distribution(requirement.name)
+        # Asked again with an extra new to it (our lxml[html-clean] after trafilatura's plain
+        # lxml): that extra's requirements come too, as pip brings them.
+        found.setdefault(name, importlib.metadata.distribution(requirement.name))
+        taken[name] = taken.get(name, set()) | extras
         for line in found[name].requires or []:
             needed = Requirement(line)
-            if applies(needed, extras):
+            if applies(needed, taken[name]):
                 todo.append((needed, set(needed.extras)))
     return list(found.values())
 

@@ -533,9 +533,13 @@ def test_a_question_missing_from_the_replay_is_named(
     assert "skipped query What is the capital of Peru?: not in the recording\n" in err
     assert "none of the searches is in the recording" in err
     assert out == ""  # nothing answer-shaped: no "The sources do not say", no "No sources."
-    # ... and no question left in the history that nobody answered
-    assert main(["history"]) == 0
-    assert "No conversations in" in capsys.readouterr().err
+    # ... and the question kept without an answer, as the chat app keeps a failed one
+    assert main(["history", "--json"]) == 0
+    (kept,) = json.loads(capsys.readouterr().out)
+    assert kept["title"] == "What is the capital of Peru?"
+    assert main(["history", "show", str(kept["id"]), "--json"]) == 0
+    (message,) = json.loads(capsys.readouterr().out)["messages"]
+    assert message["answers"] == []
 
 
 # -- untrusted text and oversized pages (issue 13)
