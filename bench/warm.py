@@ -99,7 +99,7 @@ async def mcp_service(
     options: AgentOptions, cache: Store, history: Store, question: str, wait_s: float
 ) -> dict:
     from htmlrag_chat.assembly.wiring import build_parts
-    from htmlrag_chat.mcp.service import ContextService, shared
+    from htmlrag_chat.mcp.service import ContextService, Loading, shared
 
     before = load_count()
     start = time.perf_counter()
@@ -108,7 +108,7 @@ async def mcp_service(
         "load_s": round(time.perf_counter() - start, 2),
         "models_loaded": load_count() - before,
     }
-    service = ContextService(parts, cache, history)
+    service = ContextService(Loading.done(parts), cache, history)
     for number in (1, 2):
         seen, emit = first_token_clock()
         loads = load_count()

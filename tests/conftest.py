@@ -42,6 +42,17 @@ for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
 
+@pytest.fixture(autouse=True)
+def patient_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe of local servers waits for the tests' own servers however loaded the
+    machine is: its 0.3 s deadline is for a port that hangs, and a scripted server on a
+    machine at load 13 once took longer to answer. It still returns as soon as every port
+    has answered or refused; the one test of the deadline names its own."""
+    from htmlrag_chat.reader import discover
+
+    monkeypatch.setattr(discover, "PROBE_SECONDS", 60.0)
+
+
 @dataclass(frozen=True)
 class FixturePage:
     name: str

@@ -92,3 +92,36 @@ def test_the_warm_benchmark_measures_the_chat_app_or_says_why_not(
         report = json.loads(out.read_text(encoding="utf-8"))
         assert report["question_2"]["models_loaded"] == 0
         assert report["question_1"]["first_token_ms"] > 0
+
+
+def test_the_quoted_evaluation_sets_rerun_from_the_repository_alone(tmp_path: Path) -> None:
+    """docs/evaluation.md's QA figures from a clone, without ../shared: each set's questions
+    as in its source, each with the ten pages it was measured on (its page and its nine
+    distractors, in the order mixed), every page in the archive, and eval runs on them.
+    On 3afc709 the commands read ../shared/corpus, which no clone has."""
+    data = BENCH / "data"
+    sources = {"qa_lang": "qa_lang.jsonl", "qa_lang_holdout": "qa_lang_holdout.jsonl",
+               "qa_en_holdout": "qa_en_holdout.jsonl"}  # fmt: skip
+    for name, source in sources.items():
+        original = [json.loads(line) for line in (data / source).read_text().splitlines()]
+        frozen = [json.loads(line) for line in (data / "eval" / f"{name}.jsonl").read_text()
+                  .splitlines()]  # fmt: skip
+        assert [{k: v for k, v in r.items() if k != "pages"} for r in frozen] == original
+        assert all(len(r["pages"]) == 10 and r["file"] in r["pages"] for r in frozen)
+    assert len((data / "eval" / "qa.jsonl").read_text().splitlines()) == 40
+    env = {**os.environ, "PYTHONPATH": str(BENCH.parent)}
+    unpacked = subprocess.run(
+        [sys.executable, str(BENCH / "eval_data.py"), "--into", str(tmp_path / "corpus")],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert unpacked.returncode == 0, unpacked.stderr
+    assert "280 pages" in unpacked.stdout
+    report = tmp_path / "qa.json"
+    argv = [sys.executable, "-m", "htmlrag_chat", "--cache", str(tmp_path / "c.db"), "eval", "qa",
+            str(data / "eval" / "qa_en_holdout.jsonl"), "--pages-dir", str(tmp_path / "corpus"),
+            "--methods", "chunk-bm25", "--budget", "1024", "--limit", "2", "--tokenizer",
+            "approx", "--out", str(report)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    items = json.loads(report.read_text())["items"]
+    assert [item["answer_in_pages"] for item in items] == [True, True]

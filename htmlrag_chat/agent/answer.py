@@ -115,7 +115,9 @@ class Answer:
                 "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
                 "first_token_ms": _round(self.first_token_ms),
                 "total_ms": round(self.total_ms, 2),
-                "sources": [  # in number order, each marked: scripts look them up by [n]
+                # The cited first, each marked and numbered: a person reads what the answer
+                # rests on first, and a script looks a source up by its [n].
+                "sources": [
                     {
                         "number": s.number,
                         "cited": s.number in self.cited_numbers,
@@ -126,7 +128,7 @@ class Answer:
                         "content": s.html,
                         "rendering": s.rendering,
                     }
-                    for s in self.sources
+                    for s in sorted(self.sources, key=lambda s: s.number not in self.cited_numbers)
                 ],
                 "left_out": [{"url": safe_url(d.what), "reason": d.reason} for d in self.left_out],
                 "notes": self.notes,

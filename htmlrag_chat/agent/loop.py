@@ -253,8 +253,8 @@ class Agent:
     async def _search(self, queries: Sequence[str]) -> list[SearchResult]:
         """Results of every query, interleaved so that each query's best come first; a query
         missing from a replay is skipped, and so is a failed search while another worked.
-        When every search failed, the failure is raised, not also reported as skipped: each
-        failure is said once."""
+        All failed: the failure is raised, said once; with documents, which answer, each query
+        is skipped with why in words (the engines cannot be reached), not the recording advice."""
         per_query: list[list[SearchResult]] = []
         per_query_limit = -(-self.max_pages // len(queries))  # each query gets its share
         skipped: list[Dropped] = []
@@ -266,12 +266,12 @@ class Agent:
                 except MissingFromRecording as missing:
                     skipped.append(Dropped(query, str(missing)))
                     self._run.unrecorded.append(query)
-                except SearchError as failure:
-                    skipped.append(Dropped(query, str(failure)))
-                    failures.append(failure)
+                except SearchError as error:
+                    skipped.append(Dropped(query, error.reason if self.documents else str(error)))
+                    failures.append(error)
             results = interleave(per_query)
             counts.update(queries=len(queries), results=len(results))
-        if failures and not per_query:
+        if failures and not per_query and self.documents is None:
             raise failures[0]
         for dropped in skipped:
             self._run.skipped.append(dropped)

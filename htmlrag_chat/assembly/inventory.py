@@ -62,7 +62,10 @@ def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inve
     settings = replace(options.reader, device=device)
     around = look_around(settings, cache_dir)
     plan = plan_reader(settings, around)
+    # A server listing no models is not one to name here: the reader's row says why (nothing
+    # answers at its address, or it lists nothing).
     servers = [around.configured] if around.configured else list(around.found)
+    servers = [server for server in servers if server.models]
     reader = plan.backend.row(plan, device, cache_dir)
     prune = options.prune
     rows = [

@@ -29,6 +29,14 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 
+# What an extra costs besides its download, said wherever it is suggested: llama-cpp-python
+# builds llama.cpp from source when no wheel of PyPI fits (Linux: always), on every core.
+COSTS: dict[str, str] = {
+    "gguf": "it compiles llama.cpp on its first install: 10-40 minutes on 2 cores, "
+    "prebuilt CPU wheels in docs/install.md",
+}
+
+
 class MissingExtra(ModelUnavailable):
     """A feature whose optional packages are not installed."""
 
@@ -42,10 +50,12 @@ class MissingExtra(ModelUnavailable):
 
 def install_line(extra: str) -> str:
     """The command that installs ``extra`` here: through the installer that made this
-    environment, from the checkout or wheel it came from (``base/installer.py``)."""
+    environment, from the checkout or wheel it came from (``base/installer.py``), with what
+    it costs besides the download when that is more than a wait (``COSTS``)."""
     from htmlrag_chat.base.installer import current
 
-    return current().extra(extra)
+    cost = COSTS.get(extra)
+    return current().extra(extra) + (f" ({cost})" if cost else "")
 
 
 def missing_module(extra: str) -> str | None:

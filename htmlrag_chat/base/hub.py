@@ -96,11 +96,26 @@ def unobtainable(models: Mapping[str, bool]) -> dict[str, ModelUnavailable]:
     reachable = functools.cache(hub_reachable)  # asked only when a model is not here
     problems = {}
     for name, local_only in models.items():
+        if (wrong := not_a_model(name)) is not None:
+            problems[name] = wrong
+            continue
         if expand_user(name).exists() or cached_snapshot(name) is not None:
             continue
         if local_only or not reachable():
             problems[name] = _nowhere(name, local_only)
     return problems
+
+
+def not_a_model(name: str, gguf: bool = False) -> ModelUnavailable | None:
+    """A file named where a model goes (``--model README.md``): said as such before any
+    library reads it as one (transformers asks for torch first, then fails on its JSON).
+    A model is a folder with its configuration and weights, a hub id, or where ``gguf``
+    allows it, a ``.gguf`` file."""
+    path = Path(name).expanduser()
+    if not path.is_file() or (gguf and path.suffix.lower() == ".gguf"):
+        return None
+    kinds = "neither a GGUF file (.gguf) nor a model folder" if gguf else "not a model folder"
+    return ModelUnavailable(f"{name} is a file, {kinds} (config.json and weights)")
 
 
 def _nowhere(name: str, local_only: bool) -> ModelUnavailable:

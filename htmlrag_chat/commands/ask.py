@@ -165,17 +165,15 @@ async def _answer(
 ) -> Answer:
     """Build the agent (bad settings fail here, before anything is saved), save the
     question, answer it with the conversation's turns, save the answer (in a replay too:
-    ``session`` keeps them in the history file); a question whose answer fails is taken
-    back."""
+    ``session`` keeps them in the history file). A question whose answer fails or is
+    stopped stays in the history without an answer, as in the chat app: ``ask -c`` then
+    follows up its conversation, and follow-ups read only answered turns."""
     from htmlrag_chat.assembly.wiring import build_agent
 
     agent = build_agent(options, store, emit)
     message_id = session.question_asked(question)
     try:
         answer = await agent.ask(question, list(session.turns))
-    except Exception:  # a stop (Ctrl+C) is no Exception: the stopped question stays
-        session.question_failed(message_id)
-        raise
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         await agent.web.settle(LATE_PAGE_GRACE)

@@ -25,7 +25,7 @@ from htmlrag_chat.commands.common import (
     print_table,
     store_options,
 )
-from htmlrag_chat.conversations.export import conversation_markdown
+from htmlrag_chat.conversations.export import conversation_markdown, sources_cited_first
 
 if TYPE_CHECKING:
     from htmlrag_chat.store.db import Store
@@ -176,14 +176,20 @@ def _message_json(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _answer_json(answer: dict[str, Any]) -> dict[str, Any]:
-    """A stored answer, its sentences as ``ask --json`` gives them (the column they are
-    kept in is ``citations``; an answer stored before the evidence check has no quotes)."""
+    """A stored answer, its sentences and sources as ``ask --json`` gives them (the column
+    the sentences are kept in is ``citations``; an answer stored before the evidence check
+    has no quotes): the cited sources first, each marked."""
     from htmlrag_chat.evidence.records import claim_record, stored_claims
 
     urls = {source["number"]: source["url"] for source in answer["sources"]}
     sentences = [claim_record(claim, urls) for claim in stored_claims(answer["citations"])]
     shown = {key: value for key, value in answer.items() if key != "citations"}
-    return shown | {"sentences": sentences, "created_at": _iso(answer["created_at"])}
+    sources = sources_cited_first(answer)  # as ask --json lists them
+    return shown | {
+        "sentences": sentences,
+        "sources": sources,
+        "created_at": _iso(answer["created_at"]),
+    }
 
 
 def _reader(stored: str | None) -> tuple[str | None, str | None]:

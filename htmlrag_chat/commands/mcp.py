@@ -3,9 +3,10 @@
 Stdio is the default (what Claude Code, Cursor and other agents launch); ``--http`` serves
 streamable HTTP on 127.0.0.1, to requests with the bearer token (``mcp/auth.py``). The
 global options apply as they do to ``ask``: the cache or the replayed recording, the reader,
-the pruner, the budget and the search settings. Models load once, before the first request
-is read; a replay keeps its conversations in a scratch file for the life of the server, as
-the chat app does.
+the pruner, the budget and the search settings. Models load once, in a thread from the
+start, so that ``initialize`` is answered at once and each tool call waits for them; a
+replay keeps its conversations in a scratch file for the life of the server, as the chat
+app does.
 """
 
 from __future__ import annotations
@@ -59,15 +60,19 @@ def run_mcp(args: argparse.Namespace) -> int:
     options = agent_options(args, settings)
     from htmlrag_chat.assembly.wiring import build_parts
     from htmlrag_chat.mcp.auth import McpSettings
-    from htmlrag_chat.mcp.server import bind_loopback, build_server, serve_http, serve_stdio
-    from htmlrag_chat.mcp.service import ContextService, shared
+    from htmlrag_chat.mcp.server import bind_loopback, build_server, log, serve_http, serve_stdio
+    from htmlrag_chat.mcp.service import ContextService, Loading, shared
 
     port = DEFAULT_PORT if args.port is None else args.port
     listening = bind_loopback(port) if args.http else None
     with open_store(args) as cache, history_store(args, cache) as (history, _):
-        # Stdout is the protocol: notices and progress of the loading go to stderr.
-        parts = shared(build_parts(options, cache, progress_printer(False)))
-        server = build_server(ContextService(parts, cache, history))
+        # Stdout is the protocol: notices and progress of the loading go to stderr. The
+        # models load while the client connects; the tools wait for them.
+        loading = Loading(
+            lambda: shared(build_parts(options, cache, progress_printer(False))),
+            lambda error: log(f"the tools cannot answer: {error}"),
+        )
+        server = build_server(ContextService(loading, cache, history))
         if listening is not None:
             serve_http(server, listening, *McpSettings(**settings.section("mcp")).token())
         else:

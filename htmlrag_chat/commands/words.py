@@ -5,7 +5,8 @@ argparse answers ``htmlrag-chat "Who designed the Eiffel tower?"`` with "invalid
 and ``ask --qiuet`` with a pointer to the top-level help. A first word that is a question
 (it has a space or ends with ``?``) is asked, as if ``ask`` came before it; any other word
 that is no command keeps argparse's error, to which ``Parser.error`` adds the closest
-name (``difflib``) and the help of the command that was being read.
+name (two letters swapped first, then ``difflib``) and the help of the command that was
+being read; an unknown option is named alone, without the words argparse left after it.
 """
 
 from __future__ import annotations
@@ -21,9 +22,27 @@ _UNRECOGNIZED = "unrecognized arguments: "
 
 
 def nearest(word: str, names: Iterable[str]) -> str | None:
-    """The name ``word`` most likely misspells, if one is close enough."""
-    found = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
+    """The name ``word`` most likely misspells, if one is close enough: two neighbouring
+    letters swapped first (``--raeder`` is ``--reader``, though difflib finds ``--render``
+    as close), then difflib's closest."""
+    names = list(names)
+    swapped = next((name for name in names if _transposed(word, name)), None)
+    if swapped is not None:
+        return swapped
+    found = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return found[0] if found else None
+
+
+def _transposed(word: str, name: str) -> bool:
+    """Whether ``name`` is ``word`` with two neighbouring characters swapped."""
+    if len(word) != len(name) or word == name:
+        return False
+    apart = [i for i, (a, b) in enumerate(zip(word, name, strict=True)) if a != b]
+    return (
+        len(apart) == 2
+        and apart[1] == apart[0] + 1
+        and (word[apart[0]], word[apart[1]]) == (name[apart[1]], name[apart[0]])
+    )
 
 
 def is_question(word: str) -> bool:
@@ -65,11 +84,12 @@ def explain(message: str, parser: argparse.ArgumentParser, unknown: Sequence[str
         ask = f"; to ask it: {parser.prog} ask {word!r}" if " " not in parser.prog else ""
         return f"{said} (choose from {choice.group(2)}){ask}"
     if message.startswith(_UNRECOGNIZED) and unknown:
+        flags = [word for word in unknown if word.startswith("-") and word != "-"]
+        if flags:  # the words after one are its value or the question: not what is wrong
+            message = f"unrecognized option{'s' if len(flags) > 1 else ''}: {' '.join(flags)}"
         options = list(parser._option_string_actions)
         guesses = [
-            (word, guess)
-            for word in unknown
-            if word.startswith("-") and (guess := nearest(word.partition("=")[0], options))
+            (word, guess) for word in flags if (guess := nearest(word.partition("=")[0], options))
         ]
         if len(guesses) == 1:
             return f"{message}; did you mean {guesses[0][1]}?"

@@ -18,7 +18,8 @@ from htmlrag_chat.reader.literal import escape_markdown
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
     """Each question as a heading, its latest answer, the quotes that back its sentences,
-    then its numbered sources as links (the citations in the answer refer to them)."""
+    then its numbered sources as links, those it cites first (the citations in the answer
+    refer to their numbers)."""
     lines = [f"# {_line(title) or 'Conversation'}", ""]
     for message in messages:
         if message["role"] != "user":
@@ -30,13 +31,7 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
         answer = message["answers"][-1]
         lines += [no_raw_html(answer["text"].strip()), ""]
         lines += _evidence(answer["citations"])
-        if answer["sources"]:
-            lines += ["**Sources**", ""]
-            for source in answer["sources"]:
-                url = safe_url(source["url"])  # as stored, or as an older version stored it
-                label = _line(source.get("title") or "") or url
-                lines.append(f"{source['number']}. [{_link_text(label)}](<{url}>)")
-            lines.append("")
+        lines += _sources(answer)
         for flag in answer["flags"]:
             lines.append(f"> {_line(flag)}")
         if answer["flags"]:
@@ -44,6 +39,47 @@ def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> 
     # Stored text is data (an older version, or another tool, may have stored anything):
     # the whole document passes the sanitiser, links to anything but web pages go.
     return markdown_safe("\n".join(lines).rstrip() + "\n")
+
+
+def cited_numbers(answer: Mapping[str, Any]) -> set[int]:
+    """The sources a stored answer cites (its sentences' ``[n]``; the others were read)."""
+    from htmlrag_chat.evidence.records import stored_claims
+
+    return {number for claim in stored_claims(answer["citations"]) for number in claim.cited}
+
+
+def sources_cited_first(answer: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A stored answer's sources, those it cites first, each marked ``cited``; the numbers
+    stay the ones its ``[n]`` point to."""
+    cited = cited_numbers(answer)
+    marked = [dict(source) | {"cited": source["number"] in cited} for source in answer["sources"]]
+    return sorted(marked, key=lambda source: not source["cited"])
+
+
+def _sources(answer: Mapping[str, Any]) -> list[str]:
+    """The sources as links, under a line that says which the answer cites (first) and
+    which it only read; a bulleted list, since a numbered one out of order is renumbered."""
+    sources = sources_cited_first(answer)
+    if not sources:
+        return []
+    groups = [
+        ("**Sources cited**", [s for s in sources if s["cited"]]),
+        ("**Read, not cited**", [s for s in sources if not s["cited"]]),
+    ]
+    if not groups[0][1]:
+        groups = [("**Sources** (read; the answer cites none)", sources)]
+    lines = []
+    for heading, group in groups:
+        if not group:
+            continue
+        lines += [heading, ""]
+        for source in group:
+            url = safe_url(source["url"])  # as stored, or as an older version stored it
+            label = _line(source.get("title") or "") or url
+            # "[3] [title](url)": a space apart, no reference link; the number reads as typed
+            lines.append(f"- [{source['number']}] [{_link_text(label)}](<{url}>)")
+        lines.append("")
+    return lines
 
 
 def _evidence(records: Sequence[object]) -> list[str]:

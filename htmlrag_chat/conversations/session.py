@@ -57,12 +57,6 @@ class ChatSession:
         self.title = title
         return message_id
 
-    def question_failed(self, message_id: int) -> None:
-        """Take back a question whose answer failed (an error, not a stop): the history
-        keeps no question that nobody answered and nobody stopped."""
-        if self.store.forget_question(message_id):
-            self.new()
-
     def answered(self, message_id: int, answer: Answer) -> None:
         self.turns.append(Turn(answer.question, unmarked(answer.markdown), tuple(answer.sources)))
         self.store.add_answer(message_id, **answer.store_record())

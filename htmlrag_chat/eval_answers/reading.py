@@ -14,11 +14,9 @@ before it. Every prompt says that today is ``DAY``, whatever day the evaluation 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.agent.reading import Reader, read_answer
@@ -26,11 +24,11 @@ from htmlrag_chat.base.events import ignore
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
+from htmlrag_chat.base.wheel_model import file_sha256
 from htmlrag_chat.reader import ChatModel, Message, Turn
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, plain_messages, source_content
 
-_CHUNK = 1 << 20
 # The date the answer prompts give (``{today}`` in prompts/reader.md): a run that goes on
 # past midnight, or resumes a day later, must read the same prompts as it began with.
 DAY = "2026-11-26"
@@ -138,11 +136,3 @@ def reader_identity(reader: Reader) -> dict[str, str]:
     if base_url:
         identity["base_url"] = str(base_url)
     return identity
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while block := file.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()

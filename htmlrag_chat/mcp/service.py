@@ -10,7 +10,10 @@ cores gain nothing from two at once.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -77,11 +80,48 @@ def shared(parts: Parts) -> Parts:
     return replace(parts, recipe=replace(recipe, first=first, second=second))
 
 
+class Loading:
+    """The parts, built in a thread from the server's start (``build``), so that the
+    client's ``initialize`` is answered at once: the models took 11.7 s to load on a loaded
+    machine, and a client gives up on a server that does not answer. Each tool call waits
+    for them; a failure to build them is every call's error, and ``failed`` is told once."""
+
+    def __init__(self, build: Callable[[], Parts], failed: Callable[[BaseException], None]) -> None:
+        self._future: Future[Parts] = Future()
+        self._failed = failed
+        threading.Thread(target=self._run, args=(build,), name="mcp-load", daemon=True).start()
+
+    @classmethod
+    def done(cls, parts: Parts) -> Loading:
+        """Parts already loaded (tests, benchmarks)."""
+        return cls(lambda: parts, lambda error: None)
+
+    def _run(self, build: Callable[[], Parts]) -> None:
+        try:
+            self._future.set_result(build())
+        except BaseException as error:  # the calls re-raise it, in their own words
+            self._future.set_exception(error)
+            self._failed(error)
+
+    async def parts(self) -> Parts:
+        """The parts, once built (a call cancelled while it waits leaves the loading on)."""
+        return await asyncio.shield(asyncio.wrap_future(self._future))
+
+    def loaded(self) -> Parts:
+        """The parts, when ``parts`` has been awaited."""
+        return self._future.result(timeout=0)
+
+
 @dataclass
 class ContextService:
-    parts: Parts
+    loading: Loading
     cache: Store  # the web cache (read-only in a replay)
     history: Store  # where conversations are kept (a scratch file in a replay)
+
+    @property
+    def parts(self) -> Parts:
+        """The loaded parts: each call awaits ``loading`` first."""
+        return self.loading.loaded()
 
     # -- web_context and page_context
 
@@ -96,6 +136,7 @@ class ContextService:
     ) -> WebContext:
         """``format`` None: the server's ``--render``; the budget counts contents as written."""
         query = _checked_query(query)
+        await self.loading.parts()
         parts = self.parts if site is None else _on_sites(self.parts, site)
         format = format or self.parts.prune.render
         _check_limits(budget_tokens, pages, format)
@@ -110,6 +151,7 @@ class ContextService:
     ) -> WebContext:
         query = _checked_query(query)
         _check_limits(budget_tokens, 1, "html")
+        await self.loading.parts()
         if not self.parts.options.web:
             raise UserError("this server was started with --no-web: it fetches no page")
         try:
@@ -182,6 +224,7 @@ class ContextService:
     ) -> AnswerResult:
         """The whole pipeline, the exchange saved like every ``ask`` (``ChatSession``)."""
         question = _checked_query(question, "question")
+        await self.loading.parts()
         session = ChatSession(self.history)
         if conversation_id is not None:
             if self.history.conversation(conversation_id) is None:

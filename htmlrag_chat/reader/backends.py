@@ -16,7 +16,7 @@ from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
 from htmlrag_chat.base.device import gpu_possible
 from htmlrag_chat.base.events import Notice
 from htmlrag_chat.base.extras import install_line
-from htmlrag_chat.base.hub import hub_endpoint
+from htmlrag_chat.base.hub import hub_endpoint, not_a_model
 from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import one_line, safe_url
@@ -85,13 +85,17 @@ class _Server(Backend):
         server = plan.server
         if server is None:  # --reader openai without a URL
             return super().row(plan, device, cache_dir)
+        from htmlrag_chat.reader.discover import unreachable
+
         listed = best_model(server.models, plan.model) is not None
         if not self.configured:
             note = f"found: {server.describe()}"
-        elif not server.models:
-            note = "the server does not answer"
-        else:
+        elif server.models:
             note = "" if listed else "the server lists no such model"
+        elif (down := unreachable(server.base_url)) is not None:
+            note = f"nothing answers at {server.address} ({down})"
+        else:
+            note = f"{server.describe()} answers but lists no models"
         return ModelRow("reader", plan.model, "server", server.base_url, listed, None, None, note)
 
 
@@ -216,6 +220,9 @@ class TransformersModel(Backend):
 
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         model = settings.model or DEFAULT_READER_MODEL
+        wrong = not_a_model(model, gguf=True)
+        if wrong is not None:  # said before any server, download or torch hint
+            return ReaderPlan(self, settings, model, str(wrong), problem=f"--model {wrong}")
         if settings.reader != "auto" or around.disk.transformers:
             why = f"reader: {one_line(model)} in this process (transformers)"
             return ReaderPlan(self, settings, model, why)
@@ -300,5 +307,5 @@ class Extractive(Backend):
         if device != "cpu":
             return model_row("reader", DEFAULT_READER_MODEL, device, cache_dir, missing=missing)
         page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
-        note = f"{missing} (llama.cpp in this process: {install_line('gguf')})"
+        note = f"{missing}; llama.cpp in this process: {install_line('gguf')}"
         return ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)

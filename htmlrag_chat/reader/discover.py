@@ -78,12 +78,12 @@ def probe_urls(ports: Sequence[int]) -> list[str]:
     return [f"http://{LOOPBACK}:{int(port)}/v1" for port in ports]
 
 
-def find_servers(
-    ports: Sequence[int] | None = None, timeout: float = PROBE_SECONDS
-) -> list[Server]:
+def find_servers(ports: Sequence[int] | None = None, timeout: float | None = None) -> list[Server]:
     """The servers answering on ``ports`` of 127.0.0.1 (None: ``DEFAULT_PORTS``), in the
-    order of ``ports``, found within ``timeout`` seconds in all (a port still answering then
-    is left out)."""
+    order of ``ports``, found within ``timeout`` seconds in all (None: ``PROBE_SECONDS``,
+    read at the call; a port still answering then is left out). It returns as soon as
+    every port has answered or refused."""
+    timeout = PROBE_SECONDS if timeout is None else timeout
     urls = probe_urls(DEFAULT_PORTS if ports is None else ports)
     if not urls:
         return []

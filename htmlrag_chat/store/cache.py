@@ -88,6 +88,14 @@ class WebCache(Connection):
                 self.skip_row(f"the search {row['query']!r}", bad)
         return found
 
+    def recent_queries(self, limit: int) -> list[str]:
+        """The queries of the ``limit`` searches stored last, newest first: what a
+        recording can answer, for the chat app to name."""
+        rows = self._rows(
+            "SELECT query FROM searches ORDER BY searched_at DESC, rowid DESC LIMIT ?", [limit]
+        )
+        return [str(row["query"]) for row in rows]
+
     # -- pages
 
     def put_page(self, result: FetchResult) -> None:

@@ -64,23 +64,6 @@ class ConversationTables(Connection):
                 conversation_id = self.new_conversation(title)
             return conversation_id, self.add_message(conversation_id, "user", question)
 
-    def forget_question(self, message_id: int) -> bool:
-        """Delete a question that failed (the half of an exchange ``save_question`` saved),
-        and its conversation when nothing else is left in it; returns whether the
-        conversation went too."""
-        with self.transaction():
-            rows = self._rows("SELECT conversation_id FROM messages WHERE id = ?", [message_id])
-            if not rows:
-                return False
-            self._db.execute("DELETE FROM messages WHERE id = ?", [message_id])
-            return bool(
-                self._db.execute(
-                    "DELETE FROM conversations WHERE id = ? AND NOT EXISTS"
-                    " (SELECT 1 FROM messages WHERE conversation_id = ?)",
-                    [rows[0]["conversation_id"]] * 2,
-                ).rowcount
-            )
-
     def add_answer(
         self,
         message_id: int,

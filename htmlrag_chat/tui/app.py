@@ -50,7 +50,7 @@ from htmlrag_chat.tui.readers import ReaderCommands
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import Selection
-from htmlrag_chat.tui.texts import answer_meta, describe, header_line, mode_line, quit_help
+from htmlrag_chat.tui.texts import answer_meta, describe, header_line, quit_help, welcome
 from htmlrag_chat.tui.transcript import (
     AnswerView,
     ErrorView,
@@ -62,6 +62,7 @@ from htmlrag_chat.tui.transcript import (
 )
 
 READY = "ready: ask a question"
+RECORDED_SHOWN = 3  # a recording's questions the welcome names, the last searched first
 REOPENED = "reopened: a question now follows up this conversation"
 
 
@@ -111,11 +112,11 @@ class ChatApp(App[None]):
         with Horizontal(id="body"):
             yield HistoryPanel()
             with Vertical(id="chat"):
-                yield Transcript(Welcome(mode_line(self.options, self.session.kept)))
+                yield Transcript(Welcome(self.welcome()))
                 yield Static(id="status")
                 yield PromptInput(placeholder="Ask anything…", id="prompt")
             yield SourcesPanel()
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = self.header_line()
@@ -137,6 +138,12 @@ class ChatApp(App[None]):
         otherwise be an action run by a click. ``markup`` is only Textual's signature:
         nothing in the app writes toasts as markup."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def welcome(self) -> str:
+        """The welcome text; over a recording, naming the questions it holds (the last
+        few searched), since it answers those alone."""
+        recorded = self.cache.recent_queries(RECORDED_SHOWN) if self.options.replay else []
+        return welcome(self.options, self.session.kept, recorded)
 
     def header_line(self) -> str:
         return header_line(self.session.title, self.cache.path.name if self.options.replay else "")
@@ -379,7 +386,7 @@ class ChatApp(App[None]):
         if self.options.search != self.search:
             switch_search(self, self.search)
         await self.transcript.remove_children()
-        await self.transcript.mount(Welcome(mode_line(self.options, self.session.kept)))
+        await self.transcript.mount(Welcome(self.welcome()))
         self.query_one(SourcesPanel).show(())
         self.selection.selected = None
         self.set_status("")

@@ -6,8 +6,9 @@ from textual.binding import Binding
 
 from htmlrag_chat.tui.screens import key_name
 
-# The footer shows these in order as far as the width goes: the keys that bring the
-# folded panes back come right after Send, so 80 columns still show them.
+# The footer (compact) shows these in order as far as the width goes: the keys that bring
+# the folded panes back come right after Send and Quit, and 80 columns show every key up to
+# Copy answer (tests/tui/test_app.py draws it).
 KEYS: tuple[Binding, ...] = (
     Binding(
         "ctrl+l", "sources", "Sources",
@@ -20,9 +21,9 @@ KEYS: tuple[Binding, ...] = (
     Binding("f1", "help", "Help", tooltip="This list"),
     Binding("escape", "cancel", "Stop", tooltip="Stop the running question (else: back "
             "to the question box, the panes as the width has them)"),
+    Binding("ctrl+y", "copy_answer", "Copy answer", tooltip="Copy the selected answer"),
     Binding("ctrl+n", "new_chat", "New chat", tooltip="Start a new conversation"),
     Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit"),
-    Binding("ctrl+y", "copy_answer", "Copy answer", tooltip="Copy the selected answer"),
     Binding("ctrl+s", "export", "Export", tooltip="Save the conversation as Markdown here"),
 )  # fmt: skip
 

@@ -24,7 +24,7 @@ def openable(url: str) -> bool:
 
 
 class SourcesPanel(OptionList):
-    """The sources of the selected answer: those it cites (title, site or "local file" for
+    """The sources of the selected answer: those it cites (title, site or the file name of
     one of the user's documents, URL), then, under a line that says so, those it read
     without citing (number and site, dimmed). Before the answer ends (``cited`` None) every
     source is listed in full, in number order. Only web pages open in the browser: a local

@@ -42,7 +42,11 @@ def key_name(key: str) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
+    """F1: every key. How to close it is on its border, where a terminal too short for the
+    whole text (80x24) still shows it."""
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss", "Close")]
+    CLOSE = "Esc, F1 or q closes this"
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:
         super().__init__()
@@ -50,9 +54,9 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         rows = "\n".join(f"| {key} | {description} |" for key, description in self.keys)
-        with Vertical(id="dialog"):
+        with Vertical(id="dialog") as dialog:
+            dialog.border_title = self.CLOSE
             yield Markdown(HELP.format(keys=rows))
-            yield Static(Content("Esc closes"), classes="hint")
 
 
 class RenameScreen(ModalScreen[str | None]):

@@ -9,12 +9,37 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.base.errors import ModelUnavailable, UserError
-from htmlrag_chat.base.safety import terminal_safe
+from htmlrag_chat.base.safety import one_line, terminal_safe
 from htmlrag_chat.evidence.correction import MARK
 from htmlrag_chat.reader.choice import no_llm_hint
 
 if TYPE_CHECKING:
     from htmlrag_chat.assembly.wiring import AgentOptions
+
+
+KEYS_LINE = "Enter sends · Esc stops · F1 lists every key · Ctrl+P opens the command palette"
+
+
+def welcome(options: AgentOptions, kept: bool, recorded: Sequence[str] = ()) -> str:
+    """The chat's first words: what a question does with these options (the web, the
+    documents, or a recording and the questions it holds: a recording opened in the app
+    answers only those), the keys, then the mode line."""
+    if options.replay:
+        reads = "replays the recorded searches and pages"
+    elif options.docs and not options.web:
+        reads = "reads your documents (not the web)"
+    else:
+        reads = "searches the web, reads the pages"
+    if options.docs and (options.replay or options.web):
+        reads += " and your documents"
+    lines = [
+        f"Ask a question. htmlrag-chat {reads}, prunes them to what matters and answers "
+        "with numbered citations [n] to its sources."
+    ]
+    if recorded:
+        asked = "; ".join(f"“{one_line(query)}”" for query in recorded)
+        lines.append(f"The recording holds the searches for: {asked}")
+    return "\n".join([*lines, KEYS_LINE, mode_line(options, kept)])
 
 
 def mode_line(options: AgentOptions, kept: bool) -> str:
@@ -35,7 +60,7 @@ def mode_line(options: AgentOptions, kept: bool) -> str:
 def header_line(title: str, replayed: str) -> str:
     """The conversation's title, after ``REPLAY <file>`` when the cache ``replayed`` is."""
     title = terminal_safe(title) or "New chat"
-    return f"REPLAY {replayed} (read-only) · {title}" if replayed else title
+    return f"REPLAY {replayed} · {title}" if replayed else title
 
 
 def last_active(timestamp: float, now: float) -> str:

@@ -28,12 +28,6 @@ from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.tui.markdown import CitationLinker, link_citations
 from htmlrag_chat.tui.texts import stored_meta
 
-WELCOME = (
-    "Ask a question. htmlrag-chat searches the web, reads the pages, prunes them to what "
-    "matters and answers with numbered citations [n] to its sources.\n"
-    "Enter sends · Esc stops · F1 lists every key · Ctrl+P opens the command palette"
-)
-
 
 class Transcript(VerticalScroll):
     """The conversation, scrolled to follow a streaming answer until the user scrolls."""
@@ -43,8 +37,11 @@ class Transcript(VerticalScroll):
 
 
 class Welcome(Static):
-    def __init__(self, mode: str) -> None:
-        super().__init__(Content(f"{WELCOME}\n{mode}"))
+    """The chat's first words (``texts.welcome``): shown as text, never markup, since a
+    recorded question is data."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(terminal_safe(text)))
 
 
 class QuestionView(Static):

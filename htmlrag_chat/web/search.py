@@ -62,9 +62,11 @@ class SearchError(UserError):
             said = f"the search engines cannot be reached ({offline_cause(detail)})"
             message = f"search for {query!r} failed: {said}: {_ADVICE[kind]}"
         else:
+            said = detail
             message = f"search for {query!r} failed: {_ADVICE[kind]} ({detail})"
         super().__init__(message)
         self.kind = kind
+        self.reason = said  # why, without the advice: for a note where the question goes on
         self.raw = detail if kind == "offline" else ""  # what the message leaves out
 
 

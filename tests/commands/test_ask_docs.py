@@ -18,6 +18,7 @@ import pytest
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
 from tests.conftest import DEMO, import_demo
+from tests.loopback import unused_port
 from tests.smollm2 import smollm2_gguf
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -239,3 +240,34 @@ def test_the_extractive_reader_answers_from_a_table_row_or_a_list_item_backed_an
     assert record["cited"] and not record["flags"]
     checked = [s for s in record["sentences"] if s["checked"]]
     assert checked and not any(s["unsupported"] for s in checked)
+
+
+def test_offline_the_documents_beside_the_web_still_answer_with_one_note(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """``--docs`` without ``--no-web`` when no search can be made (the only backend refuses
+    its connection): the documents answer, one line says why the query's search failed, in
+    words, without the advice to replay a recording, and the exit is 0. On 3afc709 the whole
+    question failed with exit 5."""
+    question, file, fact = FACTS[0]
+    refused = f"http://127.0.0.1:{unused_port()}"
+    monkeypatch.delenv("HTMLRAG_CHAT_CONFIG", raising=False)
+    monkeypatch.setenv("HTMLRAG_CHAT_BACKENDS", "searxng")
+    monkeypatch.setenv("HTMLRAG_CHAT_SEARXNG_URL", refused)
+    argv = ["ask", question, "--docs", str(folder), "--reader", "extractive", "--pruner", "bm25"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert fact in captured.out
+    [read] = [line for line in captured.out.splitlines() if line.startswith("Also read")]
+    assert "lighthouse.html" in read and "local file" not in read  # each by its name
+    [note] = [line for line in captured.err.splitlines() if "skipped query" in line]
+    assert note == (
+        f"htmlrag-chat: skipped query {question}: the search engines cannot be reached "
+        "(the connection was refused: a proxy or firewall?)"
+    )
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert cited_files(record) == {file} and all(s["local"] for s in record["sources"])
+    [skipped] = record["skipped_queries"]
+    assert skipped["reason"].startswith("the search engines cannot be reached")

@@ -91,7 +91,7 @@ def test_show_prints_the_markdown_the_app_exports(cache, capsys, tmp_path):
         exported = session.export(tmp_path)  # what Ctrl+S writes
     assert code == 0 and out == exported.read_text(encoding="utf-8")
     assert out.startswith("# Which framework?\n\n## Which framework?\n\nARKit [1].")
-    assert "1. [ARKit \\[31mdocs](<https://a.test/arkit>)" in out and "\x1b" not in out
+    assert "- [1] [ARKit \\[31mdocs](<https://a.test/arkit>)" in out and "\x1b" not in out
 
 
 def test_show_json_has_every_message_with_its_answers(cache, capsys):
@@ -102,6 +102,8 @@ def test_show_json_has_every_message_with_its_answers(cache, capsys):
     (first,) = record["messages"][0]["answers"]
     assert first["text"] == "ARKit [1]." and first["reader"] == "openai:m"
     assert first["sources"][0]["url"] == SOURCE.url and "T" in first["created_at"]
+    # Marked as ask --json marks them: this answer was stored without checked sentences.
+    assert first["sources"][0]["cited"] is False
     assert json.loads(history(capsys, cache, "--json", "show", "2")[1]) == record
 
 

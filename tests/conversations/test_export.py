@@ -52,10 +52,26 @@ def test_questions_answers_evidence_sources_and_flags_in_order() -> None:
         "# Frameworks\n\n## Which framework?\n\nARKit [1].\n\n**Evidence**\n\n"
         "- ARKit \\*\\*maps\\*\\* faces.\n"
         '  - \\[1\\] "It uses ARKit \\[3\\] to map \\[a face\\]."\n\n'
-        "**Sources**\n\n"
-        "1. [The \\[Verge\\]\\[2J](<https://a.test/x>)\n2. [https://b.test/](<https://b.test/>)\n\n"
+        "**Sources cited**\n\n- [1] [The \\[Verge\\]\\[2J](<https://a.test/x>)\n"
+        "- [2] [https://b.test/](<https://b.test/>)\n\n"
         '> unsupported: "Bananas." cites [2]\n\n## And then?\n\n_No answer (stopped or failed)._\n'
     )
+
+
+def test_the_sources_the_answer_cites_come_first_under_their_own_numbers() -> None:
+    """A person reading ``history show`` wants what the answer rests on first: [2] is
+    cited, [1] only read; the numbers stay the answer's (a Markdown numbered list out of
+    order would be renumbered, so they are written out). On 3afc709: 1., then 2."""
+    claim = {"sentence": "Maps.", "cited": [2], "citations": [], "support": 0.5}
+    claim |= {"unsupported": False, "missing": [], "checked": True}
+    answer = MESSAGES[0]["answers"][0] | {"text": "Maps [2].\n", "flags": [], "citations": [claim]}
+    text = conversation_markdown("T", [{"role": "user", "content": "Q?", "answers": [answer]}])
+    sources = text.split("**Sources cited**\n\n")[1]
+    assert sources.startswith("- [2] [https://b.test/](<https://b.test/>)\n\n**Read, not cited**")
+    assert sources.index("- [2]") < sources.index("- [1] [The")
+    nothing = answer | {"citations": [claim | {"cited": []}]}
+    text = conversation_markdown("T", [{"role": "user", "content": "Q?", "answers": [nothing]}])
+    assert "**Sources** (read; the answer cites none)\n\n- [1] " in text
 
 
 def test_export_names_are_readable_and_safe(tmp_path: Path) -> None:

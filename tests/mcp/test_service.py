@@ -17,7 +17,7 @@ from htmlrag_chat.base.events import Event, StageStarted
 from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.html.rendering import render
 from htmlrag_chat.mcp.server import build_server
-from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, shared
+from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, Loading, shared
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.kinds import Integer
@@ -39,7 +39,7 @@ def service(
     )
     with Store.open(path, readonly=True) as cache, Store.open(path.with_name("h.db")) as history:
         parts = shared(build_parts(options, cache, lambda event: None))
-        yield ContextService(parts, cache, history)
+        yield ContextService(Loading.done(parts), cache, history)
 
 
 def web_context(
@@ -192,7 +192,7 @@ def test_a_second_answer_loads_no_model(
         # loaded them for an earlier test: the loader keeps each model once).
         loaded = {key[0] for key in loader._LOADED["causal-lm"]}
         assert {str(tiny_lm_dir), str(tiny_tied_lm_dir)} <= loaded
-        service = ContextService(parts, cache, history)
+        service = ContextService(Loading.done(parts), cache, history)
         results, loads = [], []
         for _ in range(2):
             results.append(asyncio.run(service.answer(QUESTION["question"], lambda event: None)))

@@ -5,22 +5,29 @@ conversations, resources, and a cancelled call that stops the work."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
 from tests.mcp.servers import (
+    COMMAND,
     QUESTION,
     ProgressLog,
     cancel_at,
     cancel_while_reading,
+    server_env,
     stdio_session,
     structured,
     wait_for_line,
@@ -296,3 +303,71 @@ def test_an_answer_split_in_utf16_halves_and_a_hostile_title_come_back_whole_and
 
     with ThreadedLLM(llm) as url:
         run(scenario(url))
+
+
+def test_initialize_is_answered_while_the_models_are_still_loading(
+    recording: Path, tiny_tokenizer_dir: Path, tmp_path: Path
+) -> None:
+    """The loading is held for as long as the test likes, with no clock: the tokenizer's
+    tokenizer_config.json is a named pipe, which the loading blocks reading until the test
+    writes it. ``initialize`` and the tool list come back meanwhile; a tool call waits for
+    the loading and then uses what it loaded. On 3afc709 the models loaded before the first
+    request was read, so ``initialize`` waited for the pipe (11.7 s of real loading under
+    load, past a client's patience)."""
+    tokenizer = tmp_path / "tokenizer"
+    shutil.copytree(tiny_tokenizer_dir, tokenizer)
+    config = tokenizer / "tokenizer_config.json"
+    content = config.read_bytes()
+    config.unlink()
+    os.mkfifo(config)
+    options = ["--replay-db", str(recording), "--reader", "extractive", "--pruner", "bm25"]
+    params = StdioServerParameters(
+        command=COMMAND[0],
+        args=[*COMMAND[1:], *options, "--tokenizer", str(tokenizer), "mcp"],
+        env=server_env(tmp_path),
+    )
+
+    def release() -> None:  # opening the pipe waits for its reader: the loading
+        with config.open("wb") as pipe:
+            pipe.write(content)
+
+    async def scenario() -> None:
+        releaser = threading.Thread(target=release, daemon=True)
+        with (tmp_path / "stderr.log").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as s:
+                try:
+                    await asyncio.wait_for(s.initialize(), 120)  # long before the pipe is read
+                    tools = {tool.name for tool in (await s.list_tools()).tools}
+                    assert tools == {"web_context", "page_context", "answer"}
+                finally:
+                    releaser.start()  # else the server would wait for it to its end
+                context = structured(
+                    await s.call_tool(
+                        "web_context", {"query": QUESTION["question"], "budget_tokens": 512}
+                    )
+                )
+                assert context["exact"] and GOLD_URL in [x["url"] for x in context["sources"]]
+        releaser.join(10)
+
+    run(scenario())
+
+
+def test_models_that_cannot_load_are_each_calls_error_and_one_line_on_stderr(
+    recording: Path, tmp_path: Path
+) -> None:
+    """The server answers ``initialize`` before it knows; then every tool call says why
+    it cannot answer (the one line ``ask`` prints), and stderr says it once."""
+    missing = tmp_path / "no-such.gguf"
+    options = ["--replay-db", str(recording), "--reader", "local", "--model", str(missing)]
+
+    async def scenario() -> None:
+        async with stdio_session(options, tmp_path) as session:
+            for _ in range(2):
+                result = await session.call_tool("web_context", {"query": QUESTION["question"]})
+                assert result.is_error and f"{missing}: no such GGUF file" in (
+                    result.content[0].text
+                )
+
+    run(scenario())
+    said = (tmp_path / "stderr.log").read_text(encoding="utf-8")
+    assert said.count(f"htmlrag-chat mcp: the tools cannot answer: {missing}: no such") == 1

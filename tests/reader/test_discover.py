@@ -19,6 +19,7 @@ from htmlrag_chat.base.events import Event, Notice
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.choice import OnDisk, look_around
 from htmlrag_chat.reader.discover import (
+    PROBE_SECONDS,
     SERVERS,
     Server,
     best_model,
@@ -163,10 +164,9 @@ def test_other_services_on_the_ports_are_passed_over() -> None:
         async with (
             other_service("page") as page,
             other_service("missing") as missing,
-            other_service("hang") as hang,
             serve_llm(llm) as url,
         ):
-            ports = (page, missing, hang, unused_port(), port_of(url))
+            ports = (page, missing, unused_port(), port_of(url))
             servers = await asyncio.to_thread(find_servers, ports)
             assert servers == [Server("server", url, ("scripted-llm",))]
 
@@ -182,6 +182,16 @@ def test_a_listing_with_half_a_utf16_pair_or_nested_too_deeply_is_read_safely() 
         async with other_service("deep") as deep, serve_llm(llm) as url:
             servers = await asyncio.to_thread(find_servers, (deep, port_of(url)))
             assert servers == [Server("server", url, ("otter-\ufffd-7b",))]
+
+
+def test_a_port_that_hangs_is_left_out_at_the_deadline() -> None:
+    """A port that never answers costs the deadline and is left out, whatever the load:
+    nothing here has to answer in time."""
+
+    async def scenario() -> None:
+        async with other_service("hang") as hang:
+            servers = await asyncio.to_thread(find_servers, (hang, unused_port()), PROBE_SECONDS)
+            assert servers == []
 
     asyncio.run(scenario())
 

@@ -32,6 +32,7 @@ from htmlrag_chat.tui.transcript import (
     ErrorView,
     NoteView,
     QuestionView,
+    Welcome,
     stored_views,
 )
 from tests.conftest import import_demo
@@ -51,6 +52,7 @@ from tests.tui.conftest import (
     scripted,
     wait_until,
 )
+from tests.tui.screenshot import screen_text
 
 
 def gold_number(view: AnswerView) -> int:
@@ -63,7 +65,7 @@ def test_a_question_is_answered_with_citations_and_its_sources_listed(
     async def scenario() -> None:
         app = make_app(cache, history, options(), tmp_path)
         async with app.run_test(size=SIZE) as pilot:
-            assert app.sub_title.startswith("REPLAY recording.db (read-only)")
+            assert app.sub_title == "REPLAY recording.db · New chat"
             await ask(pilot, QUESTION["question"], typed=True)  # a key at a time, once
             (view,) = answers(app)
             assert view.text.startswith(HEADER)
@@ -574,6 +576,38 @@ def test_a_second_question_loads_no_model(
     first, second = loads
     assert second == first
     assert len(history.conversations()) == 2
+
+
+def test_at_80_columns_the_recording_is_named_and_header_footer_and_help_stay_readable(
+    cache: Store, history: Store, tmp_path: Path
+) -> None:
+    """A newcomer's 80x24 over the demo recording: the welcome names the question the
+    recording holds (it answers only those), the header shows the reader, the replayed
+    file and the chat's title uncut, the footer reaches Ctrl+Y, and F1 says how to close
+    it where 24 lines still show it. On 3afc709 the welcome named no question, the header
+    was cut after "(rea…" and the footer after "^n New"."""
+
+    async def scenario() -> None:
+        app = make_app(cache, history, options(), tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.2)
+            screen = screen_text(app).splitlines()
+            assert screen[0].strip() == (
+                "htmlrag-chat · extractive (no LLM) — REPLAY recording.db · New chat"
+            )
+            assert "^y Copy answer" in screen[-1] and "^l Sources" in screen[-1]
+            welcome = " ".join(str(app.query_one(Welcome).render()).split())
+            assert f"The recording holds the searches for: “{QUESTION['question']}”" in welcome
+            assert "replays the recorded searches and pages" in welcome
+            assert "searches the web" not in welcome
+            await pilot.press("f1")
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, HelpScreen)
+            assert "Esc, F1 or q closes this" in screen_text(app).splitlines()[1]
+            await pilot.press("q")
+            assert not isinstance(app.screen, HelpScreen)
+
+    run(scenario())
 
 
 def test_the_words_of_the_sources_show_under_the_answer_in_80_columns(

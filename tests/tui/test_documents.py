@@ -35,8 +35,10 @@ def test_no_web_answers_from_the_files_and_the_panel_marks_them_local(
     async def scenario(cache: Store) -> None:
         app = make_app(cache, cache, settings, tmp_path)
         async with app.run_test(size=SIZE) as pilot:
-            welcome = str(app.query_one(Welcome).render())
+            welcome = " ".join(str(app.query_one(Welcome).render()).split())
             assert f"documents: {folder} only" in welcome
+            assert "reads your documents (not the web)" in welcome
+            assert "searches the web" not in welcome  # on 3afc709 it said so
             await ask(pilot, "Who planted the quince tree by the north wall?")
             (view,) = answers(app)
             assert "Margit Halvorsen" in view.text
@@ -46,8 +48,11 @@ def test_no_web_answers_from_the_files_and_the_panel_marks_them_local(
             assert panel.sources == view.sources
             index = panel.get_option_index(f"source-{pdf.number}")  # cited ones come first
             prompt = str(panel.get_option_at_index(index).prompt)
-            assert prompt.startswith(f"[{pdf.number}] Orchard notes\nlocal file · ")
+            assert prompt.startswith(f"[{pdf.number}] Orchard notes\norchard.pdf · ")
             assert pdf.url in prompt
+            prompts = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+            assert not any("local file" in prompt for prompt in prompts)  # each by its name
+            assert any(prompt.endswith("lighthouse.html") for prompt in prompts)
             panel.focus()
             panel.highlighted = index
             await pilot.press("o", "c")
@@ -74,7 +79,7 @@ def test_with_the_web_on_local_and_web_sources_share_the_panel(
             (view,) = answers(app)
             panel = app.query_one(SourcesPanel)
             prompts = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
-            assert any("FaceTime notes\nlocal file" in prompt for prompt in prompts)
+            assert any("FaceTime notes\nfacetime.md" in prompt for prompt in prompts)
             assert any("theverge.com" in prompt for prompt in prompts)
             assert {s.local for s in view.sources} == {True, False}
 
