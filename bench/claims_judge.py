@@ -86,12 +86,21 @@ def answers_of(name: str) -> list[Answered]:
     return sorted(found.values(), key=lambda a: a.question)
 
 
-async def judge_all(model: GGUFChat, answered: Answered) -> None:
-    """Every pair of the widest check judged, after the answer's prompt is read in."""
-    checker = Checker(model)
+async def judge_all(model: GGUFChat, answered: Answered, alone: bool) -> None:
+    """Every pair of the widest check judged, after the answer's prompt is read in (each
+    question on its own with ``alone``: then nothing is read in first)."""
+    checker = Checker(model, alone=alone)
     claims = check_answer(answered.question, answered.markdown, answered.sources, band=WIDE)
     pairs = pairs_of(claims, uncertain(claims, limit=10**6, band=WIDE))
     if not pairs:
+        return
+    if alone:
+        for pair in pairs:
+            started = time.perf_counter()
+            [verdict] = await checker.ask(answered.question, answered.sources, (), "", [pair])
+            key = (pair.sentence, pair.passage, pair.source)
+            answered.verdicts[key] = verdict
+            answered.seconds[key] = time.perf_counter() - started
         return
     prompt = [
         *answer_messages(answered.question, answered.sources),
@@ -219,11 +228,33 @@ def by_language(answers: Sequence[Answered], band: tuple[float, float] | None) -
     }
 
 
+def by_kind(answers: Sequence[Answered], band: tuple[float, float] | None) -> dict:
+    """Real sentences alone (the issue's precision and recall), and each perturbed kind."""
+    return {
+        kind: figures(
+            [
+                Answered(
+                    a.name, a.question, a.sources, a.markdown,
+                    [label for label in a.labels if label["kind"] == kind],
+                    a.verdicts, a.seconds, a.prefill_s,
+                )
+                for a in answers
+                if any(label["kind"] == kind for label in a.labels)
+            ],
+            band,
+        )
+        for kind in ("real", "wrong-number", "wrong-source")
+    }  # fmt: skip
+
+
 def report_set(answers: Sequence[Answered]) -> dict[str, Any]:
     return {
         "without_judge": figures(answers, None),
         "with_judge": figures(answers, BAND),
+        "by_kind_without_judge": by_kind(answers, None),
+        "by_kind_with_judge": by_kind(answers, BAND),
         "with_judge_by_language": by_language(answers, BAND),
+        "bands": {f"{low:.2f}-{high:.2f}": figures(answers, (low, high)) for low, high in BANDS},
     }
 
 
@@ -233,6 +264,9 @@ def main() -> None:
     parser.add_argument("--sets", default="claims_holdout2,claims_holdout,claims")
     parser.add_argument("--name", default="", help="a suffix for the report's file name")
     parser.add_argument("--verdicts", type=Path, help="a report whose verdicts to read back")
+    parser.add_argument(
+        "--alone", action="store_true", help="each question on its own, not after the answer"
+    )
     args = parser.parse_args()
     out = ROOT / "bench" / "results" / f"claims_judge{'_' + args.name if args.name else ''}.json"
     kept = _verdicts(args.verdicts) if args.verdicts else {}
@@ -245,13 +279,14 @@ def main() -> None:
             if ids <= set(kept):
                 answered.verdicts, answered.seconds = _restored(kept, ids)
             else:
-                asyncio.run(judge_all(model, answered))
+                asyncio.run(judge_all(model, answered, args.alone))
             print(f"{name} {index + 1}/{len(answers)} {time.perf_counter() - started:.0f} s")
     report: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, llama.cpp on the CPU; load average "
         f"{os.getloadavg()[0]:.1f} when it started",
         "judge": Path(args.model).name,
+        "layout": "each question on its own" if args.alone else "after the answer's call",
         "shipped_band": list(BAND),
         "max_pairs": MAX_PAIRS,
     }

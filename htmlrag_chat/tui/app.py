@@ -42,12 +42,13 @@ from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.keys import KEYS, help_rows
+from htmlrag_chat.tui.history import HistoryActions
+from htmlrag_chat.tui.keys import KEYS, PALETTE, help_rows
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResult
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
 from htmlrag_chat.tui.readers import ReaderCommands
-from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
+from htmlrag_chat.tui.screens import HelpScreen
 from htmlrag_chat.tui.searching import SearchCommands, switch_search
 from htmlrag_chat.tui.selection import Selection
 from htmlrag_chat.tui.texts import answer_meta, describe, header_line, quit_help, welcome
@@ -58,12 +59,10 @@ from htmlrag_chat.tui.transcript import (
     QuestionView,
     Transcript,
     Welcome,
-    stored_views,
 )
 
 READY = "ready: ask a question"
 RECORDED_SHOWN = 3  # a recording's questions the welcome names, the last searched first
-REOPENED = "reopened: a question now follows up this conversation"
 
 
 class PromptInput(Input):
@@ -102,6 +101,7 @@ class ChatApp(App[None]):
         self.started = 0.0
         self.question: Worker[None] | None = None
         self.selection = Selection(self)  # the answer whose sources are shown
+        self.history = HistoryActions(self)  # the History pane's reopen, rename, delete
         self._agent: asyncio.Future[Agent] | None = None
         self._current: AnswerView | None = None
 
@@ -120,7 +120,7 @@ class ChatApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = self.header_line()
-        self.refresh_history()
+        self.history.refresh()
         self.set_interval(0.1, self.tick)
         self.run_worker(self.preload(), group="load", exit_on_error=False)
 
@@ -229,7 +229,7 @@ class ChatApp(App[None]):
             return
         event.input.clear()
         self.sub_title = self.header_line()
-        self.refresh_history()
+        self.history.refresh()
         view = AnswerView(meta="…")
         await self.transcript.mount_all([QuestionView(question), view])
         self._current = view
@@ -303,7 +303,7 @@ class ChatApp(App[None]):
             self.set_status("stopped")
         if self.selection.selected is view:
             self.selection.select(view)
-        self.refresh_history()
+        self.history.refresh()
         self._current = None  # last: until here the question still counts as running
 
     def tick(self) -> None:
@@ -315,59 +315,18 @@ class ChatApp(App[None]):
 
     # -- conversations
 
-    def refresh_history(self) -> None:
-        panel = self.query_one(HistoryPanel)
-        panel.show(self.session.conversations(), self.session.conversation, time.time())
+    # -- the History pane: Textual calls the app's methods; the work is ``HistoryActions``'s
 
     @on(HistoryPanel.OptionSelected)
     async def reopen(self, event: HistoryPanel.OptionSelected) -> None:
-        if event.option_id is None:
-            return
-        if self.running:
-            self.notify("A question is running: Esc stops it first.", severity="warning")
-            return
-        messages = self.session.open(int(event.option_id))
-        await self.transcript.remove_children()
-        await self.transcript.mount_all(stored_views(messages))
-        answers = self.transcript.query(AnswerView)
-        if answers:
-            self.selection.select(answers.last())
-        else:
-            self.query_one(SourcesPanel).show(())
-        self.sub_title = self.header_line()
-        self.set_status(REOPENED)  # not the time of the chat shown before
-        self.refresh_history()
-        self.transcript.scroll_end(animate=False)
-        self.query_one("#prompt").focus()
+        if event.option_id is not None:
+            await self.history.reopen(int(event.option_id))
 
     def on_history_panel_rename(self, message: HistoryPanel.Rename) -> None:
-        titles = {c["id"]: c["title"] for c in self.session.conversations()}
-
-        def rename(title: str | None) -> None:
-            if title:
-                self.session.rename(message.conversation_id, title)
-                self.sub_title = self.header_line()
-                self.refresh_history()
-
-        self.push_screen(RenameScreen(titles.get(message.conversation_id, "")), rename)
+        self.history.rename(message.conversation_id)
 
     def on_history_panel_delete(self, message: HistoryPanel.Delete) -> None:
-        titles = {c["id"]: c["title"] for c in self.session.conversations()}
-        title = terminal_safe(titles.get(message.conversation_id, ""))
-
-        async def delete(confirmed: bool | None) -> None:
-            if not confirmed:
-                return
-            current = message.conversation_id == self.session.conversation
-            if current and self.running:
-                self.notify("A question is running in it: Esc stops it first.")
-                return
-            self.session.delete(message.conversation_id)
-            if current:
-                await self.action_new_chat()
-            self.refresh_history()
-
-        self.push_screen(ConfirmScreen(f"Delete “{title}” and its answers?"), delete)
+        self.history.delete(message.conversation_id)
 
     # -- actions (keys, footer, command palette)
 
@@ -391,7 +350,7 @@ class ChatApp(App[None]):
         self.selection.selected = None
         self.set_status("")
         self.sub_title = self.header_line()
-        self.refresh_history()
+        self.history.refresh()
         self.query_one("#prompt").focus()
 
     # -- selection: Textual calls the app's methods; the work is ``Selection``'s
@@ -436,12 +395,5 @@ class ChatApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("New chat", "Start a new conversation", self.action_new_chat)
-        yield SystemCommand("Stop", "Stop the running question", self.action_cancel)
-        yield SystemCommand(
-            "Export conversation", "Save it as Markdown in the folder", self.action_export
-        )
-        yield SystemCommand("Copy answer", "Copy the selected answer", self.action_copy_answer)
-        yield SystemCommand("Sources", "Show the sources, or hide them", self.action_sources)
-        yield SystemCommand("History", "Show the conversations, or hide them", self.action_history)
-        yield SystemCommand("Help", "List every key", self.action_help)
+        for name, what, action in PALETTE:
+            yield SystemCommand(name, what, getattr(self, f"action_{action}"))

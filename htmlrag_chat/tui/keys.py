@@ -28,6 +28,18 @@ KEYS: tuple[Binding, ...] = (
 )  # fmt: skip
 
 
+# The app's own entries of the command palette: name, what it does, the action it runs.
+PALETTE = (
+    ("New chat", "Start a new conversation", "new_chat"),
+    ("Stop", "Stop the running question", "cancel"),
+    ("Export conversation", "Save it as Markdown in the folder", "export"),
+    ("Copy answer", "Copy the selected answer", "copy_answer"),
+    ("Sources", "Show the sources, or hide them", "sources"),
+    ("History", "Show the conversations, or hide them", "history"),
+    ("Help", "List every key", "help"),
+)
+
+
 def help_rows(quit_text: str) -> list[tuple[str, str]]:
     """F1's table: each key as it is written (``Ctrl+L``) and what it does; ``quit_text``
     says what quitting keeps."""

@@ -23,7 +23,8 @@ from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.reader.layout import reminder
 from htmlrag_chat.store.db import Store
-from htmlrag_chat.tui.app import REOPENED, ChatApp
+from htmlrag_chat.tui.app import ChatApp
+from htmlrag_chat.tui.history import REOPENED
 from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, HelpScreen, RenameScreen
