@@ -8,12 +8,9 @@ from pathlib import Path
 import htmlrag_chat
 
 MAX_LINES = 400
-LONGER = {
-    # Textual delivers the app's messages and key actions to methods of the App class
-    # itself: their work lives in the modules beside it (selection.py, readers.py,
-    # searching.py, texts.py), but each handler is a method here.
-    "tui/app.py": 440,
-}
+# None now: tui/app.py, allowed 440 while each of Textual's handlers was a method there with
+# its work beside it, is under the cap since the History pane's actions moved to history.py.
+LONGER: dict[str, int] = {}
 
 
 def test_no_module_is_over_the_line_limit() -> None:
