@@ -134,11 +134,19 @@ def settled(answered: Answered, band: tuple[float, float] | None) -> tuple[list[
     return correct(claims), seconds
 
 
-def figures(answers: Sequence[Answered], band: tuple[float, float] | None) -> dict[str, Any]:
-    """Flags and corrections against the labels; quotes shown; the judge's seconds."""
+def figures(
+    answers: Sequence[Answered],
+    band: tuple[float, float] | None,
+    kind: str | None = None,
+    everything: Sequence[Answered] = (),
+) -> dict[str, Any]:
+    """Flags and corrections against the labels (those of ``kind`` only, when given: the
+    real sentences, or one kind of perturbation); quotes shown; the judge's seconds. A
+    correction is right when its quote holds the words that back the real sentence the
+    perturbed one was made from (found among ``everything``, else ``answers``)."""
     evidence = {
         (label["question_id"], label["model"], label["sentence"]): label
-        for answered in answers
+        for answered in everything or answers
         for label in answered.labels
         if label["kind"] == "real" and label["label"] == "supported"
     }
@@ -153,7 +161,7 @@ def figures(answers: Sequence[Answered], band: tuple[float, float] | None) -> di
         asked_answers += seconds > 0
         by_sentence = {claim.sentence: claim for claim in claims}
         for label in answered.labels:
-            if label["label"] == "none":
+            if label["label"] == "none" or kind not in (None, label["kind"]):
                 continue
             claim = by_sentence.get(label["sentence"])
             if claim is None or not claim.checked:
@@ -232,19 +240,13 @@ def by_kind(answers: Sequence[Answered], band: tuple[float, float] | None) -> di
     """Real sentences alone (the issue's precision and recall), and each perturbed kind."""
     return {
         kind: figures(
-            [
-                Answered(
-                    a.name, a.question, a.sources, a.markdown,
-                    [label for label in a.labels if label["kind"] == kind],
-                    a.verdicts, a.seconds, a.prefill_s,
-                )
-                for a in answers
-                if any(label["kind"] == kind for label in a.labels)
-            ],
+            [a for a in answers if any(label["kind"] == kind for label in a.labels)],
             band,
+            kind,
+            answers,
         )
         for kind in ("real", "wrong-number", "wrong-source")
-    }  # fmt: skip
+    }
 
 
 def report_set(answers: Sequence[Answered]) -> dict[str, Any]:
@@ -278,6 +280,7 @@ def main() -> None:
             ids = {label["id"] for label in answered.labels}
             if ids <= set(kept):
                 answered.verdicts, answered.seconds = _restored(kept, ids)
+                answered.prefill_s = _prefill(kept, ids)
             else:
                 asyncio.run(judge_all(model, answered, args.alone))
             print(f"{name} {index + 1}/{len(answers)} {time.perf_counter() - started:.0f} s")
@@ -326,6 +329,11 @@ def _restored(kept: dict[str, list[dict[str, Any]]], ids: set[str]) -> tuple[dic
             key = (v["sentence"], v["passage"], v["source"])
             verdicts[key], seconds[key] = v["p"], v["s"]
     return verdicts, seconds
+
+
+def _prefill(kept: dict[str, list[dict[str, Any]]], ids: set[str]) -> float | None:
+    found = [v.get("prefill_s") for label_id in ids for v in kept[label_id]]
+    return next((s for s in found if s is not None), None)
 
 
 if __name__ == "__main__":
