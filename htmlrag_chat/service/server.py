@@ -13,6 +13,7 @@ import asyncio
 import hmac
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -131,9 +132,17 @@ async def serve(service: Service, say: Callable[[str], None]) -> None:
         os.umask(mask)
     service.running = publish(path, os.getpid())
     say(f"serving on {path}: ask answers through this process while it runs (Ctrl+C stops it)")
+    serving = asyncio.ensure_future(server.serve_forever())
+    loop = asyncio.get_running_loop()
+    with suppress(NotImplementedError):  # a service manager's stop: the same as Ctrl+C
+        loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    this = asyncio.current_task()
     try:
         async with server:
-            await server.serve_forever()
+            await serving
+    except asyncio.CancelledError:
+        if this is not None and this.cancelling():  # Ctrl+C: on to the command line
+            raise
     finally:
         for leftover in (place / INFO, path):
             leftover.unlink(missing_ok=True)

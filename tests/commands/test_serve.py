@@ -20,8 +20,12 @@ QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["que
 SETTINGS = ["--reader", "extractive", "--pruner", "bm25", "--budget", "1024"]
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])  # Ctrl+C; a manager's
 def test_ask_hands_its_question_to_the_running_service_and_prints_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    stop: signal.Signals,
 ) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
@@ -50,8 +54,9 @@ def test_ask_hands_its_question_to_the_running_service_and_prints_the_same(
         assert main([*replay, "ask", QUESTION, *SETTINGS, "--pages", "3"]) == 0
         elsewhere = capsys.readouterr()
     finally:
-        serving.send_signal(signal.SIGINT)
-        serving.wait(30)
+        serving.send_signal(stop)
+        stopped = serving.wait(30)
+    assert stopped == (130 if stop == signal.SIGINT else 0)
     assert served.out == alone.out
     [said] = [line for line in served.err.splitlines() if "service" in line]
     start = f"htmlrag-chat: note: answered by the htmlrag-chat service (pid {serving.pid}, "
