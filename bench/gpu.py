@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
-from htmlrag_chat.agent.loop import PLAN_TOKENS
+from htmlrag_chat.agent.planning import PLAN_TOKENS
 from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
 from htmlrag_chat.base.device import model_dtype, pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event, ReaderBusy, StageFinished

@@ -34,6 +34,8 @@ os.environ["HTMLRAG_CHAT_PROBE_PORTS"] = ""
 os.environ["HTMLRAG_CHAT_CACHE"] = str(Path(tempfile.mkdtemp()) / "cache.sqlite3")
 # ...nor find a reader model the user keeps (``make reader-models``) under ``--reader auto``...
 os.environ["HTMLRAG_CHAT_MODELS"] = tempfile.mkdtemp()
+# ...nor hand a question to a service the user runs (``htmlrag-chat serve``)...
+os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp()
 # ...and see no terminal size from the environment: GNU readline, imported by pytest in the
 # process that starts xdist's workers, writes the terminal's LINES and COLUMNS (80x24 without
 # one) into the environment they inherit, so a table would be cut to 80 columns under `make

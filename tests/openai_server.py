@@ -16,7 +16,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +61,9 @@ class ScriptedLLM:
     # past U+FFFF goes out as two halves (``"\\ud83d"``, then ``"\\ude00"``) in two deltas,
     # and a lone half in the reply or the model's id goes out as it is.
     utf16: bool = False
+    # Awaited with a request's messages before it is answered (a reply that comes late,
+    # or not until the test says so); None: at once.
+    before: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)  # every request body
     headers: list[dict[str, str]] = field(default_factory=list)  # their headers, keys lowercase
     # Set when a client goes away before the answer is complete (not when the server stops).
@@ -127,6 +130,12 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     llm.headers.append({key.lower(): value for key, value in request.headers.items()})
     if llm.status >= 400:
         return await _error(request, llm)
+    if llm.before is not None:
+        try:
+            await llm.before(body["messages"])
+        except asyncio.CancelledError:  # the client went away while the reply was held
+            llm.disconnected.set()
+            raise
     text = llm.reply(body["messages"])
     if not (llm.streamed and body.get("stream")):
         return web.json_response(_completion(body.get("model", llm.model), text))

@@ -45,7 +45,8 @@ ASSEMBLY = ("htmlrag_chat.assembly",)
 COMMANDS = ("htmlrag_chat.commands", "htmlrag_chat.cli", "htmlrag_chat.__main__")
 TUI = ("htmlrag_chat.tui",)
 MCP = ("htmlrag_chat.mcp",)
-FACES = COMMANDS + TUI + MCP
+SERVICE = ("htmlrag_chat.service",)
+FACES = COMMANDS + TUI + MCP + SERVICE
 # What drives the stages, from the agent up: no stage below it imports any of it.
 UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
@@ -237,6 +238,12 @@ CONTRACTS = (
         "starts it",
         MCP,
         forbidden=COMMANDS + TUI,
+    ),
+    Contract(
+        "service/ is one face: it never imports the others (commands/, tui/, mcp/); the "
+        "command line starts it (serve) and ask hands it questions",
+        SERVICE,
+        forbidden=COMMANDS + TUI + MCP,
     ),
     Contract(
         "nothing outside tui/ imports tui/: what the chat app and the other faces share "

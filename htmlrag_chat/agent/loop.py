@@ -1,4 +1,8 @@
-"""The question loop: plan -> search -> fetch -> clean and prune -> (enough?) -> read -> check.
+"""The question loop: search -> fetch -> clean and prune -> (enough?) -> read -> check.
+
+A first question is searched as typed at once, its plan (sub-queries for a comparison)
+running beside that search when the reader would be idle (``agent/planning.py``); a
+follow-up is rewritten first, since its words lack their subject.
 
 The user's own documents (``library.DocumentLibrary``) are a source beside the web: each
 round they are asked for the round's queries before the web is, and what they give joins
@@ -23,19 +27,18 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.agent.answer import Answer, numbered_sources
 from htmlrag_chat.agent.checking import Checker
-from htmlrag_chat.agent.plan import Plan, parse_missing, parse_plan
+from htmlrag_chat.agent.gathering import Gathering, Round, failure, ok, page_input
+from htmlrag_chat.agent.plan import Plan, check_settled, parse_missing
+from htmlrag_chat.agent.planning import CHECK_TOKENS, SidePlan, complete, rewrite
 from htmlrag_chat.agent.reading import Reader, read_answer
-from htmlrag_chat.agent.research import Dropped, Research
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.agent.worker import Worker
 from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.events import (
     Event,
     EventSink,
     Notice,
-    Progress,
-    ReaderBusy,
     Searching,
-    Skipped,
     SourcesReady,
     StageFinished,
     ignore,
@@ -45,19 +48,15 @@ from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.evidence.words import flag_lines
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
-from htmlrag_chat.reader import ChatModel, Message, Source, Turn
-from htmlrag_chat.reader.layout import check_messages, rewrite_messages
+from htmlrag_chat.reader import Source, Turn
+from htmlrag_chat.reader.layout import check_messages
 from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult, interleave
-from htmlrag_chat.web.search import SearchError
+from htmlrag_chat.web.results import FetchResult
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:
     from htmlrag_chat.library import DocumentLibrary
-
-PLAN_TOKENS = 96
-CHECK_TOKENS = 48
 
 
 @dataclass
@@ -73,6 +72,9 @@ class Agent:
     emit: EventSink = ignore
     rounds: int = default("research.rounds")  # a second round only when sources are missing
     max_queries: int = default("research.max_queries")  # sub-queries included
+    # Whether a first question's plan runs beside its search (its sub-queries join when
+    # they can still help); False where the plan would only take the reader's CPU.
+    plan_first: bool = True
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
     # The user's own documents (``--docs``), a source beside the web; ``search_web`` False
@@ -98,16 +100,23 @@ class Agent:
         run = await self._start()
         start = time.perf_counter()
         emit = self._emit
-        plan = await self._plan(message, history)
-        # A follow-up's own words lack its subject: prune, judge and check by the rewrite,
-        # or, answered from the previous sources ("shorter please"), by the question before.
-        topic = message
+        side = None
         if history:
+            plan = await self._rewrite(message, history)
+            # A follow-up's own words lack its subject: prune, judge and check by the
+            # rewrite, or, answered from the previous sources ("shorter please"), by the
+            # question before.
             topic = " ".join(plan.queries) if plan.search else f"{history[-1].question} {message}"
+            why = "as typed" if plan.queries == (message,) else "rewritten"
+        else:
+            plan, topic, why = Plan((message,)), message, "as typed"
+            side = self._side_plan(message)
         if plan.search:
-            typed = plan.queries == (message,)
-            why = "as typed" if typed else ("rewritten" if history else "sub-queries")
-            await self._research(message, history, topic, plan, why, self.rounds)
+            try:
+                await self._research(message, history, topic, plan, why, self.rounds, side)
+            finally:
+                if side is not None:
+                    await side.stop()
             unrecorded = bool(run.queries) and set(run.unrecorded) >= set(run.queries)
             if unrecorded and not (history or run.sources):
                 # Nothing to read from: stopped before the reader, so no answer-shaped reply
@@ -162,9 +171,9 @@ class Agent:
     async def page_context(self, url: str, query: str) -> Research:
         """The page at ``url`` (fetched through the guard, or replayed) pruned for ``query``."""
         run = await self._start()
-        fetched = await self._fetch([url])
-        failures = {result.url: _failure(result) for result in fetched if not _ok(result)}
-        pages = [_page_input(result) for result in fetched if _ok(result)]
+        fetched = await self._gathering().fetch([url])
+        failures = {result.url: failure(result) for result in fetched if not ok(result)}
+        pages = [page_input(result) for result in fetched if ok(result)]
         if pages:
             run.sources, unusable = await self._worker.run(
                 self._emit, self._prune, query, pages, {}
@@ -175,25 +184,24 @@ class Agent:
 
     # -- planning
 
-    async def _plan(self, message: str, history: Sequence[Turn]) -> Plan:
-        """The first message is searched as typed, plus sub-queries when the model splits it
-        into several; a follow-up is rewritten with the history (or needs no search)."""
-        chat, emit = self.reader.chat, self._emit
+    def _side_plan(self, message: str) -> SidePlan | None:
+        """A first message's plan, started beside its search; none when it cannot add a
+        query (one allowed, or no LLM) or is not wanted (``plan_first``)."""
+        chat = self.reader.chat
+        if chat is None or self.max_queries < 2 or not self.plan_first:
+            return None
+        return SidePlan.start(chat, message, self.max_queries, self._emit)
+
+    async def _rewrite(self, message: str, history: Sequence[Turn]) -> Plan:
+        """A follow-up rewritten with the history into standalone queries (or no search)."""
+        chat = self.reader.chat
         if chat is None:
             return Plan((message,))
-        with stage(emit, "plan") as counts:
-            messages = rewrite_messages(message, history, self.max_queries)
-            reply = await _complete(chat, messages, PLAN_TOKENS, emit)
-            request = load_prompt("rewrite").format(message="", max_queries="")
-            plan = parse_plan(reply, self.max_queries, request)
-            counts["queries"] = len(plan.queries) if plan else 0
-        if not history:
-            # One query back is a rephrasing of the question: the message as typed is better.
-            extra = plan.queries if plan and len(plan.queries) > 1 else ()
-            queries = _unique([message, *extra])[: self.max_queries]
-            return Plan(tuple(queries))
+        plan = await rewrite(chat, message, history, self.max_queries, self._emit)
         if plan is None:
-            emit(Notice("the query rewrite could not be read: searching the message as typed"))
+            self._emit(
+                Notice("the query rewrite could not be read: searching the message as typed")
+            )
             return Plan((message,))
         return plan
 
@@ -207,10 +215,12 @@ class Agent:
         plan: Plan,
         why: str,
         rounds: int,
+        side: SidePlan | None = None,
     ) -> None:
         """Search rounds until the sources suffice or ``rounds`` run out, into the
         question's record; ``topic`` is what pages are pruned for and the sufficiency
-        check asks about."""
+        check asks about. ``side``: the plan beside the first round, whose queries join
+        it if they come by the time its pages are in; else it is stopped there."""
         run, emit = self._run, self._emit
         pages: dict[str, FetchResult] = {}
         documents: dict[str, PageInput] = {}
@@ -220,22 +230,18 @@ class Agent:
         pending = plan.queries
         for number in range(1, rounds + 1):
             run.rounds = number
-            emit(Searching(number, pending, why))
-            run.queries.extend(pending)
-            if self.documents is not None:
-                found = await self._worker.run(emit, self.documents.find, pending, self.max_pages)
-                documents.update((document.source, document) for document in found)
-            if self.search_web:
-                results = await self._search(pending)
-                titles.update({r.url: r.title for r in results})
-                urls = [r.url for r in results if r.url not in tried][: self.max_pages]
-                tried.update(dict.fromkeys(urls))
-                for result in await self._fetch(urls):
-                    if _ok(result):
-                        pages[result.url] = result
-                    else:
-                        failures[result.url] = _failure(result)
-            inputs = [*documents.values(), *map(_page_input, pages.values())]
+            found = Round(self.max_pages, list(tried))
+            await self._look(number, pending, why, found, documents)
+            if side is not None and number == 1:
+                joining = side.in_time()
+                await side.stop()  # a plan that has not replied yet would only delay
+                if joining:  # it replied while the question's own pages came in
+                    await self._look(number, joining, "sub-queries", found, documents)
+            titles.update(found.titles)
+            tried.update(dict.fromkeys(found.urls()))
+            pages.update((url, page) for url, page in found.pages.items() if url in tried)
+            failures.update(found.failures)
+            inputs = [*documents.values(), *map(page_input, pages.values())]
             run.sources, unusable = await self._worker.run(emit, self._prune, topic, inputs, titles)
             failures.update(unusable)
             run.leave_out(tried, failures)
@@ -250,58 +256,25 @@ class Agent:
                 return
             pending, why = (missing,), f"missing: {missing}"
 
-    async def _search(self, queries: Sequence[str]) -> list[SearchResult]:
-        """Results of every query, interleaved so that each query's best come first; a query
-        missing from a replay is skipped, and so is a failed search while another worked.
-        All failed: the failure is raised, said once; with documents, which answer, each query
-        is skipped with why in words (the engines cannot be reached), not the recording advice."""
-        per_query: list[list[SearchResult]] = []
-        per_query_limit = -(-self.max_pages // len(queries))  # each query gets its share
-        skipped: list[Dropped] = []
-        failures: list[SearchError] = []
-        with stage(self._emit, "search", len(queries)) as counts:
-            for query in queries:
-                try:
-                    per_query.append((await self.web.search(query))[:per_query_limit])
-                except MissingFromRecording as missing:
-                    skipped.append(Dropped(query, str(missing)))
-                    self._run.unrecorded.append(query)
-                except SearchError as error:
-                    skipped.append(Dropped(query, error.reason if self.documents else str(error)))
-                    failures.append(error)
-            results = interleave(per_query)
-            counts.update(queries=len(queries), results=len(results))
-        if failures and not per_query and self.documents is None:
-            raise failures[0]
-        for dropped in skipped:
-            self._run.skipped.append(dropped)
-            self._emit(Skipped(dropped.what, dropped.reason, kind="query"))
-        return results
-
-    async def _fetch(self, urls: list[str]) -> list[FetchResult]:
-        """Every URL's result, in order (failed ones too), each failure said as it comes."""
-        emit = self._emit
-        done = failed = 0
-        seen: set[str] = set()
-
-        def progress(result: FetchResult) -> None:
-            nonlocal done, failed
-            seen.add(result.url)
-            done += 1
-            if not _ok(result):
-                failed += 1
-                emit(Skipped(result.url, _failure(result)))
-            emit(Progress("fetch", done, len(urls), failed))
-
-        with stage(emit, "fetch", len(urls)) as counts:
-            results = await self.web.fetch_many(urls, progress, self.deadline) if urls else []
-            late = [result for result in results if result.url not in seen]
-            for result in late:
-                emit(Skipped(result.url, _failure(result)))
-            counts.update(pages=done - failed, failed=failed)
-            if late:
-                counts["left_out"] = len(late)
-        return results
+    async def _look(
+        self,
+        number: int,
+        queries: Sequence[str],
+        why: str,
+        found: Round,
+        documents: dict[str, PageInput],
+    ) -> None:
+        """A round's ``queries`` asked of the documents and the web, their pages fetched
+        into ``found``."""
+        self._emit(Searching(number, tuple(queries), why))
+        self._run.queries.extend(queries)
+        if self.documents is not None:
+            matched = await self._worker.run(
+                self._emit, self.documents.find, queries, self.max_pages
+            )
+            documents.update((document.source, document) for document in matched)
+        if self.search_web:
+            await found.take(self._gathering(), queries)
 
     def _prune(
         self, question: str, inputs: list[PageInput], titles: dict[str, str], emit: EventSink
@@ -310,9 +283,9 @@ class Agent:
         documents first (thread side); also the inputs that could not be cleaned, and why."""
         loaded = load_pages(inputs, emit)
         unusable = {}
-        for url, failure in loaded.failures.items():
-            emit(Notice(f"page not used: {failure}"))
-            unusable[url] = str(failure).removeprefix(f"{url}: ")
+        for url, problem in loaded.failures.items():
+            emit(Notice(f"page not used: {problem}"))
+            unusable[url] = str(problem).removeprefix(f"{url}: ")
         if not loaded.document.pages:
             return [], unusable
         results = prune_document(loaded.document, question, self.stages, self.counter, emit)
@@ -335,12 +308,17 @@ class Agent:
         assert chat is not None
         with stage(self._emit, "check") as counts:
             messages = check_messages(message, sources, history, topic)
-            reply = await _complete(chat, messages, CHECK_TOKENS, self._emit)
+            reply = await complete(chat, messages, CHECK_TOKENS, self._emit, check_settled)
             missing = parse_missing(reply, load_prompt("sufficiency").format(topic=""))
             counts["enough"] = int(missing is None)
         return missing
 
     # -- plumbing
+
+    def _gathering(self) -> Gathering:
+        return Gathering(
+            self.web, self._run, self._emit, self.deadline, documents=self.documents is not None
+        )
 
     async def _start(self) -> Research:
         """A new record for the next question, once a stopped one's thread has ended (its
@@ -358,34 +336,3 @@ class Agent:
         elif isinstance(event, Notice):
             self._run.note(event.message)
         self.emit(event)
-
-
-def _ok(result: FetchResult) -> bool:
-    return result.outcome is Outcome.OK
-
-
-def _failure(result: FetchResult) -> str:
-    """Why a download gave no page, in words."""
-    return result.reason or result.outcome.value
-
-
-async def _complete(
-    chat: ChatModel, messages: list[Message], max_tokens: int, emit: EventSink
-) -> str:
-    """A whole reply (a plan or a check), saying first how much the reader must prefill."""
-    emit(ReaderBusy("prefill", chat.pending_tokens(messages)))
-    return "".join([chunk async for chunk in chat.stream(messages, max_tokens)])
-
-
-def _page_input(page: FetchResult) -> PageInput:
-    return PageInput(page.url, page.body or b"", page.charset)
-
-
-def _unique(queries: Sequence[str]) -> list[str]:
-    seen: set[str] = set()
-    unique = []
-    for query in queries:
-        if query.casefold() not in seen:
-            seen.add(query.casefold())
-            unique.append(query)
-    return unique

@@ -5,6 +5,10 @@ a marker at the start of a line (``SEARCH:``, ``NO SEARCH``, ``ENOUGH``, ``MISSI
 bullets, numbering, bold and quotes tolerated. A reply with no marker is ``None``; the agent
 then takes the safe path (search the message as typed; take the sources as enough).
 
+Each reply is read as it streams and cut off once it has said all it will (``plan_settled``,
+``check_settled``): a check that begins with ENOUGH costs its first word, not the 48 tokens
+allowed for a query, and a plan ends with its last query line.
+
 A model's reply is data, and a small model often echoes its prompt: a query with angle
 brackets (a placeholder such as ``<a web search query>``), or made only of the words of the
 instruction it was given ("a short web search query"), never becomes a search. Reasoning
@@ -14,6 +18,7 @@ models think first: ``<think>`` blocks are dropped before the reply is read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from htmlrag_chat.reader.think import strip_think
@@ -67,6 +72,34 @@ def parse_missing(reply: str, request: str = "") -> str | None:
         return None
     query = _clean(missing.group(1), request)
     return None if query.casefold().rstrip(".") in _NOTHING else query or None
+
+
+def plan_settled(max_queries: int) -> Callable[[str], bool]:
+    """Whether a rewrite reply read so far holds all ``parse_plan`` will take from it:
+    ``max_queries`` finished SEARCH lines, or NO SEARCH before any of them."""
+
+    def settled(reply: str) -> bool:
+        reply = strip_think(reply)
+        finished = reply[: reply.rfind("\n") + 1]  # a last line may still grow
+        queries = {_clean(query).casefold() for query in _SEARCH.findall(finished)} - {""}
+        if len(queries) >= max_queries:
+            return True
+        refused = _NO_SEARCH.search(reply)
+        return refused is not None and not _SEARCH.search(reply, 0, refused.start())
+
+    return settled
+
+
+def check_settled(reply: str) -> bool:
+    """Whether a sufficiency reply read so far already says what ``parse_missing`` will
+    read in it whatever follows: ENOUGH before any MISSING (a model's first word, mostly),
+    or a MISSING line that has ended."""
+    reply = strip_think(reply)
+    missing = _MISSING.search(reply)
+    enough = _ENOUGH.search(reply)
+    if enough is not None and (missing is None or enough.start() < missing.start()):
+        return True
+    return missing is not None and reply[missing.end() :].startswith("\n")
 
 
 def _clean(query: str, request: str = "") -> str:

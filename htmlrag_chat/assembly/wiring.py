@@ -60,6 +60,7 @@ class AgentOptions:
     rounds: int = default("research.rounds")
     pages: int = default("research.pages")
     max_queries: int = default("research.max_queries")
+    plan: str = default("research.plan")  # a first question's plan beside its search
     replay: bool = False
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
     deadline: float | None = default("web.deadline")  # seconds after the first page
@@ -123,6 +124,7 @@ class Parts:
     recipe: Recipe
     prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
     checker: Checker  # after each answer: the check, its judge, the corrections
+    plan_first: bool = True  # a first question's plan beside its search (``plans_beside``)
 
     def agent(
         self,
@@ -161,6 +163,7 @@ class Parts:
             deadline=options.deadline,
             rendering=rendering,
             checker=self.checker,
+            plan_first=self.plan_first,
         )
 
 
@@ -173,6 +176,7 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
     The reader loads first: llama.cpp reads ``OMP_WAIT_POLICY`` when it is imported, and
     torch (the generative pruner) initialises the same OpenMP runtime with spinning waits,
     which made a GGUF's prefill 3x slower on a busy machine when torch came first."""
+    from htmlrag_chat.agent.planning import plans_beside
     from htmlrag_chat.store.embeddings import embeddings_for
 
     check_sources(options)
@@ -187,7 +191,8 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
         recipe = build_recipe(plan.prune, emit, embeddings_for(store))
         prune = replace(plan.prune.settings, budget=budget)
         checker = build_checker(options.reader, reader, emit)
-    return Parts(options, reader, counter, recipe, prune, checker)
+        plan_first = plans_beside(options.plan, loaded.backend.free_while_searching(reader))
+    return Parts(options, reader, counter, recipe, prune, checker, plan_first)
 
 
 def build_checker(settings: ReaderSettings, reader: Reader, emit: EventSink) -> Checker:

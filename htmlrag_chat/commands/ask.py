@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from htmlrag_chat.agent.answer import Answer
     from htmlrag_chat.assembly.wiring import AgentOptions
     from htmlrag_chat.conversations.session import ChatSession
+    from htmlrag_chat.service.client import Call
     from htmlrag_chat.store.db import Store
 
 MAX_QUESTION_BYTES = 100_000  # a question on stdin longer than this is a mistaken pipe
@@ -70,6 +71,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--conversation", type=positive_int, metavar="ID", help="follow up conversation ID"
     )
     ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    ask.add_argument(
+        "--service", action=argparse.BooleanOptionalAction, default=True,
+        help="hand the question to this user's running 'htmlrag-chat serve' (models loaded) "
+        "when it runs with the same settings; --no-service: always answer in this process",
+    )  # fmt: skip
     output_options(ask)
 
 
@@ -119,7 +125,7 @@ def run_ask(args: argparse.Namespace) -> int:
             session = ChatSession(history)
             if args.follow_up or args.conversation:
                 session.open(find_conversation(history, args.conversation)["id"])
-            answer = asyncio.run(_answer(options, store, session, question, output))
+            answer = asyncio.run(_answer(options, store, session, question, output, args.service))
         output.finish(answer.text)
     if args.json:
         print(json.dumps(answer.to_json(), ensure_ascii=False, indent=2))
@@ -161,24 +167,49 @@ def _stdin_text() -> str:
 
 
 async def _answer(
-    options: AgentOptions, store: Store, session: ChatSession, question: str, emit: EventSink
+    options: AgentOptions,
+    store: Store,
+    session: ChatSession,
+    question: str,
+    emit: EventSink,
+    service: bool = False,
 ) -> Answer:
-    """Build the agent (bad settings fail here, before anything is saved), save the
-    question, answer it with the conversation's turns, save the answer (in a replay too:
-    ``session`` keeps them in the history file). A question whose answer fails or is
-    stopped stays in the history without an answer, as in the chat app: ``ask -c`` then
-    follows up its conversation, and follow-ups read only answered turns."""
-    from htmlrag_chat.assembly.wiring import build_agent
+    """Build the agent (bad settings fail here, before anything is saved), or hand the
+    question to the user's running service (``service``: when one runs with these
+    settings), save the question, answer it with the conversation's turns, save the answer
+    (in a replay too: ``session`` keeps them in the history file). A question whose answer
+    fails or is stopped stays in the history without an answer, as in the chat app: ``ask
+    -c`` then follows up its conversation, and follow-ups read only answered turns."""
+    call = await _service_call(options, store, session, question, emit) if service else None
+    agent = None
+    if call is None:
+        from htmlrag_chat.assembly.wiring import build_agent
 
-    agent = build_agent(options, store, emit)
+        agent = build_agent(options, store, emit)
     message_id = session.question_asked(question)
     try:
-        answer = await agent.ask(question, list(session.turns))
+        if call is not None:
+            answer = await call.answer(emit)
+        else:
+            assert agent is not None
+            answer = await agent.ask(question, list(session.turns))
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
-        await agent.web.settle(LATE_PAGE_GRACE)
+        if agent is not None:
+            await agent.web.settle(LATE_PAGE_GRACE)
     session.answered(message_id, answer)
     return answer
+
+
+async def _service_call(
+    options: AgentOptions, store: Store, session: ChatSession, question: str, emit: EventSink
+) -> Call | None:
+    """The question accepted by this user's service, when one runs with these settings
+    and this cache file (``service/``)."""
+    from htmlrag_chat.service.client import connect
+    from htmlrag_chat.service.wire import fingerprint
+
+    return await connect(fingerprint(options, store.path), question, list(session.turns), emit)
 
 
 def print_after_answer(

@@ -5,10 +5,11 @@ becomes what a person reads (invented citations removed, control tokens defused,
 blocks dropped). A reading keeps what grading needs to check it as ``ask`` does (the
 answer's Markdown; ``given`` adds each source's pruned HTML and visible text), not the
 check's verdicts: a changed check is a new grade of the same answers, not new model calls.
-A GGUF reader keeps its llama.cpp state between calls, so that a conversation's calls reuse
-their shared prefix; here every question starts cold (``GGUFChat.forget``), as a fresh
-``ask`` does, so that a question's prefill time does not depend on which question ran
-before it. Every prompt says that today is ``DAY``, whatever day the evaluation runs.
+A reader in this process keeps its state between calls (llama.cpp's, a KV cache), so that
+a conversation's calls reuse their shared prefix; here every question starts cold
+(``forget``), as a fresh ``ask`` does, so that a question's prefill time does not depend
+on which question ran before it. Every prompt says that today is ``DAY``, whatever day
+the evaluation runs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.base.wheel_model import file_sha256
-from htmlrag_chat.reader import ChatModel, Message, Turn
+from htmlrag_chat.reader import ChatModel, KeepsState, Message, Turn
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages, plain_messages, source_content
 
@@ -48,7 +49,7 @@ async def read(
     backend does not say), seconds to the first piece of the answer (the prefill, for an
     LLM) and in all. All of it depends only on what the reader got and the reader."""
     chat = reader.chat
-    if isinstance(chat, GGUFChat):
+    if isinstance(chat, KeepsState):
         chat.forget()
     if prompt == PLAIN and chat is not None:
         reader = _Plain(reader, chat)

@@ -11,12 +11,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.base.sources import Source
 
-__all__ = ["DEFAULT_READER_MODEL", "ChatModel", "Message", "ReaderFailed", "Source", "Turn"]
+__all__ = [
+    "DEFAULT_READER_MODEL",
+    "ChatModel",
+    "KeepsState",
+    "Message",
+    "ReaderFailed",
+    "Source",
+    "Turn",
+]
 
 # The method's reader (HtmlRAG used Llama-3.1-8B-Instruct); any local path or hub id works.
 DEFAULT_READER_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -40,10 +48,12 @@ class Turn:
 @dataclass(frozen=True)
 class CallStats:
     """One call's prompt: its tokens, and how many the model evaluated (the rest came from
-    a cache of the call before). How prefix reuse is measured."""
+    a cache of the call before), and the tokens it generated. How prefix reuse, and what
+    each of the agent's calls costs, are measured."""
 
     prompt_tokens: int
     evaluated: int
+    generated: int = 0
 
 
 class ChatModel(Protocol):
@@ -81,6 +91,17 @@ class ChatModel(Protocol):
         """For each prompt (a question to answer Yes or No), the probability that the reply
         starts with Yes rather than No, from one forward pass; None where the model gives
         none (``reader/verdict.py``). The evidence check's judge (``evidence/judging.py``)."""
+        ...
+
+
+@runtime_checkable
+class KeepsState(Protocol):
+    """A model in this process that keeps its last call's state (llama.cpp's context, a
+    transformers KV cache), so that the next call reads only what follows their shared
+    prefix."""
+
+    def forget(self) -> None:
+        """Drop the kept state: the next call reads its whole prompt, as a fresh process."""
         ...
 
 

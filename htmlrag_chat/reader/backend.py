@@ -30,7 +30,7 @@ from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.settings.tree import BUDGET
+from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 
 if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
@@ -131,10 +131,23 @@ class Backend:
         """A counter of the tokens this reader reads, when it has one (loaded already)."""
         return None
 
+    def reads_on_cpu(self, reader: Reader) -> bool:
+        """Whether the reader reads its prompts on this machine's CPU, where the prefill is
+        the wait (a smaller default budget)."""
+        return False
+
+    def free_while_searching(self, reader: Reader) -> bool:
+        """Whether the reader is free to plan a first question while it is searched
+        (``research.plan`` auto): in this process on a GPU. Not on this machine's CPU,
+        whose cores pruning and the answer need, nor a server, which may run on that CPU
+        and may serve one request at a time (llama-cpp-python's then keeps its tokenize
+        endpoint, which budgets count with, waiting for the plan)."""
+        return False
+
     def default_budget(self, reader: Reader) -> int:
         """The pruning budget when none is given: ``CPU_BUDGET`` for a reader that
         prefills on this machine's CPU, where the prefill is the wait; else ``BUDGET``."""
-        return BUDGET
+        return CPU_BUDGET if self.reads_on_cpu(reader) else BUDGET
 
     def budget(self, reader: Reader, given: int | None, warn: Warn) -> int:
         """The pruning budget: ``given``, else ``default_budget``; lowered, with a notice,

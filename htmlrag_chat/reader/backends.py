@@ -33,7 +33,6 @@ from htmlrag_chat.reader.choice import (
 from htmlrag_chat.reader.discover import best_model, choose_server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
 
 if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
@@ -187,10 +186,13 @@ class GGUFFile(Backend):
         chat = cast("GGUFChat", reader.chat)
         return GGUFTokenCounter(chat.load(), chat.name)
 
-    def default_budget(self, reader: Reader) -> int:
+    def reads_on_cpu(self, reader: Reader) -> bool:
         from htmlrag_chat.reader.gguf import GGUFChat
 
-        return BUDGET if cast("GGUFChat", reader.chat).on_gpu else CPU_BUDGET
+        return not cast("GGUFChat", reader.chat).on_gpu
+
+    def free_while_searching(self, reader: Reader) -> bool:
+        return not self.reads_on_cpu(reader)
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
         """llama.cpp's device, not torch's: the GPU when this build offloads layers."""
@@ -254,11 +256,14 @@ class TransformersModel(Backend):
         _, tokenizer = chat.load()  # loaded already
         return HFTokenCounter(tokenizer, chat.model_name)
 
-    def default_budget(self, reader: Reader) -> int:
+    def reads_on_cpu(self, reader: Reader) -> bool:
         from htmlrag_chat.reader.local import LocalChat
 
         model, _ = cast("LocalChat", reader.chat).load()  # loaded already
-        return CPU_BUDGET if model.device.type == "cpu" else BUDGET
+        return bool(model.device.type == "cpu")
+
+    def free_while_searching(self, reader: Reader) -> bool:
+        return not self.reads_on_cpu(reader)
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
         row = model_row("reader", plan.model, device, cache_dir, missing=plan.problem or "")

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -170,10 +170,12 @@ class GGUFChat:
         import llama_cpp
 
         evaluated = _prefill(llama, ids, stop)
-        self.calls.append(CallStats(len(ids), evaluated))
+        call = CallStats(len(ids), evaluated)
+        self.calls.append(call)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         tokens = llama.generate(ids, temp=0.0, top_k=1, repeat_penalty=1.0, reset=True)
         for produced, token in enumerate(tokens, start=1):
+            self.calls[-1] = call = replace(call, generated=produced)
             if stop.is_set():
                 raise _Stopped
             if llama_cpp.llama_vocab_is_eog(llama._model.vocab, token):

@@ -201,15 +201,15 @@ class OpenAIChat:
 
     def _count(self, event: Any) -> None:
         """The usage a stream ends with (``prompt_tokens``), and llama.cpp's ``timings``:
-        ``prompt_n`` tokens evaluated of ``prompt_n + cache_n``."""
+        ``prompt_n`` tokens evaluated of ``prompt_n + cache_n``, ``predicted_n`` generated."""
         usage = event.get("usage") if isinstance(event, dict) else None
         if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
             self._reported = usage["prompt_tokens"]
         timings = event.get("timings") if isinstance(event, dict) else None
         if isinstance(timings, dict) and isinstance(timings.get("prompt_n"), int):
             evaluated = timings["prompt_n"]
-            cached = timings.get("cache_n") if isinstance(timings.get("cache_n"), int) else 0
-            self.calls.append(CallStats(evaluated + cached, evaluated))
+            cached, generated = (_count_of(timings, key) for key in ("cache_n", "predicted_n"))
+            self.calls.append(CallStats(evaluated + cached, evaluated, generated))
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": f"{_EVENT_STREAM}, {_JSON}"}
@@ -275,6 +275,12 @@ async def _read(response: aiohttp.ClientResponse, limit: int, cut: bool = False)
                 return bytes(body[:limit])
             raise TooLong(f"sent a reply longer than {limit:,} bytes")
     return bytes(body)
+
+
+def _count_of(timings: dict[str, Any], key: str) -> int:
+    """A count in llama.cpp's ``timings``, 0 where it is missing or not a number."""
+    value = timings.get(key)
+    return value if isinstance(value, int) else 0
 
 
 def _content(event: Any, key: str) -> str | None:

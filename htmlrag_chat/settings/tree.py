@@ -39,6 +39,7 @@ ENV_PREFIX = "HTMLRAG_CHAT_"
 SECTIONS = ("reader", "research", "prune", "search", "web", "mcp")
 READERS = ("local", "openai", "extractive", "auto")
 JUDGES = ("auto", "on", "off")
+PLANS = ("auto", "on", "off")  # a first question's plan beside its search
 # ``two-stage`` is HtmlRAG's (the fused first stage, then the generative pruner; the first
 # stage alone when the pruner is not installed); the others are one stage with one scorer.
 PRUNERS = ("two-stage", "fused", "embed", "bm25", "gen")
@@ -188,6 +189,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "research", "max_queries", Integer(most=10), 3,
         "searches per round at most, the sub-queries of a comparison included", ANSWERING,
+    ),
+    Setting(
+        "research", "plan", Choice(PLANS), "auto",
+        "a first question's sub-queries (for a comparison), planned by the reader beside the "
+        "search of the question as typed: auto (a reader in this process on a GPU), on, off",
+        ANSWERING,
     ),
     Setting(
         "research", "docs", Paths(), (),

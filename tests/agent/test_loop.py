@@ -173,11 +173,23 @@ class Run:
         return [event.stage for event in self.of(event_type)]
 
 
+@dataclass
+class SlowWeb(WebRecorder):
+    """A replayed web whose downloads take half a second, as real ones take seconds: time
+    for the scripted model to write a plan while the question's own pages come in."""
+
+    async def fetch_many(self, *args: Any, **kwargs: Any) -> list[FetchResult]:
+        await asyncio.sleep(0.5)
+        return await super().fetch_many(*args, **kwargs)
+
+
 def make_agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
-    """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only."""
+    """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only
+    (``slow``: on a ``SlowWeb``)."""
+    slow = options.pop("slow", False)
     options = {"stages": [Stage(BM25Scorer(), 2048)], **options}
     return Agent(
-        web=WebRecorder(store, replay=True),
+        web=(SlowWeb if slow else WebRecorder)(store, replay=True),
         reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
         counter=ApproxTokenCounter(),
         emit=events.append,
@@ -219,7 +231,7 @@ def lyon_turn(store: Store) -> Turn:
 
 def test_a_first_message_is_searched_as_typed_not_as_rephrased(store: Store) -> None:
     llm = ScriptedLLM(reply=Script(rewrite="SEARCH: famous sights of Lyon France"))
-    run = ask(llm, store, LYON_QUESTION)
+    run = ask(llm, store, LYON_QUESTION, slow=True)
     assert len(requests_of(llm, "rewrite")) == 1
     assert run.of(Searching) == [Searching(1, (LYON_QUESTION,), "as typed")]
     assert run.of(Skipped) == []  # the rephrasing was never searched
@@ -231,21 +243,84 @@ def test_a_first_message_is_searched_as_typed_not_as_rephrased(store: Store) -> 
 @pytest.mark.parametrize(
     ("max_queries", "queries"),
     [
-        (3, (BOTH_QUESTION, "Lyon festival", "Porto bridge")),
-        (2, (BOTH_QUESTION, "Lyon festival")),
+        (3, ("Lyon festival", "Porto bridge")),
+        (2, ("Lyon festival",)),
     ],
 )
-def test_sub_queries_of_a_first_message_are_added_up_to_max_queries(
+def test_sub_queries_that_come_while_the_pages_do_join_the_first_round(
     store: Store, max_queries: int, queries: tuple[str, ...]
 ) -> None:
     reply = "SEARCH: Lyon festival\nSEARCH: Porto bridge\nSEARCH: Lyon rivers"
     llm = ScriptedLLM(reply=Script(rewrite=reply))
-    run = ask(llm, store, BOTH_QUESTION, max_queries=max_queries)
+    run = ask(llm, store, BOTH_QUESTION, max_queries=max_queries, slow=True)
     [rewrite] = requests_of(llm, "rewrite")
     assert f"up to {max_queries}" in rewrite[-1]["content"]
-    assert run.of(Searching) == [Searching(1, queries, "sub-queries")]
-    assert run.answer.queries == list(queries)
+    assert run.of(Searching) == [
+        Searching(1, (BOTH_QUESTION,), "as typed"),
+        Searching(1, queries, "sub-queries"),
+    ]
+    assert run.answer.queries == [BOTH_QUESTION, *queries]
+    assert run.answer.rounds == 1
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
+
+
+class Held:
+    """Holds the rewrite's reply for good: a plan that never comes."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def __call__(self, messages: list[dict[str, Any]]) -> None:
+        if kind(messages) == "rewrite":
+            await self.gate.wait()
+
+
+@pytest.mark.parametrize("check", ["ENOUGH", f"MISSING: {POPULATION_QUERY}"])
+def test_a_plan_that_has_not_replied_when_the_pages_are_in_is_stopped(
+    store: Store, check: str
+) -> None:
+    """The plan never answers here: the question is searched, pruned, checked and answered
+    all the same; the plan is stopped (its connection closed) once the question's pages
+    are in, and only the check's second round searches more."""
+    reply = Script(rewrite="SEARCH: Lyon festival\nSEARCH: Porto bridge", check=check)
+    llm = ScriptedLLM(reply=reply, before=Held())
+    run = ask(llm, store, LYON_QUESTION, rounds=2, slow=True)
+    assert len(requests_of(llm, "rewrite")) == 1 and llm.disconnected.is_set()
+    [plan] = [e for e in run.of(StageFinished) if e.stage == "plan"]
+    assert plan.counts == {"stopped": 1}
+    stages = run.stages(StageStarted)
+    assert stages.index("search") < stages.index("check") < stages.index("read")
+    first = Searching(1, (LYON_QUESTION,), "as typed")
+    if check == "ENOUGH":
+        assert run.of(Searching) == [first] and urls(run.answer) == [LYON_URL]
+        assert run.answer.text == LYON_ANSWER
+    else:
+        second = Searching(2, (POPULATION_QUERY,), f"missing: {POPULATION_QUERY}")
+        assert run.of(Searching) == [first, second]
+        assert run.answer.queries == [LYON_QUESTION, POPULATION_QUERY]
+
+
+@pytest.mark.parametrize("options", [{"max_queries": 1}, {"plan_first": False}])
+def test_no_plan_runs_when_it_cannot_add_a_query_or_is_not_wanted(
+    store: Store, options: dict[str, Any]
+) -> None:
+    llm = ScriptedLLM(reply=Script(rewrite="SEARCH: Lyon festival\nSEARCH: Porto bridge"))
+    run = ask(llm, store, BOTH_QUESTION, slow=True, **options)
+    assert requests_of(llm, "rewrite") == []
+    assert "plan" not in run.stages(StageStarted)
+    assert run.of(Searching) == [Searching(1, (BOTH_QUESTION,), "as typed")]
+
+
+def test_the_check_stops_reading_at_its_first_word(store: Store) -> None:
+    """A check that starts with ENOUGH is settled: the rest of its reply is never read,
+    and the connection is closed so that the server stops writing it."""
+    explained = "ENOUGH. " + "The sources say all that the question asks about Lyon. " * 20
+    llm = ScriptedLLM(reply=Script(check=explained), chunk_delay=0.02)
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    assert llm.disconnected.is_set()
+    [check] = [e for e in run.of(StageFinished) if e.stage == "check"]
+    assert check.counts == {"enough": 1}
+    assert run.answer.rounds == 1 and run.answer.text == LYON_ANSWER
 
 
 def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
@@ -385,7 +460,7 @@ def test_a_query_missing_from_the_replay_is_skipped(store: Store) -> None:
             " in 1886 [2].",
         )
     )
-    run = ask(llm, store, BOTH_QUESTION, rounds=1)
+    run = ask(llm, store, BOTH_QUESTION, rounds=1, slow=True)
 
     skipped = run.of(Skipped)
     assert [(s.what, s.kind) for s in skipped] == [("Porto nightlife", "query")]
@@ -707,8 +782,7 @@ def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(
 # -- events and the record
 
 
-EXPECTED_STAGES = [
-    "plan",
+EXPECTED_STAGES = [  # with no plan beside the search (it overlaps the search and fetch)
     "search",
     "fetch",
     "clean",
@@ -723,7 +797,7 @@ EXPECTED_STAGES = [
 
 def test_every_stage_reports_its_start_finish_and_time(store: Store) -> None:
     llm = ScriptedLLM(reply=Script())
-    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    run = ask(llm, store, LYON_QUESTION, rounds=2, plan_first=False)
 
     assert run.stages(StageStarted) == EXPECTED_STAGES
     assert run.stages(StageFinished) == EXPECTED_STAGES
@@ -743,7 +817,7 @@ def test_the_json_record_holds_the_answer_and_what_it_came_from(store: Store) ->
     llm = ScriptedLLM(
         reply=Script(answer=LYON_ANSWER + " Lyon has a famous opera house by Napoleon [1].")
     )
-    answer = ask(llm, store, LYON_QUESTION, rounds=1).answer
+    answer = ask(llm, store, LYON_QUESTION, rounds=1, plan_first=False).answer
     record = json.loads(json.dumps(answer.to_json()))
 
     assert record["question"] == LYON_QUESTION

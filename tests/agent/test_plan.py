@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from htmlrag_chat.agent.plan import MAX_QUERY_CHARS, Plan, parse_missing, parse_plan
+from htmlrag_chat.agent.plan import (
+    MAX_QUERY_CHARS,
+    Plan,
+    check_settled,
+    parse_missing,
+    parse_plan,
+    plan_settled,
+)
 from htmlrag_chat.base.prompts import load_prompt
 
 CHECK_REQUEST = load_prompt("sufficiency").format(topic="")
@@ -166,3 +173,48 @@ def test_a_real_missing_query_after_a_thought_is_kept() -> None:
 def test_a_rewrite_that_echoes_its_instruction_is_no_plan(reply: str) -> None:
     assert parse_plan(reply, 3, REWRITE_REQUEST) is None
     assert parse_plan("SEARCH: Lyon new message", 3, REWRITE_REQUEST) == Plan(("Lyon new message",))
+
+
+# -- replies cut off once they are settled (issue 48)
+
+
+def prefixes(reply: str) -> list[str]:
+    """``reply`` as it streams, a character at a time."""
+    return [reply[:end] for end in range(1, len(reply) + 1)]
+
+
+@pytest.mark.parametrize(
+    ("reply", "settled_at"),
+    [
+        ("ENOUGH. The sources name the framework.", "ENOUGH"),
+        ("**Enough**", "**Enough"),
+        (
+            "MISSING: release year of iOS 13\nThe sources lack it.",
+            "MISSING: release year of iOS 13\n",
+        ),
+        ("<think>MISSING: x\n</think>ENOUGH", "<think>MISSING: x\n</think>ENOUGH"),
+    ],
+)
+def test_a_check_is_settled_at_its_first_word_or_its_missing_line(
+    reply: str, settled_at: str
+) -> None:
+    first = next(text for text in prefixes(reply) if check_settled(text))
+    assert first == settled_at
+    # What is read from the reply cut there is what the whole reply says.
+    assert parse_missing(first, CHECK_REQUEST) == parse_missing(reply, CHECK_REQUEST)
+
+
+@pytest.mark.parametrize("reply", ["The sources say a lot about it", "MISSING: release ye"])
+def test_a_check_that_has_not_said_it_yet_is_read_on(reply: str) -> None:
+    assert not any(check_settled(text) for text in prefixes(reply))
+
+
+def test_a_plan_is_settled_once_it_has_its_queries_or_says_no_search() -> None:
+    settled = plan_settled(2)
+    reply = "SEARCH: population of Lyon\nSEARCH: population of Porto\nSEARCH: rivers\n"
+    first = next(text for text in prefixes(reply) if settled(text))
+    assert first == "SEARCH: population of Lyon\nSEARCH: population of Porto\n"
+    assert parse_plan(first, 2) == parse_plan(reply, 2)
+    assert next(t for t in prefixes("NO SEARCH\nSEARCH: x") if settled(t)) == "NO SEARCH"
+    # The same query twice is one; a last line may still grow.
+    assert not settled("SEARCH: lyon\nSEARCH: Lyon\nSEARCH: porto")

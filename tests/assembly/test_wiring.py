@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.assembly.wiring import AgentOptions, resolve
+from htmlrag_chat.assembly.wiring import AgentOptions, build_parts, resolve
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import ignore
 from htmlrag_chat.cli import main
@@ -22,6 +22,7 @@ from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader.extractive import HEADER
 from htmlrag_chat.reader.registry import load_reader
 from htmlrag_chat.reader.settings import ReaderSettings
+from htmlrag_chat.store.db import Store
 from tests.conftest import import_demo
 from tests.smollm2 import smollm2_gguf
 from tests.without import TORCH, run_without
@@ -144,3 +145,21 @@ def test_the_models_of_reader_and_pruner_are_looked_up_in_one_pass(
     with pytest.raises(ModelUnavailable) as raised:
         load_reader(plan.reader, ignore)  # the plan says why: nothing is loaded
     assert str(raised.value).startswith(f"nobody/missing-reader{missing}")
+
+
+@pytest.mark.parametrize(("plan", "beside"), [("auto", False), ("on", True), ("off", False)])
+def test_a_reader_on_this_cpu_plans_no_first_question_unless_told(
+    recording: Path, tiny_lm_dir: Path, tiny_tokenizer_dir: Path, plan: str, beside: bool
+) -> None:
+    """``research.plan`` auto: beside the search only where the reader is free then (in
+    this process on a GPU); a CPU reader's cores are the ones pruning and the check need."""
+    options = AgentOptions(
+        reader=ReaderSettings(reader="local", model=str(tiny_lm_dir), device="cpu"),
+        prune=PruneSettings(pruner="bm25", tokenizer=str(tiny_tokenizer_dir)),
+        replay=True,
+        plan=plan,
+    )
+    with Store.open(recording, readonly=True) as store:
+        parts = build_parts(options, store, ignore)
+        assert parts.plan_first is beside
+        assert parts.agent(store, ignore).plan_first is beside

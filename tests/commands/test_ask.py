@@ -57,9 +57,10 @@ def test_tiny_local_model_runs_the_whole_pipeline_to_a_complete_json(
     record = json.loads(out)
     assert record["reader"] == "transformers" and record["model"] == model
     assert record["queries"] == [QUESTION["question"]]
-    assert {"plan", "search", "fetch", "clean", "fused/score", "gen/score", "read", "cite"} <= set(
+    assert {"search", "fetch", "clean", "fused/score", "gen/score", "read", "cite"} <= set(
         record["timings_ms"]
     )
+    assert "plan" not in record["timings_ms"]  # a reader on this CPU plans no first question
     assert record["first_token_ms"] > 0 and record["total_ms"] >= record["first_token_ms"]
     assert [s["number"] for s in record["sources"]] == list(range(1, len(record["sources"]) + 1))
     assert any(s["url"] == QUESTION["gold_url"] for s in record["sources"])

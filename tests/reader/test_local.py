@@ -6,6 +6,7 @@ import asyncio
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -182,3 +183,90 @@ def test_the_judge_reads_the_shared_prefix_once_and_matches_a_plain_forward_pass
             logits = model(input_ids=torch.tensor([ids])).logits[0, -1].tolist()
         assert verdict == pytest.approx(from_logits(logits, yes, no), abs=1e-4)
     assert verdicts[0] != verdicts[1]
+
+
+# -- the kept cache: one prefill per question (issue 48)
+
+SOURCES = "Sources: Docker Engine is an open source containerization technology. " * 6
+CHECK = [*QUESTION[:1], Message("user", f"{SOURCES}\nQuestion: what is it?\nEnough?")]
+ANSWER = [*QUESTION[:1], Message("user", f"{SOURCES}\nQuestion: what is it?\nCite.")]
+
+
+def greedy(chat: LocalChat, messages: list[Message], max_tokens: int) -> str:
+    """What plain ``generate`` writes for ``messages``, from no cache at all."""
+    model, tokenizer = chat.load()
+    ids = chat.prompt_ids(messages)
+    with torch.inference_mode():
+        output = model.generate(
+            input_ids=torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=max_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.eos_token_id,
+        )
+    return str(tokenizer.decode(output[0, len(ids) :], skip_special_tokens=True))
+
+
+def shared_tokens(chat: LocalChat, first: list[Message], second: list[Message]) -> int:
+    a, b = chat.prompt_ids(first), chat.prompt_ids(second)
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+
+
+def test_the_answer_reads_only_what_follows_the_check_and_writes_what_generate_does(
+    tiny_lm_dir: Path,
+) -> None:
+    chat = LocalChat(str(tiny_lm_dir), "cpu")
+    chat.forget()
+    check = "".join(asyncio.run(collect(chat, CHECK, 3)))
+    pending = chat.pending_tokens(ANSWER)
+    answer = "".join(asyncio.run(collect(chat, ANSWER, 24)))
+    shared = shared_tokens(chat, CHECK, ANSWER)
+    prompt = len(chat.prompt_ids(ANSWER))
+    assert shared > prompt / 2  # the sources and the question
+    first, second = chat.calls[-2:]
+    assert first.evaluated == len(chat.prompt_ids(CHECK)) and first.generated == 3
+    assert second.evaluated == pending == prompt - shared
+    assert (second.prompt_tokens, second.generated) == (prompt, 24)
+    assert check == greedy(chat, CHECK, 3)
+    assert answer == greedy(chat, ANSWER, 24)
+    # A follow-up continues the answer: nothing of the answer's prompt is read again.
+    follow_up = [*ANSWER, Message("assistant", answer), Message("user", "Shorter?")]
+    again = "".join(asyncio.run(collect(chat, follow_up, 8)))
+    assert chat.calls[-1].evaluated <= len(chat.prompt_ids(follow_up)) - prompt
+    assert again == greedy(chat, follow_up, 8)
+
+
+def test_a_stopped_answer_leaves_a_cache_the_next_call_reads_right(tiny_lm_dir: Path) -> None:
+    chat = LocalChat(str(tiny_lm_dir), "cpu")
+
+    async def first_chunk_then_close() -> None:
+        stream = chat.stream(ANSWER, 5000)
+        await anext(stream)
+        await stream.aclose()
+
+    asyncio.run(first_chunk_then_close())
+    again = "".join(asyncio.run(collect(chat, CHECK, 12)))
+    assert chat.calls[-1].evaluated < len(chat.prompt_ids(CHECK)) / 4
+    assert again == greedy(chat, CHECK, 12)
+
+
+def test_a_prompt_is_read_in_one_plain_forward_pass(tiny_lm_dir: Path) -> None:
+    """The prefill is the model's own forward over the tokens no cache holds, with no
+    attention mask to build (generate's first step over a whole prompt built one)."""
+    chat = LocalChat(str(tiny_lm_dir), "cpu")
+    chat.forget()
+    model, _ = chat.load()
+    passes: list[tuple[int, bool]] = []
+
+    def seen(module: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        passes.append((ids.shape[1], kwargs.get("attention_mask") is not None))
+
+    hook = model.register_forward_pre_hook(seen, with_kwargs=True)
+    try:
+        asyncio.run(collect(chat, ANSWER, 4))
+    finally:
+        hook.remove()
+    prompt = len(chat.prompt_ids(ANSWER))
+    assert passes[0] == (prompt - 1, False)
+    assert [length for length, _ in passes[1:]] == [1] * 4  # its last token, then 3 more
