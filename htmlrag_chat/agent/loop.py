@@ -94,11 +94,15 @@ class Agent:
         if settings != self.web.searcher.settings:
             self.web.searcher = replace(self.web.searcher, settings=settings)
 
-    async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
+    async def ask(
+        self, message: str, history: Sequence[Turn] = (), queries: Sequence[str] = ()
+    ) -> Answer:
+        """``message`` answered from the sources its searches find. ``queries``: searched
+        as given instead of planned (a research part, which already is one question)."""
         run = await self._start()
         start = time.perf_counter()
         emit = self._emit
-        plan = await self._plan(message, history)
+        plan = Plan(tuple(queries)) if queries else await self._plan(message, history)
         # A follow-up's own words lack its subject: prune, judge and check by the rewrite,
         # or, answered from the previous sources ("shorter please"), by the question before.
         topic = message

@@ -57,7 +57,7 @@ BUDGET = 4096
 RENDERINGS = ("html", "markdown", "text")
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
-ANSWERING = ("chat", "ask", "config", "mcp")
+ANSWERING = ("chat", "ask", "research", "config", "mcp")
 # Search backends: the APIs (``web/apis.py``) and the engines ``ddgs`` scrapes.
 DDGS_ENGINES = ("duckduckgo", "brave", "mojeek", "bing", "google", "yahoo", "yandex", "wikipedia")
 API_BACKENDS = ("searxng", "brave-api", "tavily")
@@ -188,6 +188,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "research", "max_queries", Integer(most=10), 3,
         "searches per round at most, the sub-queries of a comparison included", ANSWERING,
+    ),
+    Setting(
+        "research", "max_parts", Integer(most=5), 5,
+        "research: the reader splits the question into at most this many parts, each "
+        "searched and answered on its own", ("research", "config", "mcp"),
     ),
     Setting(
         "research", "docs", Paths(), (),
