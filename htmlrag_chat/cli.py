@@ -30,6 +30,7 @@ from htmlrag_chat.commands import (
     html,
     mcp,
     models,
+    research,
     web,
 )
 from htmlrag_chat.commands import eval as evaluation  # `eval` would shadow the builtin
@@ -142,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
     for module in (
-        ask, chat, history, config, models, web, cache, html, evaluation, mcp, completion
+        ask, research, chat, history, config, models, web, cache, html, evaluation, mcp,
+        completion,
     ):  # fmt: skip
         module.add_commands(commands)
     return parser

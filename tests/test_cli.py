@@ -248,7 +248,7 @@ def test_chat_is_a_command_and_opens_the_chat_app(capsys: pytest.CaptureFixture[
         (["histroy"], "did you mean 'history'?"),
         (["history", "showw", "1"], "did you mean 'show'? (see htmlrag-chat history --help)"),
         (["ask", "--qiuet", "x"], "--qiuet; did you mean --quiet? (see htmlrag-chat ask --help)"),
-        (["ls"], "invalid choice: 'ls' (choose from 'ask', 'chat',"),
+        (["ls"], "invalid choice: 'ls' (choose from 'ask', 'research', 'chat',"),
     ],
 )
 def test_a_misspelt_word_gets_the_nearest_name_and_its_commands_help(
