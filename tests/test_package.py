@@ -11,8 +11,8 @@ MAX_LINES = 400
 LONGER = {
     # Textual delivers the app's messages and key actions to methods of the App class
     # itself: their work lives in the modules beside it (selection.py, readers.py,
-    # searching.py, texts.py), but each handler is a method here.
-    "tui/app.py": 440,
+    # searching.py, texts.py, research.py), but each handler is a method here.
+    "tui/app.py": 455,
 }
 
 
