@@ -6,7 +6,7 @@
 - ``trace`` (``-v``, or ``--progress`` when stderr is not a terminal): the timestamped log of
   every stage, with every note in full (``common.progress_printer``; the words of every
   form are ``base/progress.py``'s).
-- ``plain`` (stderr is not a terminal): notes and skipped queries only.
+- ``plain`` (stderr is not a terminal): notes, skipped queries and a research's parts only.
 - ``quiet`` (``-q``): nothing on stderr but the error, if any.
 
 The notes that say a model is not here (``Notice.role``: reader, pruner, embedding,

@@ -22,6 +22,7 @@ import pytest
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
 from tests.commands.test_output import in_terminal
+from tests.conftest import DEMO, import_demo
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.smollm2 import smollm2_gguf
 
@@ -263,3 +264,30 @@ def test_smollm2_researches_two_parts_from_the_files_in_process(
         assert any(Path(r["url"]).name == file and fact in r["content"] for r in read)
         unbacked = [s for s in part["sentences"] if s["checked"] and s["unsupported"]]
         assert len(part["flags"]) == len(unbacked)
+
+
+def test_a_replay_researches_from_the_recording_and_keeps_parts_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recording is only read: the parts go to the side file of derived artefacts, the
+    report to the history file beside it; a part not in the recording says so."""
+    monkeypatch.setenv("HTMLRAG_CHAT_DERIVED", str(tmp_path / "derived.sqlite3"))
+    recording = import_demo(tmp_path)
+    before = recording.read_bytes()
+    capsys.readouterr()
+    question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
+    argv = [
+        "--replay-db", str(recording), "research", question["question"], "--reader",
+        "extractive", "--pruner", "bm25", "--part", question["question"], "--part",
+        "Who won the 1950 world cup?", "--json",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    found, missing = record["parts"]
+    assert found["state"] == "answered" and "ARKit" in found["answer"]
+    assert missing["state"] == "nothing found" and "is in the recording" in missing["reason"]
+    assert record["short_answer"].endswith("Part 2: nothing found: " + missing["reason"] + ".")
+    assert recording.read_bytes() == before
+    assert main(argv) == 0
+    assert "part 1/2 answered (from the cache)" in capsys.readouterr().err
