@@ -30,6 +30,7 @@ from htmlrag_chat.commands import (
     html,
     mcp,
     models,
+    research,
     serve,
     web,
 )
@@ -143,8 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         title="commands (none: open the chat app)", required=False, metavar="COMMAND"
     )
     for module in (
-        ask, chat, history, config, models, web, cache, html, evaluation, mcp, serve,
-        completion,
+        ask, research, chat, history, config, models, web, cache, html, evaluation, mcp,
+        serve, completion,
     ):  # fmt: skip
         module.add_commands(commands)
     return parser

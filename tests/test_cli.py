@@ -248,7 +248,7 @@ def test_chat_is_a_command_and_opens_the_chat_app(capsys: pytest.CaptureFixture[
         (["histroy"], "did you mean 'history'?"),
         (["history", "showw", "1"], "did you mean 'show'? (see htmlrag-chat history --help)"),
         (["ask", "--qiuet", "x"], "--qiuet; did you mean --quiet? (see htmlrag-chat ask --help)"),
-        (["ls"], "invalid choice: 'ls' (choose from 'ask', 'chat',"),
+        (["ls"], "invalid choice: 'ls' (choose from 'ask', 'research', 'chat',"),
         # Two letters swapped: the option they spell, not difflib's --render; and the words
         # argparse left after the option (its value, the question) are not named.
         (

@@ -38,6 +38,7 @@ DOCUMENTS = ("htmlrag_chat.documents",)
 LIBRARY = ("htmlrag_chat.library",)
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
+RESEARCH = ("htmlrag_chat.research",)
 SETTINGS = ("htmlrag_chat.reader.settings",)
 EVAL = ("htmlrag_chat.eval",)
 EVAL_ANSWERS = ("htmlrag_chat.eval_answers",)
@@ -48,10 +49,11 @@ MCP = ("htmlrag_chat.mcp",)
 SERVICE = ("htmlrag_chat.service",)
 FACES = COMMANDS + TUI + MCP + SERVICE
 # What drives the stages, from the agent up: no stage below it imports any of it.
-UPPER = (*AGENT, *CONVERSATIONS, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
+UPPER = (*AGENT, *CONVERSATIONS, *RESEARCH, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
     BASE + PRUNING + READER + EVIDENCE + WEB + STORE + RECORDER + AGENT + CONVERSATIONS
-    + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS + LIBRARY
+    + RESEARCH + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS
+    + LIBRARY
 )  # fmt: skip
 
 
@@ -195,11 +197,17 @@ CONTRACTS = (
     Contract(
         "agent/ drives the stages; it never reaches the faces or their assembly",
         AGENT,
-        forbidden=CONVERSATIONS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
+        forbidden=CONVERSATIONS + RESEARCH + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
     ),
     Contract(
         "conversations/ is shared by the app, ask -c and the MCP server: below the faces",
         CONVERSATIONS,
+        forbidden=RESEARCH + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
+    ),
+    Contract(
+        "research/ asks the agent a question in parts and makes one report of them, kept in "
+        "the store and shown by every face: it reaches neither the faces nor their assembly",
+        RESEARCH,
         forbidden=EVAL + EVAL_ANSWERS + ASSEMBLY + FACES,
     ),
     Contract(
@@ -211,6 +219,7 @@ CONTRACTS = (
         + RECORDER
         + AGENT
         + CONVERSATIONS
+        + RESEARCH
         + SETTINGS
         + EVAL_ANSWERS
         + ASSEMBLY
@@ -221,7 +230,7 @@ CONTRACTS = (
         "and the agent's reading, and nothing from the web, the conversations, the assembly "
         "or the interface",
         EVAL_ANSWERS,
-        forbidden=WEB + RECORDER + CONVERSATIONS + ASSEMBLY + FACES,
+        forbidden=WEB + RECORDER + CONVERSATIONS + RESEARCH + ASSEMBLY + FACES,
     ),
     Contract(
         "assembly/ builds the same parts for the faces, and imports none of them",

@@ -96,12 +96,19 @@ class Agent:
         if settings != self.web.searcher.settings:
             self.web.searcher = replace(self.web.searcher, settings=settings)
 
-    async def ask(self, message: str, history: Sequence[Turn] = ()) -> Answer:
+    async def ask(
+        self, message: str, history: Sequence[Turn] = (), queries: Sequence[str] = ()
+    ) -> Answer:
+        """``message`` answered from the sources its searches find. ``queries``: searched
+        as given instead of planned (a research part, which already is one question)."""
         run = await self._start()
         start = time.perf_counter()
         emit = self._emit
         side = None
-        if history:
+        if queries:  # a research's part: one question already, searched as given
+            plan, topic = Plan(tuple(queries)), message
+            why = "as typed" if plan.queries == (message,) else "sub-queries"
+        elif history:
             plan = await self._rewrite(message, history)
             # A follow-up's own words lack its subject: prune, judge and check by the
             # rewrite, or, answered from the previous sources ("shorter please"), by the

@@ -102,10 +102,26 @@ def check_settled(reply: str) -> bool:
     return missing is not None and reply[missing.end() :].startswith("\n")
 
 
-def _clean(query: str, request: str = "") -> str:
+def marked_lines(reply: str, marker: str, request: str = "", longest: int = 300) -> list[str]:
+    """What follows ``marker`` (a pattern) and a colon on the lines of ``reply`` (with the
+    decorations, quotes and colons a plan's lines may have), each once whatever its case;
+    none that is an echo of ``request`` or over ``longest`` characters. For other
+    line-based replies than a plan's (a research's parts)."""
+    line = re.compile(
+        _DECORATION + f"(?:{marker})" + r"\s*\**\s*" + _COLON + r"\s*(.+)$", re.I | re.M
+    )
+    found: dict[str, str] = {}
+    for text in line.findall(strip_think(reply)):
+        cleaned = _clean(text, request, longest)
+        if cleaned:
+            found.setdefault(cleaned.casefold(), cleaned)
+    return list(found.values())
+
+
+def _clean(query: str, request: str = "", longest: int = MAX_QUERY_CHARS) -> str:
     """The query as it will be searched, or "" for one that is too long or an echo."""
     query = " ".join(query.split()).strip(_QUOTES + " ")
-    if not 0 < len(query) <= MAX_QUERY_CHARS or _echoes(query, request):
+    if not 0 < len(query) <= longest or _echoes(query, request):
         return ""
     return query
 

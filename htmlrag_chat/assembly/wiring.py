@@ -67,6 +67,7 @@ class AgentOptions:
     search: SearchSettings = field(default_factory=SearchSettings)
     docs: tuple[str, ...] = default("research.docs")  # the user's documents, beside the web
     web: bool = default("research.web")  # False: only the documents, and no network
+    max_parts: int = default("research.max_parts")  # a research's parts (research/)
 
     @classmethod
     def of(

@@ -115,6 +115,37 @@ class ReaderBusy:
     tokens: int | None = None
 
 
+@dataclass(frozen=True)
+class PartsPlanned:
+    """A research (``research/``) is taken apart: the ``parts`` it asks one by one, as the
+    reader split the question or as the user gave them (``given``)."""
+
+    parts: tuple[str, ...]
+    given: bool = False
+
+
+@dataclass(frozen=True)
+class PartStarted:
+    """Research part ``number`` of ``total`` begins: its own search, pruning and answer."""
+
+    number: int
+    total: int
+    part: str
+
+
+@dataclass(frozen=True)
+class PartEnded:
+    """Research part ``number`` of ``total`` is done: ``state`` is one of
+    ``research.report.STATES`` (answered, nothing found, stopped, failed); ``cached``: its
+    answer came from an earlier run; ``detail`` says what it found, in a few words."""
+
+    number: int
+    total: int
+    state: str
+    cached: bool = False
+    detail: str = ""
+
+
 Event = (
     StageStarted
     | StageFinished
@@ -126,6 +157,9 @@ Event = (
     | AnswerRetracted
     | SourcesReady
     | ReaderBusy
+    | PartsPlanned
+    | PartStarted
+    | PartEnded
 )
 EventSink = Callable[[Event], None]
 

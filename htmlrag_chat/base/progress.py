@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from htmlrag_chat.base.events import (
     AnswerDelta,
     AnswerRetracted,
     Event,
     Notice,
+    PartEnded,
+    PartsPlanned,
+    PartStarted,
     Progress,
     ReaderBusy,
     Searching,
@@ -62,10 +66,28 @@ def event_line(event: Event) -> str | None:
         return sources_lines(event.sources)
     if isinstance(event, ReaderBusy):
         return f"reader: {reader_doing(event)}"
+    if isinstance(event, PartsPlanned | PartStarted | PartEnded):
+        return part_line(event)
     if isinstance(event, StageFinished):
         counts = ", ".join(f"{key} {value}" for key, value in event.counts.items())
         return f"{event.stage} done in {event.ms:.0f} ms" + (f": {counts}" if counts else "")
     return None
+
+
+def part_line(event: PartsPlanned | PartStarted | PartEnded) -> str:
+    """A research's parts (``research in 2 parts:`` and a line each), a part begun
+    (``part 1/2: Who founded Shabka?``) or ended (``part 1/2 answered: 2 sentences...``)."""
+    if isinstance(event, PartsPlanned):
+        how = "as given" if event.given else "as the reader split the question"
+        count = f"{len(event.parts)} part{'s' if len(event.parts) != 1 else ''}"
+        lines = [f"research in {count}, {how}:"]
+        lines += [f"  {n}. {one_line(part)}" for n, part in enumerate(event.parts, 1)]
+        return "\n".join(lines)
+    if isinstance(event, PartStarted):
+        return f"part {event.number}/{event.total}: {one_line(event.part)}"
+    cached = " (from the cache)" if event.cached else ""
+    detail = f": {text_safe(event.detail)}" if event.detail else ""
+    return f"part {event.number}/{event.total} {event.state}{cached}{detail}"
 
 
 def reader_doing(event: ReaderBusy) -> str:
@@ -83,6 +105,15 @@ def sources_lines(sources: Sequence[Source]) -> str:
         title = one_line(source.title) or "Untitled"
         lines.append(f"  [{source.number}] {title} - {terminal_safe(source.where)}{date}")
     return "\n".join(lines)
+
+
+class Status(Protocol):
+    """A status line's state: a question's ``PipelineStatus``, or a research's
+    (``research/progress.py``), fed every event and asked for its line."""
+
+    def apply(self, event: Event) -> None: ...
+
+    def line(self, elapsed: float) -> str: ...
 
 
 @dataclass

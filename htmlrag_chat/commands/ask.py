@@ -79,16 +79,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     output_options(ask)
 
 
-def output_options(ask: argparse.ArgumentParser) -> None:
-    """How ``ask`` shows its work (``commands/output.py``)."""
+def output_options(ask: argparse.ArgumentParser, stream: bool = True) -> None:
+    """How ``ask`` (and ``research``, which has no answer to ``stream``) shows its work
+    (``commands/output.py``)."""
     ask.add_argument(
         "--progress", action="store_true",
         help="show progress on stderr even when it is not a terminal (as a timestamped log)",
     )  # fmt: skip
-    ask.add_argument(
-        "--no-stream", dest="stream", action="store_false",
-        help="print the answer once it is complete instead of as it is written",
-    )  # fmt: skip
+    if stream:
+        ask.add_argument(
+            "--no-stream", dest="stream", action="store_false",
+            help="print the answer once it is complete instead of as it is written",
+        )  # fmt: skip
     ask.add_argument(
         "--quotes", action=argparse.BooleanOptionalAction, default=None,
         help="under the answer, the words of the sources that back each sentence (default: "
@@ -135,15 +137,15 @@ def run_ask(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def read_question(given: str | None) -> str:
+def read_question(given: str | None, command: str = "ask") -> str:
     """The question: the argument, else stdin when it is ``-`` or missing and stdin is not a
     terminal (a pipe, a file)."""
     if given not in (None, "-"):
         question = given
     elif sys.stdin is None or (given is None and sys.stdin.isatty()):
         raise UserError(
-            'ask needs a question: htmlrag-chat ask "QUESTION", or on stdin: '
-            'echo "QUESTION" | htmlrag-chat ask'
+            f'{command} needs a question: htmlrag-chat {command} "QUESTION", or on stdin: '
+            f'echo "QUESTION" | htmlrag-chat {command}'
         )
     else:
         question = _stdin_text()

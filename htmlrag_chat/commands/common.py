@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from htmlrag_chat.base.errors import EXIT_USAGE, InputError, UserError
-from htmlrag_chat.base.events import Event, EventSink, Notice, ReaderBusy, Skipped, SourcesReady
+from htmlrag_chat.base.events import (
+    Event,
+    EventSink,
+    Notice,
+    PartEnded,
+    PartsPlanned,
+    ReaderBusy,
+    Skipped,
+    SourcesReady,
+)
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.progress import event_line, sources_lines
 from htmlrag_chat.base.safety import json_safe, terminal_safe, text_safe
@@ -308,7 +317,7 @@ def progress_printer(enabled: bool) -> EventSink:
             line = event_line(event)
         if line is None:
             return
-        if isinstance(event, Notice):
+        if isinstance(event, Notice | PartsPlanned | PartEnded):  # a research's parts too
             error(line)
         elif isinstance(event, Skipped):
             if enabled or event.kind == "query":

@@ -6,7 +6,7 @@
 - ``trace`` (``-v``, or ``--progress`` when stderr is not a terminal): the timestamped log of
   every stage, with every note in full (``common.progress_printer``; the words of every
   form are ``base/progress.py``'s).
-- ``plain`` (stderr is not a terminal): notes and skipped queries only.
+- ``plain`` (stderr is not a terminal): notes, skipped queries and a research's parts only.
 - ``quiet`` (``-q``): nothing on stderr but the error, if any.
 
 The notes that say a model is not here (``Notice.role``: reader, pruner, embedding,
@@ -34,12 +34,14 @@ from htmlrag_chat.base.events import (
     AnswerRetracted,
     Event,
     Notice,
+    PartEnded,
+    PartsPlanned,
     ReaderBusy,
     Skipped,
     SourcesReady,
     StageStarted,
 )
-from htmlrag_chat.base.progress import PipelineStatus, event_line, sources_lines
+from htmlrag_chat.base.progress import PipelineStatus, Status, event_line, sources_lines
 from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.commands.common import PROG, progress_printer
 
@@ -106,11 +108,16 @@ class StatusLine:
     elapsed time moves while a stage works. It never wraps (a wrapped line could not be
     redrawn in place): it is cut to the terminal's width."""
 
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        clock: Callable[[], float] = time.perf_counter,
+        status: Status | None = None,
+    ) -> None:
         self.stream = stream
         self.clock = clock
         self.start = clock()
-        self.status = PipelineStatus()
+        self.status: Status = status or PipelineStatus()
         self._lock = threading.Lock()
         self._drawn = False
         self._last = ""
@@ -172,7 +179,9 @@ class AskOutput:
     Use it as a context manager so that a failure never leaves the status line drawn under
     the error message."""
 
-    def __init__(self, form: str, *, stream: bool = True, answer: bool = True) -> None:
+    def __init__(
+        self, form: str, *, stream: bool = True, answer: bool = True, status: Status | None = None
+    ) -> None:
         self.form = form
         self.stream = stream
         self.answer = answer
@@ -180,7 +189,7 @@ class AskOutput:
         self._text: list[str] = []
         self._fallbacks: list[Notice] = []
         self._sources: SourcesReady | None = None  # shown once an LLM starts to prefill
-        self._line = StatusLine(sys.stderr) if form == "live" else None
+        self._line = StatusLine(sys.stderr, status=status) if form == "live" else None
         self._log = progress_printer(form == "trace") if form in ("trace", "plain") else None
 
     def __enter__(self) -> AskOutput:
@@ -209,8 +218,10 @@ class AskOutput:
             self._flush_fallbacks()  # right above the answer; a question that fails says only why
 
     def finish(self, shown: str | None = None) -> None:
-        """The answer is complete: clear the status line, print the answer if held back
-        (as ``shown``, the answer with the check's corrections, when given)."""
+        """The answer is complete: say the missing models if no answer was read (a research
+        whose parts all came from the cache), clear the status line, print the answer if
+        held back (as ``shown``, the answer with the check's corrections, when given)."""
+        self._flush_fallbacks()
         if self._line is not None:
             self._line.stop()
         if self._text:
@@ -241,7 +252,10 @@ class AskOutput:
 
     def _live(self, event: Event) -> None:
         assert self._line is not None
-        if isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
+        if isinstance(event, PartsPlanned | PartEnded):  # a research's parts, as they go
+            self._line.status.apply(event)
+            self._line.print_above(f"{PROG}: {event_line(event)}")
+        elif isinstance(event, Notice) or (isinstance(event, Skipped) and event.kind == "query"):
             self._line.print_above(f"{PROG}: {event_line(event)}")
         elif isinstance(event, Skipped):
             if event.kind == "query":

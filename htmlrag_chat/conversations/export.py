@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from htmlrag_chat.base.safety import markdown_safe, no_raw_html, one_line, safe_url
 from htmlrag_chat.reader.literal import escape_markdown
+
+if TYPE_CHECKING:
+    from htmlrag_chat.evidence.claims import Claim
 
 
 def conversation_markdown(title: str, messages: Sequence[Mapping[str, Any]]) -> str:
@@ -83,11 +86,18 @@ def _sources(answer: Mapping[str, Any]) -> list[str]:
 
 
 def _evidence(records: Sequence[object]) -> list[str]:
-    """Each sentence of an answer's stored claims with its quotes, as text (a
-    quote's "[3]" or "**" is the page's, shown as it is). The check's code loads here, not
-    with the command line."""
-    from htmlrag_chat.evidence.correction import MARK
+    """Each sentence of an answer's stored claims with its quotes. The check's code loads
+    here, not with the command line."""
     from htmlrag_chat.evidence.records import stored_claims
+
+    return evidence_markdown(stored_claims(records))
+
+
+def evidence_markdown(claims: Sequence[Claim]) -> list[str]:
+    """Markdown lines: each sentence with its quotes, as text (a quote's "[3]" or "**" is
+    the page's, shown as it is), then the citations the check corrected (a research's
+    report shows each part's the same way)."""
+    from htmlrag_chat.evidence.correction import MARK
     from htmlrag_chat.evidence.words import (
         correction_lines,
         quote_line,
@@ -95,7 +105,6 @@ def _evidence(records: Sequence[object]) -> list[str]:
         shown_quotes,
     )
 
-    claims = stored_claims(records)
     lines = []
     for claim in claims:
         quotes = [quote_line(quote, claim.sentence) for quote in shown_quotes(claim)]

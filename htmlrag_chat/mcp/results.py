@@ -141,3 +141,55 @@ class AnswerResult(BaseModel):
         default_factory=list, description="Pages found but not used, and why."
     )
     note: str = UNTRUSTED_NOTE
+
+
+class ResearchPart(BaseModel):
+    number: int
+    part: str = Field(description="The question this part asked.")
+    state: str = Field(
+        description='"answered", "nothing found" (no source held anything for it), "failed" '
+        '(its searches failed) or "stopped".'
+    )
+    reason: str = Field(default="", description="Why it found nothing, or failed.")
+    cached: bool = Field(
+        default=False, description="Its answer came from an earlier run of the same research."
+    )
+    answer: str = Field(
+        description="The part's answer, citing the report's references as [n] (\u2020: a "
+        "citation the checker corrected)."
+    )
+    sentences: list[SentenceCheck] = Field(
+        description="Each sentence of the part's answer with the words of the sources that back it."
+    )
+    sources: list[int] = Field(description="The references this part read.")
+
+
+class ResearchReference(AnswerSource):
+    cited: bool = Field(description="Whether a sentence of the report cites it.")
+    parts: list[int] = Field(description="The parts that read it.")
+
+
+class ResearchResult(BaseModel):
+    question: str
+    short_answer: str = Field(
+        description="A line per part: its first backed sentence with its citation, or what "
+        "became of it."
+    )
+    report: str = Field(description="The whole report as text: the short answer, then the parts.")
+    parts: list[ResearchPart]
+    references: list[ResearchReference] = Field(
+        description="Numbered once for the whole report: the [n] of every part's answer."
+    )
+    reader: str = Field(description="The reader backend (as for answer).")
+    model: str
+    parts_given: bool = Field(description="The parts were given, not split by the reader.")
+    sentences: int = Field(description="Sentences of the report that say something.")
+    backed: int = Field(description="Those of them a source backs.")
+    flags: list[str] = Field(description="One line per sentence no source backs.")
+    corrections: list[str] = Field(
+        default_factory=list, description="One line per citation the checker corrected."
+    )
+    conversation_id: int | None = Field(
+        description="Pass it to answer as conversation_id to follow the report up."
+    )
+    note: str = UNTRUSTED_NOTE

@@ -33,7 +33,7 @@ from htmlrag_chat.base.safety import json_safe, one_line, safe_url
 from htmlrag_chat.conversations.export import conversation_markdown
 from htmlrag_chat.html.blocks import serialize
 from htmlrag_chat.mcp.auth import BearerAuth
-from htmlrag_chat.mcp.results import AnswerResult, WebContext
+from htmlrag_chat.mcp.results import AnswerResult, ResearchResult, WebContext
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, CONTEXT_PAGES, ContextService
 from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page
@@ -94,6 +94,20 @@ def build_server(service: ContextService) -> MCPServer:
     ) -> Annotated[CallToolResult, AnswerResult]:
         result = await _relayed(ctx, lambda emit: service.answer(question, emit, conversation_id))
         return _result(result, answer_text(result))
+
+    @server.tool(
+        description=_text("mcp_research"), annotations=ToolAnnotations(open_world_hint=True)
+    )
+    async def research(
+        question: Annotated[str, Field(description="The question, in any language.")],
+        ctx: Context,
+        parts: Annotated[
+            list[str] | None,
+            Field(description="The questions to research, in place of the reader's split."),
+        ] = None,
+    ) -> Annotated[CallToolResult, ResearchResult]:
+        result = await _relayed(ctx, lambda emit: service.research(question, emit, parts or ()))
+        return _result(result, research_text(result))
 
     @server.resource(
         f"{URI}conversations", mime_type="application/json",
@@ -185,6 +199,15 @@ def answer_text(result: AnswerResult) -> str:
     lines = [result.answer, "", "Sources:"]
     lines += [f"[{s.number}] {s.title or 'Untitled'} - {s.url}" for s in result.sources]
     lines += [f"! {flag}" for flag in result.unsupported]
+    lines += ["", f"conversation_id: {result.conversation_id}"]
+    return "\n".join(lines)
+
+
+def research_text(result: ResearchResult) -> str:
+    """The report as a model reads it: the report, the references, what was flagged."""
+    lines = [result.report, "", "References:"]
+    lines += [f"[{r.number}] {r.title or 'Untitled'} - {r.url}" for r in result.references]
+    lines += [f"! {flag}" for flag in result.flags]
     lines += ["", f"conversation_id: {result.conversation_id}"]
     return "\n".join(lines)
 

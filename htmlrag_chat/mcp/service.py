@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -20,12 +20,18 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base import cancel
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.base.events import EventSink
+from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.html.blocks import BlockTree
 from htmlrag_chat.html.rendering import RENDERINGS, render
-from htmlrag_chat.mcp.results import AnswerResult, ContextSource, LeftOut, WebContext
+from htmlrag_chat.mcp.results import (
+    AnswerResult,
+    ContextSource,
+    LeftOut,
+    ResearchResult,
+    WebContext,
+)
 from htmlrag_chat.mcp.untrusted import Fence
 from htmlrag_chat.scoring import BlockScorer
 from htmlrag_chat.settings.tree import find
@@ -242,6 +248,36 @@ class ContextService:
                 "conversation_id": session.conversation,
                 "unsupported": record["flags"],
             }
+        )
+
+    # -- research
+
+    async def research(
+        self, question: str, emit: EventSink, parts: Sequence[str] = ()
+    ) -> ResearchResult:
+        """A research (``research/``), its parts kept in the cache as they are answered
+        and its report in the history, like every ``research``."""
+        from htmlrag_chat.research.cache import ResearchCache
+        from htmlrag_chat.research.parts import given_parts
+        from htmlrag_chat.research.runner import Researcher
+
+        question = _checked_query(question, "question")
+        given = given_parts(parts, self.parts.options.max_parts)
+        session = ChatSession(self.history)
+        agent = self.parts.agent(self.cache, emit)
+        cache = ResearchCache(
+            self.cache, lambda text: emit(Notice(text)), self.parts.options.refresh
+        )
+        researcher = Researcher(agent, cache, self.parts.options.max_parts)
+        message_id = session.question_asked(question)
+        try:
+            report = await researcher.run(question, given)
+        finally:
+            cache.close()
+        session.answered(message_id, report.as_answer())
+        record = report.to_json()  # every string from the web made safe (json_safe)
+        return ResearchResult.model_validate(
+            {**record, "question": one_line(question), "conversation_id": session.conversation}
         )
 
 

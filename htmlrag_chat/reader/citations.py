@@ -206,6 +206,18 @@ def answer_sentences(answer: str, numbers: Collection[int]) -> list[AnswerSenten
     return [sentence for sentence, _ in _located(answer, numbers)]
 
 
+def written_sentence(answer: str, numbers: Collection[int], sentence: str) -> str | None:
+    """The sentence of ``answer`` that ``answer_sentences`` reads as ``sentence``, as it is
+    written there: its own spacing and escapes, its citations and the check's mark after
+    them (a research's short answer quotes its parts' sentences so)."""
+    for read, (start, end) in _located(answer, numbers):
+        # The mark after the sentence before is read as this one's start: not its words.
+        if read.text.removeprefix(CORRECTED).lstrip() == sentence:
+            mark = answer[end : end + len(CORRECTED)] == CORRECTED
+            return answer[start : end + len(CORRECTED) * mark].lstrip(CORRECTED).strip()
+    return None
+
+
 def recite(answer: str, numbers: Collection[int], changes: Mapping[str, str]) -> str:
     """``answer`` with the citations of some sentences replaced: ``changes`` maps a
     sentence, as ``answer_sentences`` reads it, to the citation text it shows instead

@@ -139,6 +139,14 @@ def rewrite_messages(message: str, turns: Sequence[Turn], max_queries: int) -> l
     return [*prefix, Message("user", request)]
 
 
+def parts_messages(question: str, max_parts: int) -> list[Message]:
+    """A research's split (``prompts/parts.md``): the system text, then the question and
+    the request to take it apart into at most ``max_parts`` questions, one a line."""
+    prefix, _ = _conversation((), ())
+    request = load_prompt("parts").format(question=question, max_parts=max_parts).strip()
+    return [*prefix, Message("user", request)]
+
+
 def _conversation(turns: Sequence[Turn], sources: Sequence[Source]) -> tuple[list[Message], bool]:
     """The system text and the earlier turns; the first of the trailing turns that used
     ``sources`` carries them. Whether they were placed."""

@@ -58,7 +58,7 @@ BUDGET = 4096
 RENDERINGS = ("html", "markdown", "text")
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
-ANSWERING = ("chat", "ask", "config", "mcp")
+ANSWERING = ("chat", "ask", "research", "config", "mcp")
 # Search backends: the APIs (``web/apis.py``) and the engines ``ddgs`` scrapes.
 DDGS_ENGINES = ("duckduckgo", "brave", "mojeek", "bing", "google", "yahoo", "yandex", "wikipedia")
 API_BACKENDS = ("searxng", "brave-api", "tavily")
@@ -195,6 +195,11 @@ SETTINGS: tuple[Setting, ...] = (
         "a first question's sub-queries (for a comparison), planned by the reader beside the "
         "search of the question as typed: auto (a reader in this process on a GPU), on, off",
         ANSWERING,
+    ),
+    Setting(
+        "research", "max_parts", Integer(most=5), 5,
+        "research: the reader splits the question into at most this many parts, each "
+        "searched and answered on its own", ("research", "config", "mcp"),
     ),
     Setting(
         "research", "docs", Paths(), (),

@@ -37,7 +37,7 @@ from htmlrag_chat.base.events import (
     Skipped,
     SourcesReady,
 )
-from htmlrag_chat.base.progress import PipelineStatus, event_line
+from htmlrag_chat.base.progress import PipelineStatus, Status, event_line
 from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.reader.settings import ReaderSettings
@@ -48,8 +48,9 @@ from htmlrag_chat.tui.messages import PipelineEvent, QuestionEnded, QuestionResu
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.panes import BREAKPOINTS, Panes
 from htmlrag_chat.tui.readers import ReaderCommands
+from htmlrag_chat.tui.research import ResearchRun, research_question, research_typed
 from htmlrag_chat.tui.screens import HelpScreen
-from htmlrag_chat.tui.searching import SearchCommands, switch_search
+from htmlrag_chat.tui.searching import SearchCommands
 from htmlrag_chat.tui.selection import Selection
 from htmlrag_chat.tui.texts import answer_meta, describe, header_line, quit_help, welcome
 from htmlrag_chat.tui.transcript import (
@@ -97,13 +98,14 @@ class ChatApp(App[None]):
         self.session = session
         self.export_dir = export_dir
         self.clock = clock  # snapshot tests freeze it, so elapsed times do not vary
-        self.status = PipelineStatus()
+        self.status: Status = PipelineStatus()
         self.started = 0.0
         self.question: Worker[None] | None = None
         self.selection = Selection(self)  # the answer whose sources are shown
         self.history = HistoryActions(self)  # the History pane's reopen, rename, delete
         self._agent: asyncio.Future[Agent] | None = None
         self._current: AnswerView | None = None
+        self._research: ResearchRun | None = None  # the research running, if one is
 
     # -- layout
 
@@ -222,8 +224,11 @@ class ChatApp(App[None]):
         if self.running:
             self.notify("A question is running: Esc stops it.", severity="warning")
             return
+        research = research_question(question)
+        if research == "":
+            return self.notify("Give the question after /research.", severity="warning")
         try:
-            message_id = self.session.question_asked(question)
+            message_id = self.session.question_asked(research or question)
         except UserError as error:
             await self.transcript.mount(ErrorView(f"The question was not saved: {error}"))
             return
@@ -231,18 +236,17 @@ class ChatApp(App[None]):
         self.sub_title = self.header_line()
         self.history.refresh()
         view = AnswerView(meta="…")
-        await self.transcript.mount_all([QuestionView(question), view])
+        run = self._research = ResearchRun(self, view, research) if research else None
+        await self.transcript.mount_all(run.views() if run else [QuestionView(question), view])
+        self.status = run.status if run else PipelineStatus(stage="load")
+        work = run.run(message_id) if run else self.answer(question, view, message_id)
         self._current = view
         self.selection.select(view)
-        self.status = PipelineStatus()
         self.started = self.clock()
-        self.question = self.run_worker(
-            self.answer(question, view, message_id), group="question", exit_on_error=False
-        )
+        self.question = self.run_worker(work, group="question", exit_on_error=False)
 
     async def answer(self, question: str, view: AnswerView, message_id: int) -> None:
         try:
-            self.status.stage = "load"
             agent = await self.agent()
             agent.search_with(self.options.search)  # the palette's, when it changed them
             answer = await agent.ask(question, list(self.session.turns))
@@ -266,6 +270,8 @@ class ChatApp(App[None]):
             await self._note(event_line(event) or "")
         elif isinstance(event, SourcesReady) and self._current is not None:
             self.selection.preview_sources(self._current, event.sources)
+        if self._research is not None:
+            await self._research.on_event(event)
 
     async def _note(self, text: str) -> None:
         note = NoteView(text)
@@ -304,6 +310,7 @@ class ChatApp(App[None]):
         if self.selection.selected is view:
             self.selection.select(view)
         self.history.refresh()
+        self._research = None
         self._current = None  # last: until here the question still counts as running
 
     def tick(self) -> None:
@@ -338,20 +345,7 @@ class ChatApp(App[None]):
             self.query_one("#prompt").focus()
 
     async def action_new_chat(self) -> None:
-        if self.running:
-            self.notify("A question is running: Esc stops it first.", severity="warning")
-            return
-        self.session.new()
-        if self.options.search != self.search:
-            switch_search(self, self.search)
-        await self.transcript.remove_children()
-        await self.transcript.mount(Welcome(self.welcome()))
-        self.query_one(SourcesPanel).show(())
-        self.selection.selected = None
-        self.set_status("")
-        self.sub_title = self.header_line()
-        self.history.refresh()
-        self.query_one("#prompt").focus()
+        await self.history.new_chat()
 
     # -- selection: Textual calls the app's methods; the work is ``Selection``'s
 
@@ -392,6 +386,9 @@ class ChatApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(help_rows(quit_help(self.session.kept))))
+
+    async def action_research(self) -> None:
+        await research_typed(self.query_one(PromptInput))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -1,4 +1,5 @@
-"""The History pane's actions in the chat app: reopen a conversation, rename it, delete it.
+"""The conversations in the chat app: a new one, and the History pane's actions (reopen a
+conversation, rename it, delete it).
 
 ``HistoryActions`` is a part the app holds, as ``Selection`` is: Textual delivers the
 pane's messages to the app's own methods, which hand them here in one line each.
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING
 from htmlrag_chat.base.safety import terminal_safe
 from htmlrag_chat.tui.panels import HistoryPanel, SourcesPanel
 from htmlrag_chat.tui.screens import ConfirmScreen, RenameScreen
-from htmlrag_chat.tui.transcript import AnswerView, stored_views
+from htmlrag_chat.tui.searching import switch_search
+from htmlrag_chat.tui.transcript import AnswerView, Welcome, stored_views
 
 if TYPE_CHECKING:  # the app holds this part: its module imports this one
     from htmlrag_chat.tui.app import ChatApp
@@ -21,10 +23,28 @@ REOPENED = "reopened: a question now follows up this conversation"
 
 
 class HistoryActions:
-    """What the user does with the conversations the History pane lists."""
+    """What the user does with the conversations: a new one, and those the History pane
+    lists."""
 
     def __init__(self, app: ChatApp) -> None:
         self.app = app
+
+    async def new_chat(self) -> None:
+        app = self.app
+        if app.running:
+            app.notify("A question is running: Esc stops it first.", severity="warning")
+            return
+        app.session.new()
+        if app.options.search != app.search:
+            switch_search(app, app.search)
+        await app.transcript.remove_children()
+        await app.transcript.mount(Welcome(app.welcome()))
+        app.query_one(SourcesPanel).show(())
+        app.selection.selected = None
+        app.set_status("")
+        app.sub_title = app.header_line()
+        self.refresh()
+        app.query_one("#prompt").focus()
 
     def refresh(self) -> None:
         app = self.app

@@ -31,6 +31,7 @@ KEYS: tuple[Binding, ...] = (
 # The app's own entries of the command palette: name, what it does, the action it runs.
 PALETTE = (
     ("New chat", "Start a new conversation", "new_chat"),
+    ("Research", "The question typed, in parts (/research)", "research"),
     ("Stop", "Stop the running question", "cancel"),
     ("Export conversation", "Save it as Markdown in the folder", "export"),
     ("Copy answer", "Copy the selected answer", "copy_answer"),

@@ -5,6 +5,9 @@ from __future__ import annotations
 from htmlrag_chat.base.events import (
     AnswerDelta,
     Notice,
+    PartEnded,
+    PartsPlanned,
+    PartStarted,
     Progress,
     ReaderBusy,
     Searching,
@@ -79,3 +82,19 @@ def test_documents_read_the_first_time_show_their_count_until_read() -> None:
     status.apply(StageFinished("documents", 9.0, {"files": 1000, "read": 1000}))
     status.apply(StageStarted("fetch", 10))
     assert "files" not in status.line(9.0)
+
+
+def test_a_research_s_parts_are_said_in_one_line_each_and_safe() -> None:
+    """The parts come from a model: a line each, no control sequence or token reaches the
+    terminal; a part's end says its state, from the cache, and what it found."""
+    planned = event_line(PartsPlanned(("Who built it?\x1b[2J", "When <|eot_id|>\nopened?")))
+    assert planned is not None and "\x1b" not in planned and "<|eot_id|>" not in planned
+    lines = planned.splitlines()
+    assert lines[0] == "research in 2 parts, as the reader split the question:"
+    assert len(lines) == 3 and lines[2].startswith("  2. When ")
+    assert event_line(PartStarted(2, 3, "When?")) == "part 2/3: When?"
+    ended = PartEnded(1, 3, "answered", cached=True, detail="1 sentence, 1 backed, 2 sources")
+    assert event_line(ended) == (
+        "part 1/3 answered (from the cache): 1 sentence, 1 backed, 2 sources"
+    )
+    assert event_line(PartsPlanned(("Q",), given=True)) == "research in 1 part, as given:\n  1. Q"

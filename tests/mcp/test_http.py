@@ -51,7 +51,7 @@ def test_eight_concurrent_calls_then_a_cancelled_one_over_http(
     async def scenario(url: str, token: str | None) -> float:
         async with http_session(url, token) as session:
             names = {tool.name for tool in (await session.list_tools()).tools}
-            assert names == {"web_context", "page_context", "answer"}
+            assert names == {"web_context", "page_context", "answer", "research"}
             question = QUESTION["question"]
             calls = [
                 *(

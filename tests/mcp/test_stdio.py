@@ -57,7 +57,7 @@ def test_tools_context_answers_and_resources_over_stdio(
     async def scenario() -> None:
         async with stdio_session(options, tmp_path) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert set(tools) == {"web_context", "page_context", "answer"}
+            assert set(tools) == {"web_context", "page_context", "answer", "research"}
             for tool in tools.values():
                 assert tool.description and tool.output_schema
                 assert tool.input_schema["type"] == "object"

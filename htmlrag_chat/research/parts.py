@@ -1,0 +1,72 @@
+"""A research question taken apart into the questions it asks, each looked up on its own.
+
+The reader splits it (``prompts/parts.md``): one ``PART:`` line per question, a line format
+because small models break JSON; bullets, numbering ("PART 2:"), bold and quotes are
+tolerated, and a line that only echoes the request is no part. A simple question stays one
+part; one part back is a rephrasing, and the words the user typed are the better question
+(as for a plan's queries). A reply with no part at all means one part too, with a note. The
+user may give the parts instead (``--part``), which is how the extractive reader, which
+cannot split anything, researches in parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from htmlrag_chat.agent.plan import marked_lines
+from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.base.events import EventSink, Notice, ReaderBusy, stage
+from htmlrag_chat.base.prompts import load_prompt
+from htmlrag_chat.reader import ChatModel
+from htmlrag_chat.reader.layout import parts_messages
+from htmlrag_chat.settings.kinds import Integer
+from htmlrag_chat.settings.tree import find
+
+_BOUNDS = find("research.max_parts").kind
+assert isinstance(_BOUNDS, Integer)
+MAX_PARTS = _BOUNDS.most  # a research asks at most this many questions (settings/tree.py)
+SPLIT_TOKENS = 256  # five questions of some thirty words, with room for a preamble
+LONGEST_PART = 300  # characters: longer is a paragraph, not a question
+_MARKER = r"part(?:\s*\d+)?"  # "PART:", and "PART 2:" as some models number them
+
+
+def given_parts(parts: Sequence[str], max_parts: int = MAX_PARTS) -> tuple[str, ...]:
+    """The parts the user gave, each on one line and once; too many or an empty one is a
+    usage error."""
+    cleaned = [" ".join(part.split()) for part in parts]
+    if any(not part for part in cleaned):
+        raise UserError("a --part is empty")
+    if any(len(part) > LONGEST_PART for part in cleaned):
+        raise UserError(f"a --part is over {LONGEST_PART} characters: give one question each")
+    unique = tuple(dict.fromkeys(cleaned))
+    if len(unique) > max_parts:
+        raise UserError(f"{len(unique)} parts given: a research asks at most {max_parts}")
+    return unique
+
+
+def parse_parts(reply: str, max_parts: int = MAX_PARTS, request: str = "") -> tuple[str, ...]:
+    """The parts of a split reply, at most ``max_parts``; none when it holds no usable
+    ``PART:`` line (``request``: the prompt's own words, which alone make no part)."""
+    return tuple(marked_lines(reply, _MARKER, request, LONGEST_PART)[:max_parts])
+
+
+async def split_question(
+    chat: ChatModel | None, question: str, max_parts: int, emit: EventSink
+) -> tuple[str, ...]:
+    """The parts of ``question`` as ``chat`` splits it; the question alone when it is one
+    part, when the reply cannot be read, or when there is no LLM to ask (with a note)."""
+    if chat is None:
+        emit(Notice("the extractive reader cannot split a question: give its parts with --part"))
+        return (question,)
+    if max_parts == 1:
+        return (question,)
+    with stage(emit, "split") as counts:
+        messages = parts_messages(question, max_parts)
+        emit(ReaderBusy("prefill", chat.pending_tokens(messages)))
+        reply = "".join([chunk async for chunk in chat.stream(messages, SPLIT_TOKENS)])
+        request = load_prompt("parts").format(question="", max_parts="")
+        parts = parse_parts(reply, max_parts, request)
+        counts["parts"] = len(parts)
+    if not parts:
+        emit(Notice("the reader's split of the question could not be read: it is one part"))
+    return parts if len(parts) > 1 else (question,)
