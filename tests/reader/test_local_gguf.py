@@ -30,6 +30,9 @@ def test_transformers_reads_the_gguf_file_and_streams_an_answer() -> None:
     chunks = asyncio.run(collect())
     model, tokenizer = chat.load()
     assert model.config.model_type == "llama" and chat.context_tokens == 8192
+    # The answer's prompt is kept in the KV cache: asked again, only its last token is read.
+    assert chat.pending_tokens(messages) == 1
+    chat.forget()
     assert chat.pending_tokens(messages) == len(chat.prompt_ids(messages)) > 50
     assert len(chunks) > 1 and "".join(chunks).strip()
     assert tokenizer.eos_token == "<|im_end|>"  # the GGUF's own vocabulary came with it
