@@ -338,7 +338,7 @@ def test_initialize_is_answered_while_the_models_are_still_loading(
                 try:
                     await asyncio.wait_for(s.initialize(), 120)  # long before the pipe is read
                     tools = {tool.name for tool in (await s.list_tools()).tools}
-                    assert tools == {"web_context", "page_context", "answer"}
+                    assert tools == {"web_context", "page_context", "answer", "research"}
                 finally:
                     releaser.start()  # else the server would wait for it to its end
                 context = structured(

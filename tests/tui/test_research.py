@@ -128,7 +128,7 @@ def test_the_palette_researches_the_question_typed(folder: Path, tmp_path: Path)
         app = make_app(cache, cache, settings, tmp_path)
         async with app.run_test(size=SIZE) as pilot:
             app.query_one("#prompt", Input).value = SWARM
-            await app.research()
+            await app.action_research()
             await wait_until(pilot, lambda: "(answered)" in parts_shown(app), 60, "the part")
             await wait_until(pilot, lambda: not app.running, 60, "the report")
             assert parts_shown(app) == f"✓ 1. {SWARM} (answered)"  # extractive: as typed
