@@ -19,19 +19,17 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import EXIT_OK, InputError, UserError
-from htmlrag_chat.base.events import EventSink, Notice, stage
+from htmlrag_chat.base.events import EventSink
 from htmlrag_chat.base.safety import one_line, safe_url, terminal_safe, text_safe
 from htmlrag_chat.base.sources import Source, cited_first
 from htmlrag_chat.commands.common import (
     add_command,
-    history_store,
-    open_store,
     positive_int,
     store_options,
 )
 from htmlrag_chat.commands.history import find_conversation
 from htmlrag_chat.commands.options import add_setting_options, agent_options
-from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
+from htmlrag_chat.commands.output import AskOutput, choose_form, conversation_store
 
 LATE_PAGE_GRACE = 3.0  # seconds ``ask`` waits, after answering, for pages still downloading
 
@@ -116,17 +114,9 @@ def run_ask(args: argparse.Namespace) -> int:
     )  # fmt: skip
     with AskOutput(form, stream=args.stream, answer=not args.json) as output:
         # The first progress line comes before the cache and the conversation code load.
-        with stage(output, "open"):
-            from htmlrag_chat.conversations.session import ChatSession
-
-            store = open_store(args)
-        with store, history_store(args, store) as (history, not_kept):
-            output.seen = lambda text: first_showing(store, text)
-            if not_kept:
-                output(Notice(f"this exchange is not kept: {not_kept}"))
-            session = ChatSession(history)
+        with conversation_store(args, output, "this exchange is not kept") as (store, session):
             if args.follow_up or args.conversation:
-                session.open(find_conversation(history, args.conversation)["id"])
+                session.open(find_conversation(session.store, args.conversation)["id"])
             answer = asyncio.run(_answer(options, store, session, question, output, args.service))
         output.finish(answer.text)
     if args.json:

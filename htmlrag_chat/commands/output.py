@@ -20,12 +20,14 @@ models`` holds the detail; ``-v`` prints it every time.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
 from htmlrag_chat.base.errors import UserError
@@ -40,12 +42,14 @@ from htmlrag_chat.base.events import (
     Skipped,
     SourcesReady,
     StageStarted,
+    stage,
 )
 from htmlrag_chat.base.progress import PipelineStatus, Status, event_line, sources_lines
 from htmlrag_chat.base.safety import terminal_safe
-from htmlrag_chat.commands.common import PROG, progress_printer
+from htmlrag_chat.commands.common import PROG, history_store, open_store, progress_printer
 
 if TYPE_CHECKING:
+    from htmlrag_chat.conversations.session import ChatSession
     from htmlrag_chat.store.db import Store
 
 FORMS = ("live", "trace", "plain", "quiet")
@@ -71,6 +75,25 @@ def fallback_block(notices: list[Notice]) -> str:
     lines += [f"  {notice.role.ljust(width)}  {notice.instead}" for notice in notices]
     lines.append(f"  {FALLBACK_FOOTER}")
     return "\n".join(lines)
+
+
+@contextmanager
+def conversation_store(
+    args: argparse.Namespace, output: AskOutput, what: str
+) -> Iterator[tuple[Store, ChatSession]]:
+    """The cache file the options name and a conversation kept in it (or where
+    ``history_store`` keeps it), for ``ask`` and ``research``: opened as the first stage the
+    status line shows, and ``what`` (this exchange is not kept) noted with why, when the
+    conversation cannot be kept."""
+    with stage(output, "open"):
+        from htmlrag_chat.conversations.session import ChatSession
+
+        store = open_store(args)
+    with store, history_store(args, store) as (history, not_kept):
+        output.seen = lambda text: first_showing(store, text)
+        if not_kept:
+            output(Notice(f"{what}: {not_kept}"))
+        yield store, ChatSession(history)
 
 
 def first_showing(store: Store, text: str) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.atomic import check_replaceable, output_file
 from htmlrag_chat.base.errors import EXIT_OK
-from htmlrag_chat.base.events import EventSink, Notice, stage
+from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.base.safety import one_line, text_safe
 from htmlrag_chat.commands.ask import (
     LATE_PAGE_GRACE,
@@ -33,13 +33,11 @@ from htmlrag_chat.commands.ask import (
 from htmlrag_chat.commands.common import (
     add_command,
     error,
-    history_store,
-    open_store,
     store_options,
     user_path,
 )
 from htmlrag_chat.commands.options import add_setting_options, agent_options
-from htmlrag_chat.commands.output import AskOutput, choose_form, first_showing
+from htmlrag_chat.commands.output import AskOutput, choose_form, conversation_store
 
 if TYPE_CHECKING:
     from htmlrag_chat.assembly.wiring import AgentOptions
@@ -103,20 +101,13 @@ def run_research(args: argparse.Namespace) -> int:
         quiet=args.quiet, verbose=args.verbose, progress=args.progress,
         terminal=sys.stderr.isatty(),
     )  # fmt: skip
-    with AskOutput(form, answer=False, status=ResearchStatus()) as output:
-        with stage(output, "open"):
-            from htmlrag_chat.conversations.session import ChatSession
-
-            store = open_store(args)
-        with store, history_store(args, store) as (history, not_kept):
-            output.seen = lambda text: first_showing(store, text)
-            if not_kept:
-                output(Notice(f"this report is not kept in the history: {not_kept}"))
-            session = ChatSession(history)
-            report, stopped = asyncio.run(
-                _research(options, store, session, question, parts, output)
-            )
-            output.finish()
+    not_kept = "this report is not kept in the history"
+    with (
+        AskOutput(form, answer=False, status=ResearchStatus()) as output,
+        conversation_store(args, output, not_kept) as (store, session),
+    ):
+        report, stopped = asyncio.run(_research(options, store, session, question, parts, output))
+        output.finish()
     _write_files(report, args, store.path)
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
