@@ -4,13 +4,18 @@ The reader splits it (``prompts/parts.md``): one ``PART:`` line per question, a 
 because small models break JSON; bullets, numbering ("PART 2:"), bold and quotes are
 tolerated, and a line that only echoes the request is no part. A simple question stays one
 part; one part back is a rephrasing, and the words the user typed are the better question
-(as for a plan's queries). A reply with no part at all means one part too, with a note. The
+(as for a plan's queries). A part whose words another part holds all of is that part with
+its details dropped (Qwen 1.5B wrote "Who was the first Somali American mayor?" beside the
+same question with its city and year, and answered it with another person): it goes, and
+so does a part that restates the whole question beside its parts. A reply with no part at
+all means one part too, with a note. The
 user may give the parts instead (``--part``), which is how the extractive reader, which
 cannot split anything, researches in parts.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from htmlrag_chat.agent.plan import marked_lines
@@ -47,7 +52,28 @@ def given_parts(parts: Sequence[str], max_parts: int = MAX_PARTS) -> tuple[str, 
 def parse_parts(reply: str, max_parts: int = MAX_PARTS, request: str = "") -> tuple[str, ...]:
     """The parts of a split reply, at most ``max_parts``; none when it holds no usable
     ``PART:`` line (``request``: the prompt's own words, which alone make no part)."""
-    return tuple(marked_lines(reply, _MARKER, request, LONGEST_PART)[:max_parts])
+    return distinct_parts(marked_lines(reply, _MARKER, request, LONGEST_PART))[:max_parts]
+
+
+def distinct_parts(parts: Sequence[str]) -> tuple[str, ...]:
+    """``parts`` less the whole question restated beside its parts (a part that holds the
+    words of every other, when there are two others or more) and less each part whose
+    words another part holds (the first of two with the same words stays), in order."""
+    words = [set(re.findall(r"\w+", part.casefold())) for part in parts]
+    others = [[j for j in range(len(parts)) if j != i] for i in range(len(parts))]
+    whole = {
+        i
+        for i, rest in enumerate(others)
+        if len(rest) > 1 and all(words[j] <= words[i] for j in rest)
+    }
+    kept = [i for i in range(len(parts)) if i not in whole]
+    narrower = {
+        i
+        for i in kept
+        for j in kept
+        if j != i and words[i] <= words[j] and (words[i] != words[j] or j < i)
+    }
+    return tuple(parts[i] for i in kept if i not in narrower)
 
 
 async def split_question(

@@ -33,7 +33,7 @@ from htmlrag_chat.research.cache import (
     part_key,
     split_key,
 )
-from htmlrag_chat.research.parts import MAX_PARTS, split_question
+from htmlrag_chat.research.parts import MAX_PARTS, distinct_parts, split_question
 from htmlrag_chat.research.report import (
     ANSWERED,
     FAILED,
@@ -96,7 +96,8 @@ class Researcher:
         key = split_key(self.agent, question, self.max_parts)
         kept = self.cache.get(SPLIT, key) if self.cache is not None else None
         if isinstance(kept, list) and kept and all(isinstance(part, str) for part in kept):
-            return tuple(kept)[: self.max_parts]
+            parts = distinct_parts(kept)[: self.max_parts]  # as this code reads a split
+            return parts if len(parts) > 1 else (question,)
         parts = await split_question(reader.chat, question, self.max_parts, self.emit)
         if self.cache is not None and reader.chat is not None:
             self.cache.put(SPLIT, key, list(parts))

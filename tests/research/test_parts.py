@@ -31,6 +31,24 @@ REQUEST = load_prompt("parts").format(question="", max_parts="")
         ("PART: <a question>\nPART: a complete question\nPART: Why?", ("Why?",)),
         ("<think>PART: reasoning</think>PART: When did it open?", ("When did it open?",)),
         ("I cannot split this question.", ()),
+        # A part with another part's details dropped goes (Qwen's split of rm-05).
+        (
+            "PART: Who was the first Somali American mayor of a U.S. city?\n"
+            "PART: Who founded The Reckoning Crew?\n"
+            "PART: Who was the first Somali American mayor of a U.S. city, selected by the "
+            "South Portland council in 2021?",
+            (
+                "Who founded The Reckoning Crew?",
+                "Who was the first Somali American mayor of a U.S. city, selected by the "
+                "South Portland council in 2021?",
+            ),
+        ),
+        # So does the whole question restated beside its parts.
+        (
+            "PART: Who built the tower and when did it open?\nPART: Who built the tower?\n"
+            "PART: When did the tower open?",
+            ("Who built the tower?", "When did the tower open?"),
+        ),
     ],
 )
 def test_parts_are_read_from_lines_as_small_models_write_them(
