@@ -135,8 +135,8 @@ CONTRACTS = (
     ),
     Contract(
         "evidence/ finds the passages that back an answer's sentences: it reads sources with "
-        "the HTML core, the terms, the reader's citation grammar and an embedding model it is "
-        "handed, and knows no web, store, settings or agent",
+        "the HTML core, the terms and the reader's citation grammar, and knows no embedding "
+        "model, web, store, settings or agent",
         EVIDENCE,
         forbidden=(*WEB, *STORE, *RECORDER, *SETTINGS, *UPPER, "htmlrag_chat.scoring.embed"),
     ),
