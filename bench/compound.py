@@ -51,7 +51,8 @@ from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
-from htmlrag_chat.recorder import WebRecorder
+from htmlrag_chat.sources.recorder import WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
@@ -167,10 +168,13 @@ def ask(agent: Agent, question: dict[str, Any], with_plan: bool) -> dict[str, An
             planned.set()
 
     async def main() -> Any:
-        web = agent.web
-        waiting = WaitingWeb(web.store, web.searcher, web.fetcher, replay=True)
+        [web] = agent.sources
+        assert isinstance(web, WebSource)
+        recorder = web.recorder
+        waiting = WaitingWeb(recorder.store, recorder.searcher, recorder.fetcher, replay=True)
         waiting.planned = planned if with_plan else None
-        return await replace(agent, web=waiting, emit=emit, plan_first=with_plan).ask(
+        sources = [WebSource(waiting)]
+        return await replace(agent, sources=sources, emit=emit, plan_first=with_plan).ask(
             question["question"]
         )
 

@@ -125,15 +125,9 @@ def split_key(agent: Agent, question: str, max_parts: int) -> str:
 
 
 def settings_of(agent: Agent) -> dict[str, object]:
-    """The agent's settings that change an answer, documents' state included."""
-    from htmlrag_chat.documents.walk import find_documents
-
-    searcher = agent.web.searcher.settings
-    documents = agent.documents
-    files = []
-    if documents is not None:
-        found = find_documents(documents.roots)
-        files = [[str(file.path), file.size, file.mtime_ns] for file in found.files]
+    """The agent's settings that change an answer, each source's state included (the
+    documents' files: a part is asked again when one changed)."""
+    keys = {source.name: source.key() for source in agent.sources}
     return {
         "reader": [agent.reader.kind, agent.reader.name],
         "stages": [[s.scorer.name, s.budget, s.max_words] for s in agent.stages],
@@ -142,8 +136,9 @@ def settings_of(agent: Agent) -> dict[str, object]:
         "pages": agent.max_pages,
         "queries": agent.max_queries,
         "checker": [agent.checker.correct, agent.checker.judge is not None],
-        "web": agent.search_web and [searcher.cache_key(), searcher.region, searcher.safesearch],
-        "documents": files,
+        "web": keys.pop("web", False),
+        "documents": keys.pop("documents", []),
+        **keys,
     }
 
 

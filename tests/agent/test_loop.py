@@ -40,10 +40,11 @@ from htmlrag_chat.reader.layout import reminder
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
-from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
 from htmlrag_chat.scoring.bert import MAX_WORKERS
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
+from htmlrag_chat.sources.recorder import NOT_RECORDED, WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.settings import SearchSettings
@@ -185,11 +186,13 @@ class SlowWeb(WebRecorder):
 
 def make_agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
     """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only
-    (``slow``: on a ``SlowWeb``)."""
-    slow = options.pop("slow", False)
+    (``slow``: on a ``SlowWeb``; ``documents``: a source before the web; ``web`` False:
+    ``--no-web``)."""
+    web = WebSource((SlowWeb if options.pop("slow", False) else WebRecorder)(store, replay=True))
+    sources = [*options.pop("documents", ()), *([web] if options.pop("web", True) else [])]
     options = {"stages": [Stage(BM25Scorer(), 2048)], **options}
     return Agent(
-        web=(SlowWeb if slow else WebRecorder)(store, replay=True),
+        sources=sources,
         reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
         counter=ApproxTokenCounter(),
         emit=events.append,
@@ -434,6 +437,17 @@ def test_missing_information_triggers_exactly_one_more_round(store: Store) -> No
     assert "522,250" in read[-1]["content"]
 
 
+def test_round_two_cleans_only_the_pages_it_adds(store: Store) -> None:
+    """The recorded two-round question: round 1's page is cleaned once, and round 2 takes
+    it as cleaned (``kept``) and cleans only the census page it adds."""
+    llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    cleans = [event.counts for event in run.of(StageFinished) if event.stage == "clean"]
+    assert cleans == [{"pages": 1, "failed": 0}, {"pages": 2, "failed": 0, "kept": 1}]
+    cleaned = sum(counts["pages"] + counts["failed"] - counts.get("kept", 0) for counts in cleans)
+    assert cleaned == len(set(urls(run.answer))) == 2
+
+
 def test_the_same_missing_query_does_not_search_again(store: Store) -> None:
     llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
     run = ask(llm, store, LYON_QUESTION, rounds=3)
@@ -597,7 +611,7 @@ def test_a_quoted_sentence_is_verbatim_and_cites_only_its_own_source(store: Stor
 
     async def main() -> Answer:
         agent = Agent(
-            web=WebRecorder(store, replay=True),
+            sources=[WebSource(WebRecorder(store, replay=True))],
             reader=ExtractiveReader(max_sentences=1),
             stages=[Stage(BM25Scorer(), 2048)],
             counter=ApproxTokenCounter(),
@@ -746,7 +760,7 @@ def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(
 
     async def main() -> tuple[int, int, Answer]:
         agent = Agent(
-            web=WebRecorder(store, replay=True),
+            sources=[WebSource(WebRecorder(store, replay=True))],
             reader=ExtractiveReader(),
             stages=[Stage(scorer, 2048)],
             counter=ApproxTokenCounter(),
@@ -927,11 +941,11 @@ def notes(tmp_path: Path) -> Path:
 def test_documents_join_each_round_for_its_queries_before_the_pages(
     store: Store, notes: Path
 ) -> None:
-    from htmlrag_chat.library import DocumentLibrary
+    from htmlrag_chat.sources.library import DocumentLibrary
 
     llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
     documents = DocumentLibrary.of([str(notes)], store)
-    run = ask(llm, store, LYON_QUESTION, rounds=2, max_pages=1, documents=documents)
+    run = ask(llm, store, LYON_QUESTION, rounds=2, max_pages=1, documents=[documents])
     local = [s.url.rsplit("/", 1)[1] for s in run.answer.sources if s.local]
     assert local == ["festival.md", "census.txt"]  # one a round, each for its round's query
     assert urls(run.answer)[2:] == [LYON_URL, CENSUS_URL]
@@ -943,10 +957,10 @@ def test_documents_join_each_round_for_its_queries_before_the_pages(
 
 
 def test_without_the_web_only_documents_are_read(store: Store, notes: Path) -> None:
-    from htmlrag_chat.library import DocumentLibrary
+    from htmlrag_chat.sources.library import DocumentLibrary
 
     documents = DocumentLibrary.of([str(notes)], store)
-    run = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1, documents=documents,
-              search_web=False)  # fmt: skip
+    run = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1, documents=[documents],
+              web=False)  # fmt: skip
     assert all(source.local for source in run.answer.sources) and run.answer.sources
     assert "search" not in run.stages(StageStarted) and "fetch" not in run.stages(StageStarted)
