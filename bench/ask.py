@@ -70,7 +70,7 @@ async def one_run(agent: Agent, question: str) -> dict[str, object]:
         "total_ms": round(answer.total_ms, 1),
         "answer_chars": len(answer.text),
         "sources": len(answer.sources),
-        "stages_ms": {stage: round(ms, 1) for stage, ms in answer.timings.items()},
+        "stages_ms": {stage: round(ms, 1) for stage, ms in answer.research.timings.items()},
     }
 
 

@@ -107,7 +107,7 @@ def summary(calls: list[CallStats], answer: Answer) -> dict[str, object]:
         "total_ms": round(answer.total_ms, 1),
         "sources": len(answer.sources),
         "cited": answer.cited,
-        "queries": answer.queries,
+        "queries": answer.research.queries,
     }
 
 

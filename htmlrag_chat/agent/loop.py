@@ -124,12 +124,12 @@ class Agent:
                 raise MissingFromRecording(
                     "none of the searches is in the recording, so there are no sources"
                 )
-        sources = run.sources
-        if history and not sources:
+        if history and not run.sources:
             if plan.search:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
-            sources = list(history[-1].sources)
-            emit(SourcesReady(tuple(sources)))
+            run.sources = list(history[-1].sources)
+            emit(SourcesReady(tuple(run.sources)))
+        sources = run.sources
         text, markdown, first_token, removed = await read_answer(
             self.reader, message, sources, history, emit, start
         )
@@ -137,26 +137,19 @@ class Agent:
         checked = await self.checker.check(
             self._worker, emit, message, topic, sources, history, text, markdown
         )
-        claims = checked.claims
         return Answer(
             question=message,
             text=checked.text,
             written=text if checked.text != text else "",
             reader=self.reader.kind,
             model=self.reader.name,
-            sources=sources,
-            claims=claims,
+            claims=checked.claims,
             removed_citations=removed,
-            flags=flag_lines(claims),
-            queries=run.queries,
-            rounds=run.rounds,
-            timings=run.timings,
+            flags=flag_lines(checked.claims),
+            research=run,
             first_token_ms=first_token,
             total_ms=(time.perf_counter() - start) * 1000,
             markdown=checked.markdown,
-            skipped=run.skipped,
-            left_out=run.left_out,
-            notes=run.notes,
         )
 
     # -- context without an answer (the MCP server's tools: the caller is the reader)

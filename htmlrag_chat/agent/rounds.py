@@ -5,11 +5,12 @@ Kept apart from the question loop (``agent/loop.py``), which decides what a ques
 searches for and reads the answer; here is how queries become numbered sources. Each round
 asks every source (``sources/source.py``) for the round's queries, in the order they were
 given (the user's own first), and prunes all they found so far as one document for the
-question's topic. Cleaning does not depend on the query, so a page is cleaned once per
-question (``Pruning.cleaned``): a second round cleans only the pages it adds (the ``clean``
-stage counts the others as ``kept``), and its pruning scores the blocks of earlier pages
-from the embedding cache. Pruning itself runs again over all of them, since the new pages
-compete with the old for the same budget.
+question's topic. A page is cleaned once per question, and what pruning leaves of it is
+kept (``Pruning.kept``): a second round cleans only the pages it adds (the ``clean`` stage
+counts the others as ``kept``) and prunes them together with what round 1 left of the
+others, not those pages whole: the topic and the budget are the question's, so a block
+that did not fit among round 1's pages would not fit among more. Round 2's new pages still
+compete with the old for the one budget.
 """
 
 from __future__ import annotations
@@ -35,19 +36,21 @@ Check = Callable[[list[Source]], Awaitable[str | None]]
 
 @dataclass
 class Pruning:
-    """How one question's pages become numbered sources, the pages it cleaned kept."""
+    """How one question's pages become numbered sources. ``kept``: each page it has seen,
+    as the last round's pruning left it (or why it could not be cleaned), so that the next
+    round cleans only its new pages and prunes them with what is left of the others."""
 
     stages: Sequence[Stage]
     counter: TokenCounter
     rendering: str  # how the reader gets the pages (``counter``'s)
-    cleaned: Cleaned = field(default_factory=dict)
+    kept: Cleaned = field(default_factory=dict)
 
     def __call__(
         self, topic: str, inputs: list[PageInput], titles: dict[str, str], emit: EventSink
     ) -> tuple[list[Source], dict[str, str]]:
         """Every page found so far pruned for ``topic`` into numbered sources (thread
         side); also the pages that could not be cleaned, and why."""
-        loaded = load_pages(inputs, emit, self.cleaned)
+        loaded = load_pages(inputs, emit, self.kept)
         unusable = {}
         for url, problem in loaded.failures.items():
             emit(Notice(f"page not used: {problem}"))
@@ -55,10 +58,15 @@ class Pruning:
         if not loaded.document.pages:
             return [], unusable
         results = prune_document(loaded.document, topic, self.stages, self.counter, emit)
-        sources = numbered_sources(results[-1].result.document, titles, self.rendering)
+        pruned = results[-1].result.document
+        sources = numbered_sources(pruned, titles, self.rendering)
         if not sources and visible_text(loaded.document.root):
             budget = self.stages[-1].budget
             emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))
+        # The topic and the budget stay for the question's rounds: a block that did not fit
+        # among these pages would not fit among more, so the next round starts from this.
+        pairs = zip(pruned.pages, pruned.root, strict=True)
+        self.kept.update((page.source, (page, html)) for page, html in pairs)
         return sources, unusable
 
 

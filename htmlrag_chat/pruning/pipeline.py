@@ -71,10 +71,10 @@ def load_pages(
 ) -> Loaded:
     """Clean every page into one document; a page that fails is reported, not fatal.
 
-    ``kept``: the pages an earlier round of the question cleaned (cleaning does not depend
-    on the query), which are taken as they are (counted as ``kept``), and to which the
-    pages cleaned now are added. Their trees move into the new document: the earlier
-    document is done with by then (pruning works on copies)."""
+    ``kept``: the pages an earlier round of the question has seen, cleaned (cleaning does
+    not depend on the query) or as that round's pruning left them, which are taken as
+    they are (counted as ``kept``), and to which the pages cleaned now are added. Their
+    trees move into the new document: the earlier one is done with by then."""
     kept = {} if kept is None else kept
     cleaned: list[tuple[Page, Element]] = []
     failures: dict[str, InputError] = {}

@@ -94,7 +94,7 @@ def quit_help(kept: bool) -> str:
 def answer_meta(answer: Answer, elapsed: float) -> str:
     """How the answer was made, under it: reader, sources, what the checks found, time."""
     notes = []
-    if answer.rounds == 0 and answer.sources:
+    if answer.research.rounds == 0 and answer.sources:
         notes.append("from the earlier answer's sources")
     if answer.removed_citations:
         notes.append(f"{answer.removed_citations} invented citation(s) removed")

@@ -51,6 +51,6 @@ def test_a_page_that_never_answers_is_left_out_and_the_answer_still_comes(tmp_pa
     # Left out at the deadline, not failed at the page's own (20 s) timeout: no clock needed.
     (skipped,) = [event for event in events if isinstance(event, Skipped)]
     assert skipped.what == f"{base}/never" and "left out" in skipped.reason
-    assert answer.left_out == [Dropped(f"{base}/never", skipped.reason)]
+    assert answer.research.left_out == [Dropped(f"{base}/never", skipped.reason)]
     fetch = next(e for e in events if isinstance(e, StageFinished) and e.stage == "fetch")
     assert fetch.counts == {"pages": 1, "failed": 0, "left_out": 1}

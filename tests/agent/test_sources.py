@@ -74,10 +74,12 @@ def test_a_question_is_answered_from_an_in_process_source() -> None:
     answered = answer(shelf, events=events)
     assert shelf.asked == [(1, (QUESTION,))]
     assert answered.sources[0].url == LYON_URL and "Festival of Lights" in answered.text
-    assert answered.cited and answered.rounds == 1 and answered.queries == [QUESTION]
+    assert (
+        answered.cited and answered.research.rounds == 1 and answered.research.queries == [QUESTION]
+    )
     # What the source tried that gave no page is the record's left_out, with why.
     assert [source.url for source in answered.sources] == [LYON_URL, PORTO_URL]
-    assert answered.left_out == [Dropped("https://gone.example/", "gone")]
+    assert answered.research.left_out == [Dropped("https://gone.example/", "gone")]
     assert [e.stage for e in events if isinstance(e, StageFinished)][:1] == ["clean"]
     assert Searching(1, (QUESTION,), "as typed") in events
 
