@@ -40,8 +40,9 @@ from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.registry import backend_of
-from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.settings.tree import BUDGET
+from htmlrag_chat.sources.recorder import WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl
@@ -69,7 +70,7 @@ async def one_run(agent: Agent, question: str) -> dict[str, object]:
         "total_ms": round(answer.total_ms, 1),
         "answer_chars": len(answer.text),
         "sources": len(answer.sources),
-        "stages_ms": {stage: round(ms, 1) for stage, ms in answer.timings.items()},
+        "stages_ms": {stage: round(ms, 1) for stage, ms in answer.research.timings.items()},
     }
 
 
@@ -82,7 +83,7 @@ def measure(
         # The local reader counts in its own tokens; the others in the same Llama-3 ones.
         spec = None if reader.chat else tokenizer
         counter = backend_of(reader).counter(reader, spec, lambda: token_counter(spec, ignore))
-        agent = Agent(WebRecorder(store, replay=True), reader, stages, counter)
+        agent = Agent([WebSource(WebRecorder(store, replay=True))], reader, stages, counter)
         results = [asyncio.run(one_run(agent, question)) for _ in range(runs)]
     warm = results[1:] or results
     return {
@@ -128,7 +129,7 @@ def cold_question(recording: Path, question: str, tokenizer: str, folder: Path) 
     counter = token_counter(tokenizer, ignore)
     with Store.open(recording, readonly=True) as store:
         agent = Agent(
-            WebRecorder(store, replay=True),
+            [WebSource(WebRecorder(store, replay=True))],
             ExtractiveReader(),
             recipe.stages(prune.budget),
             counter,

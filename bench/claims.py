@@ -12,8 +12,8 @@ answer it would be. The threshold is chosen on the calibration half (questions a
 places of their set): the lowest that meets the issue's targets there (``calibrated``), then
 the other half is reported: the flag's precision and recall, and the share of the quotes shown
 (those that back their sentence at the threshold) that hold one of the labelled words.
-Cost: milliseconds of ``check_answer`` per real answer with the embedding model loaded but
-no embedding cached (every passage embedded afresh), and without the model.
+Cost: milliseconds of ``check_answer`` per real answer. (An embedding model's cosine was
+measured here too until issue 51: it changed none of the figures, and left the product.)
 
 ``held_out``: the held-out set (``claims_holdout.jsonl``: Qwen2.5-Coder-1.5B-Instruct's
 answers to the held-out questions, labelled before the check read them) at the shipped
@@ -33,14 +33,12 @@ import re
 import statistics
 import time
 import unicodedata
-from collections.abc import Callable
 from typing import Any
 
 from benchlib import ROOT, quantiles, timed, write_report
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import THRESHOLD, Claim, Quote, check_answer
 from htmlrag_chat.evidence.words import shown_quotes
-from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 
 DATA = ROOT / "bench" / "data"
 GRID = [round(0.2 + 0.01 * step, 2) for step in range(61)]  # thresholds tried: 0.20 .. 0.80
@@ -76,7 +74,6 @@ def judged(
     contexts: dict[str, Any],
     answers: dict[tuple[str, str], str],
     labels: list[dict[str, Any]],
-    embedder: EmbeddingScorer | None,
     threshold: float = 0.0,
 ) -> list[tuple[dict[str, Any], Claim]]:
     """Each labelled sentence with the claim the check made of it (by default at threshold
@@ -89,13 +86,13 @@ def judged(
             key = (label["question_id"], label["model"])
             if key not in checked:
                 claims = check_answer(
-                    context["question"], answers[key], sources_of(context), embedder, threshold
+                    context["question"], answers[key], sources_of(context), threshold
                 )
                 checked[key] = {claim.sentence: claim for claim in claims}
             claim = checked[key][label["sentence"]]
         else:
             [claim] = check_answer(
-                context["question"], label["text"], sources_of(context), embedder, threshold
+                context["question"], label["text"], sources_of(context), threshold
             )
         out.append((label, claim))
     return out
@@ -174,9 +171,8 @@ def evaluate(
     contexts: dict[str, Any],
     answers: dict[tuple[str, str], str],
     labels: list[dict[str, Any]],
-    embedder: EmbeddingScorer | None,
 ) -> dict[str, Any]:
-    pairs = judged(contexts, answers, labels, embedder)
+    pairs = judged(contexts, answers, labels)
     calibration = [p for p in pairs if p[0]["split"] == "calibration"]
     test = [p for p in pairs if p[0]["split"] == "test"]
     threshold = calibrated(calibration)
@@ -191,11 +187,11 @@ def evaluate(
         "test": scores(test, threshold),
         "test_at_shipped_threshold": scores(test, THRESHOLD),
         "test_groups": by_group,
-        "found_elsewhere": found_elsewhere(judged(contexts, answers, labels, embedder, THRESHOLD)),
+        "found_elsewhere": found_elsewhere(judged(contexts, answers, labels, THRESHOLD)),
     }
 
 
-def held_out(embedder: EmbeddingScorer | None, name: str = "claims_holdout") -> dict[str, Any]:
+def held_out(name: str = "claims_holdout") -> dict[str, Any]:
     """A held-out set (Qwen2.5-Coder-1.5B's answers to the held-out questions, labelled
     before the check read them) at the shipped ``THRESHOLD``: nothing is calibrated on it.
     Besides the dev figures: how many sentences that cite a source got a quote shown (the
@@ -203,8 +199,8 @@ def held_out(embedder: EmbeddingScorer | None, name: str = "claims_holdout") -> 
     the faces show under a flagged cited sentence: its sources' closest passages, and how
     many of them hold the sentence's labelled evidence (the flag was wrong and the passage
     shows it)."""
-    pairs = judged(*load(name), embedder)
-    shipped = judged(*load(name), embedder, THRESHOLD)  # as ``ask`` shows them
+    pairs = judged(*load(name))
+    shipped = judged(*load(name), THRESHOLD)  # as ``ask`` shows them
     shown = [
         (label, claim)
         for label, claim in shipped
@@ -281,19 +277,15 @@ def found_elsewhere(pairs: list[tuple[dict[str, Any], Claim]]) -> dict[str, Any]
     return report
 
 
-def cost(
-    contexts: dict[str, Any],
-    answers: dict[tuple[str, str], str],
-    make: Callable[[], EmbeddingScorer | None],
-) -> dict[str, Any]:
-    """Milliseconds of the check of each real answer, every passage embedded afresh: wall
+def cost(contexts: dict[str, Any], answers: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """Milliseconds of the check of each real answer, every passage analysed afresh: wall
     time, and the CPU time of this process (all its threads: on a machine other work
     shares, what the check itself cost)."""
     times, cpu, sentences = [], [], []
     for (question_id, _), markdown in sorted(answers.items()):
         context = contexts[question_id]
         started = time.process_time()
-        claims, ms = timed(check_answer, context["question"], markdown, sources_of(context), make())
+        claims, ms = timed(check_answer, context["question"], markdown, sources_of(context))
         cpu.append((time.process_time() - started) * 1000)
         times.append(ms)
         sentences.append(len(claims))
@@ -307,37 +299,27 @@ def cost(
 
 def main() -> None:
     contexts, answers, labels = load()
-    model = EmbeddingScorer(device="cpu")
-    model.load()  # loaded once, before any timing: the pruner has loaded it by then
-
-    def fresh() -> EmbeddingScorer:
-        return EmbeddingScorer(cache=MemoryEmbeddingCache(), device="cpu")
-
-    check_answer("warm up", "Nothing [1].", [Source(1, "u", "t", "<p>x</p>", "x")], fresh())
+    check_answer("warm up", "Nothing [1].", [Source(1, "u", "t", "<p>x</p>", "x")])
     report = {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, numpy embeddings (no torch), CPU; load average "
+        f"{platform.python_version()}, CPU; load average "
         f"{os.getloadavg()[0]:.1f} when it started",
         "labelled": len(labels),
         "answers": len(answers),
         "split": "calibration: questions at odd places of each set; test: the others",
-        "with_embeddings": evaluate(contexts, answers, labels, fresh()),
-        "terms_and_numbers_only": evaluate(contexts, answers, labels, None),
+        "terms_and_numbers_only": evaluate(contexts, answers, labels),
         "held_out": {
             "set": "bench/data/claims_holdout.jsonl: Qwen2.5-Coder-1.5B-Instruct (Q4 GGUF) "
             "answering the held-out questions, labelled blind",
-            "terms_and_numbers_only": held_out(None),
-            "with_embeddings": held_out(fresh()),
+            "terms_and_numbers_only": held_out(),
         },
         "held_out_prompt2": {
             "set": "bench/data/claims_holdout2.jsonl: the same questions, answered with the "
             "reader's prompt of 6a22a5b (the question's language named, no example sentence), "
             "labelled blind",
-            "terms_and_numbers_only": held_out(None, "claims_holdout2"),
-            "with_embeddings": held_out(fresh(), "claims_holdout2"),
+            "terms_and_numbers_only": held_out("claims_holdout2"),
         },
-        "cost_with_embeddings": cost(contexts, answers, fresh),
-        "cost_without": cost(contexts, answers, lambda: None),
+        "cost_without": cost(contexts, answers),
     }
     print(json.dumps(report, indent=2))
     write_report(ROOT / "bench" / "results" / "claims.json", report)

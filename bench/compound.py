@@ -51,7 +51,8 @@ from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.reader.gguf import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
-from htmlrag_chat.recorder import WebRecorder
+from htmlrag_chat.sources.recorder import WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
@@ -167,10 +168,13 @@ def ask(agent: Agent, question: dict[str, Any], with_plan: bool) -> dict[str, An
             planned.set()
 
     async def main() -> Any:
-        web = agent.web
-        waiting = WaitingWeb(web.store, web.searcher, web.fetcher, replay=True)
+        [web] = agent.sources
+        assert isinstance(web, WebSource)
+        recorder = web.recorder
+        waiting = WaitingWeb(recorder.store, recorder.searcher, recorder.fetcher, replay=True)
         waiting.planned = planned if with_plan else None
-        return await replace(agent, web=waiting, emit=emit, plan_first=with_plan).ask(
+        sources = [WebSource(waiting)]
+        return await replace(agent, sources=sources, emit=emit, plan_first=with_plan).ask(
             question["question"]
         )
 
@@ -179,10 +183,10 @@ def ask(agent: Agent, question: dict[str, Any], with_plan: bool) -> dict[str, An
     return {
         "right": right(answer.text, question),
         "gold_pages_in_sources": len(gold_urls & {s.url for s in answer.sources}),
-        "queries": answer.queries,
-        "rounds": answer.rounds,
-        "plan_s": round(answer.timings.get("plan", 0.0) / 1000, 1),
-        "check_s": round(answer.timings.get("check", 0.0) / 1000, 1),
+        "queries": answer.research.queries,
+        "rounds": answer.research.rounds,
+        "plan_s": round(answer.research.timings.get("plan", 0.0) / 1000, 1),
+        "check_s": round(answer.research.timings.get("check", 0.0) / 1000, 1),
         "first_token_s": round((answer.first_token_ms or 0.0) / 1000, 1),
         "total_s": round(answer.total_ms / 1000, 1),
         "answer": answer.text,

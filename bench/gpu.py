@@ -193,7 +193,7 @@ def one_question(parts: Any, store: Store, question: str) -> dict:
         {},
     )
     return {
-        "stages_ms": {stage: round(ms, 1) for stage, ms in answer.timings.items()},
+        "stages_ms": {stage: round(ms, 1) for stage, ms in answer.research.timings.items()},
         "first_token_ms": round(answer.first_token_ms or 0.0, 1),
         "total_ms": round(answer.total_ms, 1),
         "calls": [

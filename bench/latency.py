@@ -176,15 +176,15 @@ async def questions(
     for name, (answer, history, calls) in asked.items():
         messages = prompts[name] = answer_messages(answer.question, answer.sources, history)
         prefill = await one_token_s(chat, messages)
-        web = sum(answer.timings.get(stage, 0.0) for stage in WEB_STAGES) / 1000
-        prune = pruning_ms(answer.timings) / 1000
+        web = sum(answer.research.timings.get(stage, 0.0) for stage in WEB_STAGES) / 1000
+        prune = pruning_ms(answer.research.timings) / 1000
         load = load_s if name == "first" else 0.0
         floor = load + web + prune + prefill
         first_token = load + (answer.first_token_ms or 0.0) / 1000
         report[name] = {
             "question": answer.question,
-            "stages_ms": {stage: round(ms, 1) for stage, ms in answer.timings.items()},
-            "queries": answer.queries,
+            "stages_ms": {stage: round(ms, 1) for stage, ms in answer.research.timings.items()},
+            "queries": answer.research.queries,
             "sources": len(answer.sources),
             "answer": answer.text,
             "calls": [

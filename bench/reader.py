@@ -43,7 +43,8 @@ from htmlrag_chat.reader.gguf import (
 from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
-from htmlrag_chat.recorder import WebRecorder
+from htmlrag_chat.sources.recorder import WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 
@@ -106,7 +107,7 @@ def summary(calls: list[CallStats], answer: Answer) -> dict[str, object]:
         "total_ms": round(answer.total_ms, 1),
         "sources": len(answer.sources),
         "cited": answer.cited,
-        "queries": answer.queries,
+        "queries": answer.research.queries,
     }
 
 
@@ -119,7 +120,7 @@ def measure(kind: str, chat, counted: list[CallStats], budget: int, recording: P
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     with Store.open(recording, readonly=True) as store:
         agent = Agent(
-            WebRecorder(store, replay=True),
+            [WebSource(WebRecorder(store, replay=True))],
             LLMReader(chat, kind, max_tokens=64),
             stages,
             counter,

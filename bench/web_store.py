@@ -23,7 +23,7 @@ from pathlib import Path
 from aiohttp import web
 
 from benchlib import argument_parser, quantiles
-from htmlrag_chat.recorder import WebRecorder
+from htmlrag_chat.sources.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import Outcome, SearchResult

@@ -33,9 +33,10 @@ EVIDENCE = ("htmlrag_chat.evidence",)
 WEB = ("htmlrag_chat.web",)
 NETWORK = ("htmlrag_chat.web.fetch", "htmlrag_chat.web.search", "htmlrag_chat.web.guard")
 STORE = ("htmlrag_chat.store",)
-RECORDER = ("htmlrag_chat.recorder",)
 DOCUMENTS = ("htmlrag_chat.documents",)
-LIBRARY = ("htmlrag_chat.library",)
+SOURCES = ("htmlrag_chat.sources",)
+RECORDER = ("htmlrag_chat.sources.recorder",)
+LOCAL = ("htmlrag_chat.sources.library", "htmlrag_chat.sources.saved")
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
 RESEARCH = ("htmlrag_chat.research",)
@@ -51,9 +52,8 @@ FACES = COMMANDS + TUI + MCP + SERVICE
 # What drives the stages, from the agent up: no stage below it imports any of it.
 UPPER = (*AGENT, *CONVERSATIONS, *RESEARCH, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
-    BASE + PRUNING + READER + EVIDENCE + WEB + STORE + RECORDER + AGENT + CONVERSATIONS
+    BASE + PRUNING + READER + EVIDENCE + WEB + STORE + SOURCES + AGENT + CONVERSATIONS
     + RESEARCH + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS
-    + LIBRARY
 )  # fmt: skip
 
 
@@ -121,9 +121,8 @@ CONTRACTS = (
             *EVIDENCE,
             *WEB,
             *STORE,
-            *RECORDER,
+            *SOURCES,
             *DOCUMENTS,
-            *LIBRARY,
             *SETTINGS,
             *UPPER,
         ),
@@ -131,27 +130,26 @@ CONTRACTS = (
     Contract(
         "reader/ knows numbered sources: not the scorers, the web, the store or the agent",
         READER,
-        forbidden=(*PRUNING, *EVIDENCE, *WEB, *STORE, *RECORDER, *UPPER),
+        forbidden=(*PRUNING, *EVIDENCE, *WEB, *STORE, *SOURCES, *UPPER),
     ),
     Contract(
         "evidence/ finds the passages that back an answer's sentences: it reads sources with "
-        "the HTML core, the terms, the reader's citation grammar and an embedding model it is "
-        "handed, and knows no web, store, settings or agent",
+        "the HTML core, the terms and the reader's citation grammar, and knows no embedding "
+        "model, web, store, settings or agent",
         EVIDENCE,
-        forbidden=(*WEB, *STORE, *RECORDER, *SETTINGS, *UPPER, "htmlrag_chat.scoring.embed"),
+        forbidden=(*WEB, *STORE, *SOURCES, *SETTINGS, *UPPER, "htmlrag_chat.scoring.embed"),
     ),
     Contract(
         "web/ searches and downloads: it knows no store, scorer, reader or agent "
-        "(recorder.py decides between the cache and the network)",
+        "(sources/recorder.py decides between the cache and the network)",
         WEB,
         forbidden=(
             *PRUNING,
             *READER,
             *EVIDENCE,
             *STORE,
-            *RECORDER,
+            *SOURCES,
             *DOCUMENTS,
-            *LIBRARY,
             *SETTINGS,
             *UPPER,
         ),
@@ -164,35 +162,42 @@ CONTRACTS = (
             *PRUNING,
             *READER,
             *EVIDENCE,
-            *RECORDER,
+            *SOURCES,
             *DOCUMENTS,
-            *LIBRARY,
             *SETTINGS,
             *UPPER,
         ),
     ),
     Contract(
-        "recorder.py sits on the web and the store, below the agent",
-        RECORDER,
-        forbidden=(*PRUNING, *READER, *DOCUMENTS, *LIBRARY, *SETTINGS, *UPPER),
-    ),
-    Contract(
         "documents/ turns the user's files into cleaned pages with the HTML core and the "
         "pipeline's cleaning: it knows no web, store, reader or agent",
         DOCUMENTS,
-        forbidden=(*WEB, *STORE, *RECORDER, *LIBRARY, *READER, *SETTINGS, *UPPER),
+        forbidden=(*WEB, *STORE, *SOURCES, *READER, *SETTINGS, *UPPER),
     ),
     Contract(
-        "library.py, the documents source, sits on documents/ and the store beside the "
-        "recorder, below the agent, and never reaches the network",
-        LIBRARY,
-        forbidden=(*WEB, *RECORDER, *READER, *SETTINGS, *UPPER),
+        "sources/ is where the agent's pages come from (one protocol, sources/source.py): "
+        "the web, the user's documents and saved pages, on the web, the store, documents/ "
+        "and the pipeline's page input, below the agent",
+        SOURCES,
+        forbidden=(*READER, *EVIDENCE, *SETTINGS, *UPPER),
+    ),
+    Contract(
+        "sources/recorder.py sits on the web and the store: it decides between the cache "
+        "and the network, and knows no other source",
+        RECORDER,
+        forbidden=(*PRUNING, *READER, *DOCUMENTS, *LOCAL, *SETTINGS, *UPPER),
+    ),
+    Contract(
+        "the local sources (sources/library.py, the documents; sources/saved.py, saved web "
+        "pages) never reach the network",
+        LOCAL,
+        forbidden=(*WEB, *RECORDER, "htmlrag_chat.sources.web", *READER, *SETTINGS, *UPPER),
     ),
     Contract(
         "reader/settings.py sits below the parts it configures: no other reader module, "
         "no agent or face",
         SETTINGS,
-        forbidden=(*READER, *RECORDER, *STORE, *UPPER),
+        forbidden=(*READER, *SOURCES, *STORE, *UPPER),
     ),
     Contract(
         "agent/ drives the stages; it never reaches the faces or their assembly",
@@ -216,7 +221,7 @@ CONTRACTS = (
         EVAL,
         forbidden=READER
         + WEB
-        + RECORDER
+        + SOURCES
         + AGENT
         + CONVERSATIONS
         + RESEARCH
@@ -230,7 +235,7 @@ CONTRACTS = (
         "and the agent's reading, and nothing from the web, the conversations, the assembly "
         "or the interface",
         EVAL_ANSWERS,
-        forbidden=WEB + RECORDER + CONVERSATIONS + RESEARCH + ASSEMBLY + FACES,
+        forbidden=WEB + SOURCES + CONVERSATIONS + RESEARCH + ASSEMBLY + FACES,
     ),
     Contract(
         "assembly/ builds the same parts for the faces, and imports none of them",

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from htmlrag_chat.agent.research import Dropped
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
 from htmlrag_chat.evidence.claims import Claim
 from htmlrag_chat.evidence.correction import unmarked
@@ -37,13 +37,13 @@ class Answer:
     text: str
     reader: str  # the backend that answered (reader/registry.py): never pass one off as another
     model: str
-    sources: list[Source]
     claims: list[Claim]  # each sentence with the passages that back it (``evidence/``)
     removed_citations: int  # citation numbers with no such source, taken out of the text
     flags: list[str]  # one line per sentence no source backs
-    queries: list[str]  # the queries searched for, in order (``skipped`` among them)
-    rounds: int  # search rounds (0: answered from the conversation's sources)
-    timings: dict[str, float] = field(default_factory=dict)  # stage -> ms
+    # What its research did: the sources it was read from, the queries searched for (in
+    # order, the skipped among them), the rounds (0: answered from the conversation's
+    # sources), the pages left out and why, each stage's time, the notices said.
+    research: Research = field(default_factory=Research)
     first_token_ms: float | None = None  # from the question to the first answer text
     total_ms: float = 0.0
     # The answer as Markdown, for the chat app, the store and follow-ups: ``text`` with the
@@ -53,12 +53,14 @@ class Answer:
     # The answer as the reader wrote it, where the check corrected its citations ("": it
     # shows as written). ``text`` and ``markdown`` show the corrections, marked.
     written: str = ""
-    skipped: list[Dropped] = field(default_factory=list)  # queries that gave nothing, and why
-    left_out: list[Dropped] = field(default_factory=list)  # pages fetched but not sources
-    notes: list[str] = field(default_factory=list)  # the notices said while it was answered
 
     def __post_init__(self) -> None:
         self.markdown = self.markdown or self.text
+
+    @property
+    def sources(self) -> list[Source]:
+        """The numbered sources it was read from (a follow-up's may be the turn's before)."""
+        return self.research.sources
 
     @property
     def cited(self) -> bool:
@@ -97,6 +99,7 @@ class Answer:
         controls, bidi overrides or control tokens) and URLs ``safe_url``, for the scripts
         and the models that read this record, and for the cache that keeps it."""
         urls = {source.number: safe_url(source.url) for source in self.sources}
+        research = self.research
         return json_safe(
             {
                 "question": self.question,
@@ -109,10 +112,12 @@ class Answer:
                 "removed_citations": self.removed_citations,
                 "flags": self.flags,
                 "corrections": self.corrections,
-                "queries": self.queries,
-                "skipped_queries": [{"query": d.what, "reason": d.reason} for d in self.skipped],
-                "rounds": self.rounds,
-                "timings_ms": {stage: round(ms, 2) for stage, ms in self.timings.items()},
+                "queries": research.queries,
+                "skipped_queries": [
+                    {"query": d.what, "reason": d.reason} for d in research.skipped
+                ],
+                "rounds": research.rounds,
+                "timings_ms": {stage: round(ms, 2) for stage, ms in research.timings.items()},
                 "first_token_ms": _round(self.first_token_ms),
                 "total_ms": round(self.total_ms, 2),
                 # The cited first, each marked and numbered: a person reads what the answer
@@ -130,8 +135,10 @@ class Answer:
                     }
                     for s in sorted(self.sources, key=lambda s: s.number not in self.cited_numbers)
                 ],
-                "left_out": [{"url": safe_url(d.what), "reason": d.reason} for d in self.left_out],
-                "notes": self.notes,
+                "left_out": [
+                    {"url": safe_url(d.what), "reason": d.reason} for d in research.left_out
+                ],
+                "notes": research.notes,
             }
         )
 

@@ -4,9 +4,9 @@ A first question is searched as typed at once, its plan (sub-queries for a compa
 running beside that search when the reader would be idle (``agent/planning.py``); a
 follow-up is rewritten first, since its words lack their subject.
 
-The user's own documents (``library.DocumentLibrary``) are a source beside the web: each
-round they are asked for the round's queries before the web is, and what they give joins
-the pages in the same pruning; with ``search_web`` off they are the only source.
+Pages come from the agent's sources (``sources/source.py``: the web, the user's documents,
+saved pages), each asked in turn for a round's queries; what they give is pruned as one
+document (``agent/rounds.py``). ``--no-web`` is the list without the web.
 
 Every stage reports typed events; CPU-heavy stages run in a worker thread so the event loop
 (and a TUI on it) stays responsive, and their events are handed back to the loop in order
@@ -22,23 +22,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from functools import partial
 
-from htmlrag_chat.agent.answer import Answer, numbered_sources
+from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.checking import Checker
-from htmlrag_chat.agent.gathering import Gathering, Round, failure, ok, page_input
 from htmlrag_chat.agent.plan import Plan, check_settled, parse_missing
 from htmlrag_chat.agent.planning import CHECK_TOKENS, SidePlan, complete, rewrite
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.agent.research import Research
+from htmlrag_chat.agent.rounds import Pruning, Rounds
 from htmlrag_chat.agent.worker import Worker
 from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.events import (
     Event,
     EventSink,
     Notice,
-    Searching,
     SourcesReady,
     StageFinished,
     ignore,
@@ -46,17 +45,13 @@ from htmlrag_chat.base.events import (
 )
 from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.evidence.words import flag_lines
-from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
+from htmlrag_chat.pruning.pipeline import Stage
 from htmlrag_chat.reader import Source, Turn
 from htmlrag_chat.reader.layout import check_messages
-from htmlrag_chat.recorder import MissingFromRecording, WebRecorder
 from htmlrag_chat.settings.tree import default
-from htmlrag_chat.web.results import FetchResult
+from htmlrag_chat.sources.recorder import MissingFromRecording
+from htmlrag_chat.sources.source import Asking, PageSource
 from htmlrag_chat.web.settings import SearchSettings
-
-if TYPE_CHECKING:
-    from htmlrag_chat.library import DocumentLibrary
 
 
 @dataclass
@@ -65,7 +60,7 @@ class Agent:
     ``Research`` record from its own stages and from every event they emit, the searcher's
     included, and returns it: the faces read that, and show the events only as progress."""
 
-    web: WebRecorder
+    sources: Sequence[PageSource]  # asked in this order, each round: the user's own first
     reader: Reader
     stages: Sequence[Stage]
     counter: TokenCounter
@@ -77,24 +72,21 @@ class Agent:
     plan_first: bool = True
     max_pages: int = default("research.pages")  # pages per round
     deadline: float | None = default("web.deadline")  # seconds after the first page
-    # The user's own documents (``--docs``), a source beside the web; ``search_web`` False
-    # (``--no-web``): they are all there is, and nothing touches the network.
-    documents: DocumentLibrary | None = None
-    search_web: bool = default("research.web")
     rendering: str = default("prune.render")  # how the reader gets the pages (``counter``'s)
     checker: Checker = field(default_factory=Checker)  # after the answer: check, judge, correct
     _worker: Worker = field(default_factory=Worker, init=False, repr=False)
     _run: Research = field(default_factory=Research, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        # The searcher's notices (a backend handing over) belong to the question's record.
-        self.web = replace(self.web, searcher=replace(self.web.searcher, emit=self._emit))
-
     def search_with(self, settings: SearchSettings) -> None:
         """Search with ``settings`` from the next question on (the chat app's palette); the
         reader and the pruning models stay as they are."""
-        if settings != self.web.searcher.settings:
-            self.web.searcher = replace(self.web.searcher, settings=settings)
+        for source in self.sources:
+            source.search_with(settings)
+
+    async def settle(self, timeout: float) -> int:
+        """Give the downloads a deadline left behind up to ``timeout`` seconds to land in
+        the cache (before the program exits); how many pages were still missing then."""
+        return sum([await source.settle(timeout) for source in self.sources])
 
     async def ask(
         self, message: str, history: Sequence[Turn] = (), queries: Sequence[str] = ()
@@ -120,7 +112,8 @@ class Agent:
             side = self._side_plan(message)
         if plan.search:
             try:
-                await self._research(message, history, topic, plan, why, self.rounds, side)
+                rounds = self._rounds(message, history, topic)
+                await rounds.search(topic, plan, why, self.rounds, side, follow_up=bool(history))
             finally:
                 if side is not None:
                     await side.stop()
@@ -131,12 +124,12 @@ class Agent:
                 raise MissingFromRecording(
                     "none of the searches is in the recording, so there are no sources"
                 )
-        sources = run.sources
-        if history and not sources:
+        if history and not run.sources:
             if plan.search:
                 emit(Notice("no new sources: answering from the previous answer's sources"))
-            sources = list(history[-1].sources)
-            emit(SourcesReady(tuple(sources)))
+            run.sources = list(history[-1].sources)
+            emit(SourcesReady(tuple(run.sources)))
+        sources = run.sources
         text, markdown, first_token, removed = await read_answer(
             self.reader, message, sources, history, emit, start
         )
@@ -144,26 +137,19 @@ class Agent:
         checked = await self.checker.check(
             self._worker, emit, message, topic, sources, history, text, markdown
         )
-        claims = checked.claims
         return Answer(
             question=message,
             text=checked.text,
             written=text if checked.text != text else "",
             reader=self.reader.kind,
             model=self.reader.name,
-            sources=sources,
-            claims=claims,
+            claims=checked.claims,
             removed_citations=removed,
-            flags=flag_lines(claims),
-            queries=run.queries,
-            rounds=run.rounds,
-            timings=run.timings,
+            flags=flag_lines(checked.claims),
+            research=run,
             first_token_ms=first_token,
             total_ms=(time.perf_counter() - start) * 1000,
             markdown=checked.markdown,
-            skipped=run.skipped,
-            left_out=run.left_out,
-            notes=run.notes,
         )
 
     # -- context without an answer (the MCP server's tools: the caller is the reader)
@@ -172,21 +158,18 @@ class Agent:
         """``query`` searched as typed, its pages fetched, cleaned and pruned: one round
         whatever ``rounds`` says, no plan, no sufficiency check, no reading: no LLM call."""
         run = await self._start()
-        await self._research(query, (), query, Plan((query,)), "as typed", rounds=1)
+        await self._rounds(query, (), query).search(query, Plan((query,)), "as typed", 1)
         return run
 
     async def page_context(self, url: str, query: str) -> Research:
-        """The page at ``url`` (fetched through the guard, or replayed) pruned for ``query``."""
+        """The page at ``url`` (fetched through the guard, or replayed) pruned for ``query``,
+        by the first source that fetches a page by its address."""
         run = await self._start()
-        fetched = await self._gathering().fetch([url])
-        failures = {result.url: failure(result) for result in fetched if not ok(result)}
-        pages = [page_input(result) for result in fetched if ok(result)]
-        if pages:
-            run.sources, unusable = await self._worker.run(
-                self._emit, self._prune, query, pages, {}
-            )
-            failures.update(unusable)
-        run.leave_out([url], failures)
+        for source in self.sources:
+            found = await source.page(url, self._asking())
+            if found is not None:
+                await self._rounds(query, (), query).pruned(query, [found])
+                break
         return run
 
     # -- planning
@@ -214,93 +197,22 @@ class Agent:
 
     # -- search rounds
 
-    async def _research(
-        self,
-        message: str,
-        history: Sequence[Turn],
-        topic: str,
-        plan: Plan,
-        why: str,
-        rounds: int,
-        side: SidePlan | None = None,
-    ) -> None:
-        """Search rounds until the sources suffice or ``rounds`` run out, into the
-        question's record; ``topic`` is what pages are pruned for and the sufficiency
-        check asks about. ``side``: the plan beside the first round, whose queries join
-        it if they come by the time its pages are in; else it is stopped there."""
-        run, emit = self._run, self._emit
-        pages: dict[str, FetchResult] = {}
-        documents: dict[str, PageInput] = {}
-        titles: dict[str, str] = {}
-        tried: dict[str, None] = {}  # every URL fetched, in order
-        failures: dict[str, str] = {}  # why a page could not be used
-        pending = plan.queries
-        for number in range(1, rounds + 1):
-            run.rounds = number
-            found = Round(self.max_pages, list(tried))
-            await self._look(number, pending, why, found, documents)
-            if side is not None and number == 1:
-                joining = side.in_time()
-                await side.stop()  # a plan that has not replied yet would only delay
-                if joining:  # it replied while the question's own pages came in
-                    await self._look(number, joining, "sub-queries", found, documents)
-            titles.update(found.titles)
-            tried.update(dict.fromkeys(found.urls()))
-            pages.update((url, page) for url, page in found.pages.items() if url in tried)
-            failures.update(found.failures)
-            inputs = [*documents.values(), *map(page_input, pages.values())]
-            run.sources, unusable = await self._worker.run(emit, self._prune, topic, inputs, titles)
-            failures.update(unusable)
-            run.leave_out(tried, failures)
-            if run.sources:
-                emit(SourcesReady(tuple(run.sources)))
-            # A follow-up that found nothing new answers from the sources it already has:
-            # checking "no sources" would cost a prefill and push them out of the cache.
-            if number == rounds or self.reader.chat is None or (history and not run.sources):
-                return
-            missing = await self._missing(message, history, topic, run.sources)
-            if missing is None or missing.casefold() in {q.casefold() for q in run.queries}:
-                return
-            pending, why = (missing,), f"missing: {missing}"
+    def _asking(self) -> Asking:
+        """The question as its sources see it."""
+        alone = len(self.sources) == 1
+        thread = partial(self._worker.run, self._emit)
+        return Asking(self._emit, self.max_pages, self.deadline, alone, thread)
 
-    async def _look(
-        self,
-        number: int,
-        queries: Sequence[str],
-        why: str,
-        found: Round,
-        documents: dict[str, PageInput],
-    ) -> None:
-        """A round's ``queries`` asked of the documents and the web, their pages fetched
-        into ``found``."""
-        self._emit(Searching(number, tuple(queries), why))
-        self._run.queries.extend(queries)
-        if self.documents is not None:
-            matched = await self._worker.run(
-                self._emit, self.documents.find, queries, self.max_pages
-            )
-            documents.update((document.source, document) for document in matched)
-        if self.search_web:
-            await found.take(self._gathering(), queries)
-
-    def _prune(
-        self, question: str, inputs: list[PageInput], titles: dict[str, str], emit: EventSink
-    ) -> tuple[list[Source], dict[str, str]]:
-        """Clean and prune every page and document found so far into numbered sources, the
-        documents first (thread side); also the inputs that could not be cleaned, and why."""
-        loaded = load_pages(inputs, emit)
-        unusable = {}
-        for url, problem in loaded.failures.items():
-            emit(Notice(f"page not used: {problem}"))
-            unusable[url] = str(problem).removeprefix(f"{url}: ")
-        if not loaded.document.pages:
-            return [], unusable
-        results = prune_document(loaded.document, question, self.stages, self.counter, emit)
-        sources = numbered_sources(results[-1].result.document, titles, self.rendering)
-        if not sources and visible_text(loaded.document.root):
-            budget = self.stages[-1].budget
-            emit(Notice(f"no block of the pages fits in the budget of {budget} tokens: no sources"))
-        return sources, unusable
+    def _rounds(self, message: str, history: Sequence[Turn], topic: str) -> Rounds:
+        """The question's rounds on every source, pruning for ``topic``; the sufficiency
+        check asks about ``topic`` when there is a reader to ask."""
+        asking = self._asking()
+        gatherings = [source.gather(asking) for source in self.sources]
+        pruning = Pruning(self.stages, self.counter, self.rendering)
+        check = None
+        if self.reader.chat is not None:
+            check = partial(self._missing, message, history, topic)
+        return Rounds(gatherings, pruning, self._worker, self._run, self._emit, check)
 
     async def _missing(
         self,
@@ -321,11 +233,6 @@ class Agent:
         return missing
 
     # -- plumbing
-
-    def _gathering(self) -> Gathering:
-        return Gathering(
-            self.web, self._run, self._emit, self.deadline, documents=self.documents is not None
-        )
 
     async def _start(self) -> Research:
         """A new record for the next question, once a stopped one's thread has ended (its

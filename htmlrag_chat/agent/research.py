@@ -14,17 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from htmlrag_chat.base.sources import Source
+from htmlrag_chat.sources.source import Dropped
 
 # A page that was fetched and cleaned, but of which pruning kept nothing for the query.
 NOTHING_LEFT = "nothing in it matched the query well enough to fit the budget"
-
-
-@dataclass(frozen=True)
-class Dropped:
-    """A query or a page that gave the sources nothing, and why."""
-
-    what: str  # the query, or the page's URL
-    reason: str
 
 
 @dataclass

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # torch and transformers load only when a model is actually u
     from htmlrag_chat.agent.checking import Checker
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.reader.backend import Reader
+    from htmlrag_chat.sources.source import PageSource
     from htmlrag_chat.store.db import Store
 
 
@@ -66,6 +67,7 @@ class AgentOptions:
     deadline: float | None = default("web.deadline")  # seconds after the first page
     search: SearchSettings = field(default_factory=SearchSettings)
     docs: tuple[str, ...] = default("research.docs")  # the user's documents, beside the web
+    saved: tuple[str, ...] = default("research.saved")  # pages a browser saved
     web: bool = default("research.web")  # False: only the documents, and no network
     max_parts: int = default("research.max_parts")  # a research's parts (research/)
 
@@ -139,21 +141,13 @@ class Parts:
         reading ``pages`` pages a round (default: the options'), its budget counting the
         pages as ``rendering`` writes them for the reader (default: the options')."""
         from htmlrag_chat.agent.loop import Agent
-        from htmlrag_chat.library import DocumentLibrary
-        from htmlrag_chat.recorder import WebRecorder
-        from htmlrag_chat.web.search import WebSearcher
 
         options = self.options
         rendering = rendering or self.prune.render
         budget = budget or self.prune.budget
         assert budget is not None, "build_parts gave the pruning its backend's budget"
-        web = WebRecorder(
-            store, WebSearcher(options.search, emit), replay=options.replay, max_age=options.refresh
-        )
         return Agent(
-            documents=DocumentLibrary.of(options.docs, store) if options.docs else None,
-            search_web=options.web,
-            web=web,
+            sources=page_sources(options, store, emit),
             reader=self.reader,
             stages=self.recipe.stages(budget),
             counter=rendered_counter(self.counter, rendering),
@@ -166,6 +160,28 @@ class Parts:
             checker=self.checker,
             plan_first=self.plan_first,
         )
+
+
+def page_sources(options: AgentOptions, store: Store, emit: EventSink) -> list[PageSource]:
+    """Where the agent's pages come from, in the order each round asks them: the user's
+    own pages first, then the web (``--no-web``: the list without it). A new source is
+    one line here and its setting."""
+    from htmlrag_chat.sources.library import DocumentLibrary
+    from htmlrag_chat.sources.recorder import WebRecorder
+    from htmlrag_chat.sources.saved import SavedPages
+    from htmlrag_chat.sources.web import WebSource
+    from htmlrag_chat.web.search import WebSearcher
+
+    sources: list[PageSource] = []
+    if options.docs:
+        sources.append(DocumentLibrary.of(options.docs, store))
+    if options.saved:
+        sources.append(SavedPages.of(options.saved))
+    if options.web:
+        searcher = WebSearcher(options.search, emit)
+        recorder = WebRecorder(store, searcher, replay=options.replay, max_age=options.refresh)
+        sources.append(WebSource(recorder))
+    return sources
 
 
 def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
@@ -210,11 +226,18 @@ def build_checker(settings: ReaderSettings, reader: Reader, emit: EventSink) -> 
 
 
 def check_sources(options: AgentOptions) -> None:
-    """The documents named are there and of types read, and something is to be read at
-    all: one line before any model loads."""
-    if not options.web and not options.docs:
-        raise UserError("--no-web leaves nothing to read: give your documents with --docs PATH")
+    """The documents and saved pages named are there and of types read, and something is
+    to be read at all: one line before any model loads."""
+    if not options.web and not options.docs and not options.saved:
+        raise UserError(
+            "--no-web leaves nothing to read: give your documents with --docs PATH "
+            "or saved pages with --saved PATH"
+        )
     if options.docs:
         from htmlrag_chat.documents.walk import check_roots
 
         check_roots(options.docs)
+    if options.saved:
+        from htmlrag_chat.sources.saved import SavedPages
+
+        SavedPages.of(options.saved)

@@ -188,7 +188,7 @@ async def _answer(
     finally:
         # Pages the deadline left behind get a moment to land in the cache.
         if agent is not None:
-            await agent.web.settle(LATE_PAGE_GRACE)
+            await agent.settle(LATE_PAGE_GRACE)
     session.answered(message_id, answer)
     return answer
 

@@ -151,7 +151,7 @@ async def _research(
         report, stopped = researcher.report(), True
     finally:
         cache.close()
-        await agent.web.settle(LATE_PAGE_GRACE)
+        await agent.settle(LATE_PAGE_GRACE)
     session.answered(message_id, report.as_answer())
     return report, stopped
 

@@ -64,7 +64,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from htmlrag_chat.recorder import WebRecorder  # aiohttp: only for commands that go online
+    from htmlrag_chat.sources.recorder import (
+        WebRecorder,
+    )  # aiohttp: only for commands that go online
     from htmlrag_chat.web.search import WebSearcher
 
     settings = SearchSettings(**settings_of(args).section("search"))
@@ -77,7 +79,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from htmlrag_chat.recorder import WebRecorder
+    from htmlrag_chat.sources.recorder import WebRecorder
     from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 
     show = progress_printer(args.progress or sys.stderr.isatty())

@@ -57,13 +57,14 @@ class Found:
     over: int = 0  # documents past ``MAX_FILES``, left out
 
 
-def check_roots(paths: Sequence[str]) -> list[Path]:
+def check_roots(paths: Sequence[str], option: str = "--docs") -> list[Path]:
     """The given paths resolved, each one a folder or a document of a type read (a PDF only
-    with its extra installed); anything else is an error naming it, before any work."""
+    with its extra installed); anything else is an error naming it (as ``option`` gave it),
+    before any work."""
     roots = []
     for given in paths:
-        path = expand_user(given, "--docs")
-        name = f"--docs {shown_path(given)}"
+        path = expand_user(given, option)
+        name = f"{option} {shown_path(given)}"
         try:
             info = path.stat()
         except FileNotFoundError:

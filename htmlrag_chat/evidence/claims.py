@@ -3,8 +3,8 @@
 After the answer has streamed (so the first token never waits for it), every sentence is
 read with the sources it cites (``reader.citations.answer_sentences``) and, in each of them,
 the shortest passage (``html.passages``: a sentence, a table row with its header, a list
-item with its lead-in) that best backs it is found (``evidence.matching``: terms, numbers,
-meaning). A sentence no cited passage backs at ``THRESHOLD`` is unsupported; a number of it
+item with its lead-in) that best backs it is found (``evidence.matching``: terms and
+numbers). A sentence no cited passage backs at ``THRESHOLD`` is unsupported; a number of it
 that none of its cited sources holds is named.
 
 Small readers often answer right and cite nothing. A sentence that cites nothing is matched
@@ -27,12 +27,9 @@ from dataclasses import dataclass, field, replace
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.declining import declines
 from htmlrag_chat.evidence.matching import (
-    MEANING_WEIGHT,
     NUMBER_MISS,
     Collection,
-    Embedder,
     Sentence,
-    meaning,
     numbers,
     read_sentence,
     sentence_language,
@@ -41,9 +38,6 @@ from htmlrag_chat.html.passages import ASKING, Passage, passages
 from htmlrag_chat.reader.citations import AnswerSentence, answer_sentences
 
 THRESHOLD = 0.66  # calibrated on half of bench/data/claims.jsonl (docs/evidence.md)
-CANDIDATES = 2  # a source's best passages by terms that the embedding model reads
-MEANING_BAND = (0.15, 0.6)  # the terms' scores for which the model is asked (_candidates)
-ENGLISH = "en"
 # "Here is what the sources say:" introduces claims, a question asks one: neither makes one.
 NO_CLAIM = (":", "\uff1a", *ASKING)
 LOOP = 4  # one to LOOP_WORDS words said this many times in a row: the reader looped
@@ -100,20 +94,10 @@ class Claim:
         return tuple(quote for quote in self.quotes if quote.added and quote.backs)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Scored:
     passage: int  # index in the collection
-    terms: float
-    cosine: float | None = None
-
-    @property
-    def score(self) -> float:
-        """The terms' score, raised by the meaning where the model was asked: the meaning
-        finds a paraphrase the terms miss, and never vetoes what the terms found."""
-        if self.cosine is None:
-            return self.terms
-        blend = (1 - MEANING_WEIGHT) * self.terms + MEANING_WEIGHT * meaning(self.cosine)
-        return max(self.terms, blend)
+    score: float  # the terms' score, less where a number is missing
 
 
 @dataclass
@@ -128,12 +112,11 @@ def check_answer(
     question: str,
     answer: str,
     sources: Sequence[Source],
-    embedder: Embedder | None = None,
     threshold: float = THRESHOLD,
     band: tuple[float, float] | None = None,
 ) -> list[Claim]:
-    """Every sentence of ``answer`` (Markdown) with its quotes from ``sources``; the
-    embedding model, when given, reads English sentences and passages.
+    """Every sentence of ``answer`` (Markdown) with its quotes from ``sources``, judged
+    by their terms and numbers.
 
     ``band``: the scores a judge will read again (``evidence.judging``). The checker's own
     quotes (for a sentence that cites nothing, or from a source it does not cite) are then
@@ -151,17 +134,11 @@ def check_answer(
         eligible = [i for i, p in enumerate(found) if p.source in allowed and not p.asks]
         language = sentence_language(sentence.text, collection, eligible)
         work.append(_Sentence(sentence, language, eligible))
-    _score(work, collection, embedder)
-    low, high = band or (threshold, threshold)
-    claims = [_claim(item, collection, held, threshold, low) for item in work]
-    return _searched_elsewhere(claims, work, collection, held, embedder, threshold, (low, high))
-
-
-def _score(work: list[_Sentence], collection: Collection, embedder: Embedder | None) -> None:
     for item in work:
         _score_terms(item, collection)
-    if embedder is not None:
-        _score_meaning(work, collection, embedder)
+    low, high = band or (threshold, threshold)
+    claims = [_claim(item, collection, held, threshold, low) for item in work]
+    return _searched_elsewhere(claims, work, collection, held, threshold, (low, high))
 
 
 def _searched_elsewhere(
@@ -169,7 +146,6 @@ def _searched_elsewhere(
     work: list[_Sentence],
     collection: Collection,
     held: dict[int, set[str]],
-    embedder: Embedder | None,
     threshold: float,
     band: tuple[float, float],
 ) -> list[Claim]:
@@ -197,7 +173,8 @@ def _searched_elsewhere(
         )
         for _, item in astray
     ]
-    _score(others, collection, embedder)
+    for other in others:
+        _score_terms(other, collection)
     found = list(claims)
     for (index, _), item in zip(astray, others, strict=True):
         quote = _other_source(item, collection, held, threshold, band[0])
@@ -245,48 +222,6 @@ def _score_terms(item: _Sentence, collection: Collection) -> None:
         if reading.numbers - collection.numbers[index]:
             terms *= NUMBER_MISS
         item.scored[index] = _Scored(index, terms)
-
-
-def _candidates(item: _Sentence, collection: Collection) -> list[int]:
-    """Each source's ``CANDIDATES`` best English passages by terms, for a sentence whose
-    best terms' score is in ``MEANING_BAND``: below it the meaning could not lift it to a
-    quote, above it the terms have found one. Embedding is the check's whole cost."""
-    best = max((scored.terms for scored in item.scored.values()), default=0.0)
-    if not MEANING_BAND[0] <= best < MEANING_BAND[1]:
-        return []
-    by_source: dict[int, list[_Scored]] = {}
-    for scored in item.scored.values():
-        if collection.languages[scored.passage] == ENGLISH:
-            by_source.setdefault(collection.passages[scored.passage].source, []).append(scored)
-    chosen = []
-    for ranked in by_source.values():
-        ranked.sort(key=lambda s: -s.terms)
-        chosen += [s.passage for s in ranked[:CANDIDATES]]
-    return chosen
-
-
-def _score_meaning(work: list[_Sentence], collection: Collection, embedder: Embedder) -> None:
-    """One call of the model for every English sentence and its candidate passages."""
-    pairs = [
-        (item, index)
-        for item in work
-        if item.language == ENGLISH
-        for index in _candidates(item, collection)
-    ]
-    if not pairs:
-        return
-    texts = list(
-        dict.fromkeys(
-            text
-            for item, index in pairs
-            for text in (item.said.text, collection.passages[index].matched)
-        )
-    )
-    vectors = embedder.embed(texts)
-    row = {text: vectors[i] for i, text in enumerate(texts)}
-    for item, index in pairs:
-        cosine = float(row[item.said.text] @ row[collection.passages[index].matched])
-        item.scored[index].cosine = cosine
 
 
 def _best(scored: Sequence[_Scored], collection: Collection) -> _Scored:

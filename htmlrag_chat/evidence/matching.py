@@ -1,6 +1,6 @@
 """How well a passage backs a sentence, from what runs on a CPU with no reader.
 
-Three kinds of evidence, each for a failure the others miss:
+Two kinds of evidence, each for a failure the other misses:
 
 - **Terms** (``Sentence.score``): the sentence's terms found in the passage, each weighted
   by its rarity among the answer's passages (BM25's idf) and read in the passage's language
@@ -19,9 +19,10 @@ Three kinds of evidence, each for a failure the others miss:
   Pleno") as digits. A passage without one of the sentence's numbers backs it at half its
   score; a number in none of the cited sources is named and fails the sentence
   (``claims``). Numbers the question gave are its premise.
-- **Meaning** (the embedding model, when installed): the cosine of the sentence and the
-  passage, for a paraphrase that shares few words. all-MiniLM-L6-v2 reads English only, so
-  it gives an opinion only on an English sentence and passage.
+
+An embedding model's cosine was measured as a third (bench/claims.py until issue 51): it
+changed none of the figures at the shipped threshold for 15 times the CPU time at the 95th
+percentile, so no face ran it, and it was removed (docs/evidence.md).
 """
 
 from __future__ import annotations
@@ -31,15 +32,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
 
 from htmlrag_chat.html.passages import Passage
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.lexical.analysis import analyze, tokens
 from htmlrag_chat.lexical.language import function_words, languages, script_language
-
-if TYPE_CHECKING:  # numpy loads with the embedding model, not with the command line
-    import numpy as np
 
 QUESTION_WEIGHT = 1 / 3  # a word of the question: it says what was asked, not the answer
 NAME_WEIGHT = 2.0  # a capitalized word after a sentence's first
@@ -48,10 +45,6 @@ SUBJECT_BEFORE = 2  # passages before one that name its subject (the line above 
 TOPIC_SHARE = 0.6  # the question's subject's share of such a sentence's score
 NUMBER_MISS = 0.5  # a passage lacking one of the sentence's numbers backs it this much less
 OWN_MISS = 0.5  # likewise one with none of the sentence's own words, only the question's
-# The embedding's cosine mapped onto [0, 1]: unrelated English sentences score about 0.1 with
-# all-MiniLM-L6-v2, a close paraphrase 0.7 and more.
-COSINE_FLOOR, COSINE_CEILING = 0.2, 0.8
-MEANING_WEIGHT = 0.4  # the meaning's share of the score, where the model gives one
 # What readers say about their sources and the question, not about the world, and the words
 # a question asks with.
 META_WORDS = """according information provided source sources answer question article text
@@ -114,13 +107,6 @@ def numbers(text: str) -> frozenset[str]:
 def _roman(numeral: str) -> int:
     values = [_ROMAN_VALUES[letter] for letter in numeral]
     return sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
-
-
-class Embedder(Protocol):
-    """What the check needs of an embedding model (``scoring.embed.EmbeddingScorer``):
-    unit-length vectors of texts, one row each."""
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 @dataclass
@@ -269,8 +255,3 @@ def sentence_language(text: str, collection: Collection, allowed: Sequence[int])
             return found
     common = Counter(collection.languages[index] for index in allowed).most_common(1)
     return common[0][0] if common else ""
-
-
-def meaning(cosine: float) -> float:
-    """A cosine on the [0, 1] scale of the term coverage."""
-    return min(max((cosine - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR), 0.0), 1.0)

@@ -62,18 +62,41 @@ class Loaded:
     failures: dict[str, InputError]  # pages that could not be used, by source; the rest went on
 
 
-def load_pages(pages: Sequence[PageInput], emit: EventSink = ignore) -> Loaded:
-    """Clean every page into one document; a page that fails is reported, not fatal."""
+# Pages cleaned once for a question, by source: its tree, or why it could not be cleaned.
+Cleaned = dict[str, tuple[Page, Element] | InputError]
+
+
+def load_pages(
+    pages: Sequence[PageInput], emit: EventSink = ignore, kept: Cleaned | None = None
+) -> Loaded:
+    """Clean every page into one document; a page that fails is reported, not fatal.
+
+    ``kept``: the pages an earlier round of the question has seen, cleaned (cleaning does
+    not depend on the query) or as that round's pruning left them, which are taken as
+    they are (counted as ``kept``), and to which the pages cleaned now are added. Their
+    trees move into the new document: the earlier one is done with by then."""
+    kept = {} if kept is None else kept
     cleaned: list[tuple[Page, Element]] = []
     failures: dict[str, InputError] = {}
+    reused = 0
     with stage(emit, "clean", len(pages)) as counts:
         for page in pages:
             cancel.check()  # a stopped question ends between two pages
-            try:
-                cleaned.append(clean_page(page))
-            except InputError as error:
-                failures[page.source] = error
+            if page.source in kept:
+                reused += 1
+            else:
+                try:
+                    kept[page.source] = clean_page(page)
+                except InputError as error:
+                    kept[page.source] = error
+            done = kept[page.source]
+            if isinstance(done, InputError):
+                failures[page.source] = done
+            else:
+                cleaned.append(done)
         counts.update(pages=len(cleaned), failed=len(failures))
+        if reused:
+            counts["kept"] = reused
     return Loaded(Document.from_pages(cleaned), failures)
 
 

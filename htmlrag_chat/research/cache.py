@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from htmlrag_chat.agent.answer import Answer, stored_source
-from htmlrag_chat.agent.research import Dropped
+from htmlrag_chat.agent.research import Dropped, Research
 from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.evidence.records import stored_claims
 from htmlrag_chat.store.db import Store, StoreError
@@ -125,15 +125,9 @@ def split_key(agent: Agent, question: str, max_parts: int) -> str:
 
 
 def settings_of(agent: Agent) -> dict[str, object]:
-    """The agent's settings that change an answer, documents' state included."""
-    from htmlrag_chat.documents.walk import find_documents
-
-    searcher = agent.web.searcher.settings
-    documents = agent.documents
-    files = []
-    if documents is not None:
-        found = find_documents(documents.roots)
-        files = [[str(file.path), file.size, file.mtime_ns] for file in found.files]
+    """The agent's settings that change an answer, each source's state included (the
+    documents' files: a part is asked again when one changed)."""
+    keys = {source.name: source.key() for source in agent.sources}
     return {
         "reader": [agent.reader.kind, agent.reader.name],
         "stages": [[s.scorer.name, s.budget, s.max_words] for s in agent.stages],
@@ -142,8 +136,9 @@ def settings_of(agent: Agent) -> dict[str, object]:
         "pages": agent.max_pages,
         "queries": agent.max_queries,
         "checker": [agent.checker.correct, agent.checker.judge is not None],
-        "web": agent.search_web and [searcher.cache_key(), searcher.region, searcher.safesearch],
-        "documents": files,
+        "web": keys.pop("web", False),
+        "documents": keys.pop("documents", []),
+        **keys,
     }
 
 
@@ -165,19 +160,21 @@ def kept_answer(record: object) -> Answer | None:
             written=_written(data),
             reader=str(data["reader"]),
             model=str(data["model"]),
-            sources=[stored_source(source) for source in data["sources"]],
             claims=stored_claims(data["sentences"]),
             removed_citations=int(data["removed_citations"]),
             flags=[str(flag) for flag in data["flags"]],
-            queries=[str(query) for query in data["queries"]],
-            rounds=int(data["rounds"]),
-            timings={str(k): float(v) for k, v in data["timings_ms"].items()},
+            research=Research(
+                sources=[stored_source(source) for source in data["sources"]],
+                queries=[str(query) for query in data["queries"]],
+                skipped=[Dropped(s["query"], s["reason"]) for s in data["skipped_queries"]],
+                left_out=[Dropped(d["url"], d["reason"]) for d in data["left_out"]],
+                rounds=int(data["rounds"]),
+                timings={str(k): float(v) for k, v in data["timings_ms"].items()},
+                notes=[str(note) for note in data["notes"]],
+            ),
             first_token_ms=data["first_token_ms"],
             total_ms=float(data["total_ms"]),
             markdown=str(markdown),
-            skipped=[Dropped(s["query"], s["reason"]) for s in data["skipped_queries"]],
-            left_out=[Dropped(d["url"], d["reason"]) for d in data["left_out"]],
-            notes=[str(note) for note in data["notes"]],
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.safety import json_safe, one_line, safe_url
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import Claim
@@ -174,24 +175,26 @@ class Report:
         answers = [section.answer for section in self.sections if section.answer is not None]
         timings: dict[str, float] = {}
         for answer in answers:
-            for name, ms in answer.timings.items():
+            for name, ms in answer.research.timings.items():
                 timings[name] = timings.get(name, 0.0) + ms
-        body = self.body("###")
+        research = Research(
+            sources=self.references,
+            queries=[query for answer in answers for query in answer.research.queries],
+            rounds=max((answer.research.rounds for answer in answers), default=0),
+            timings=timings,
+            notes=list(dict.fromkeys(note for a in answers for note in a.research.notes)),
+        )
         return Answer(
             question=self.question,
             text=self.body("###", markdown=False),
             reader=self.reader,
             model=self.model,
-            sources=self.references,
             claims=self.claims,
             removed_citations=sum(answer.removed_citations for answer in answers),
             flags=flag_lines(self.claims),
-            queries=[query for answer in answers for query in answer.queries],
-            rounds=max((answer.rounds for answer in answers), default=0),
-            timings=timings,
+            research=research,
             total_ms=self.total_ms,
-            markdown=body,
-            notes=list(dict.fromkeys(note for answer in answers for note in answer.notes)),
+            markdown=self.body("###"),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -298,10 +301,11 @@ def _section_json(section: Section, urls: dict[int, str]) -> dict[str, object]:
         "flags": flag_lines(section.claims),
         "corrections": correction_lines(section.claims),
         "sources": list(section.sources),
-        "queries": answer.queries if answer is not None else [],
+        "queries": answer.research.queries if answer is not None else [],
         "skipped_queries": [
-            {"query": d.what, "reason": d.reason} for d in (answer.skipped if answer else [])
+            {"query": d.what, "reason": d.reason}
+            for d in (answer.research.skipped if answer else [])
         ],
         "total_ms": round(answer.total_ms, 2) if answer is not None else 0.0,
-        "notes": answer.notes if answer is not None else [],
+        "notes": answer.research.notes if answer is not None else [],
     }

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.events import EventSink, PartEnded, PartsPlanned, PartStarted
-from htmlrag_chat.recorder import MissingFromRecording
 from htmlrag_chat.research.cache import (
     PART,
     SPLIT,
@@ -43,6 +42,7 @@ from htmlrag_chat.research.report import (
     Report,
     Section,
 )
+from htmlrag_chat.sources.recorder import MissingFromRecording
 from htmlrag_chat.web.search import SearchError
 
 if TYPE_CHECKING:

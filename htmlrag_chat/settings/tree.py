@@ -208,8 +208,16 @@ SETTINGS: tuple[Setting, ...] = (
         example=("~/notes",),
     ),
     Setting(
+        "research", "saved", Paths(), (),
+        "web pages your browser saved (Save page as: NAME.html with its NAME_files folder), "
+        "a file or a folder, read as the pages they were saved from and cited by that "
+        "address, repeatable", ANSWERING,
+        example=("~/Downloads/saved",),
+    ),
+    Setting(
         "research", "web", Switch(), True,
-        "search the web; --no-web reads only --docs and touches no network", ANSWERING,
+        "search the web; --no-web reads only --docs and --saved and touches no network",
+        ANSWERING,
     ),
     # -- prune: what the reader gets
     Setting(

@@ -24,14 +24,18 @@ def welcome(options: AgentOptions, kept: bool, recorded: Sequence[str] = ()) -> 
     """The chat's first words: what a question does with these options (the web, the
     documents, or a recording and the questions it holds: a recording opened in the app
     answers only those), the keys, then the mode line."""
+    own = " and ".join(
+        name for name, given in (("your documents", options.docs), ("saved pages", options.saved))
+        if given
+    )  # fmt: skip
     if options.replay:
         reads = "replays the recorded searches and pages"
-    elif options.docs and not options.web:
-        reads = "reads your documents (not the web)"
+    elif own and not options.web:
+        reads = f"reads {own} (not the web)"
     else:
         reads = "searches the web, reads the pages"
-    if options.docs and (options.replay or options.web):
-        reads += " and your documents"
+    if own and (options.replay or options.web):
+        reads += f" and {own}"
     lines = [
         f"Ask a question. htmlrag-chat {reads}, prunes them to what matters and answers "
         "with numbered citations [n] to its sources."
@@ -48,8 +52,9 @@ def mode_line(options: AgentOptions, kept: bool) -> str:
     parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
     budget = options.prune.budget or "by reader"
     parts.append(f"pruner: {options.prune.pruner}, budget {budget}")
-    if options.docs:
-        parts.append(f"documents: {', '.join(options.docs)}" + ("" if options.web else " only"))
+    for name, paths in (("documents", options.docs), ("saved pages", options.saved)):
+        if paths:
+            parts.append(f"{name}: {', '.join(paths)}" + ("" if options.web else " only"))
     if options.replay:
         parts.append("replay: answers come from the recorded cache only, nothing is fetched")
     if not kept:
@@ -89,7 +94,7 @@ def quit_help(kept: bool) -> str:
 def answer_meta(answer: Answer, elapsed: float) -> str:
     """How the answer was made, under it: reader, sources, what the checks found, time."""
     notes = []
-    if answer.rounds == 0 and answer.sources:
+    if answer.research.rounds == 0 and answer.sources:
         notes.append("from the earlier answer's sources")
     if answer.removed_citations:
         notes.append(f"{answer.removed_citations} invented citation(s) removed")

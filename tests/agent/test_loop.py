@@ -40,10 +40,11 @@ from htmlrag_chat.reader.layout import reminder
 from htmlrag_chat.reader.literal import escape_markdown
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
-from htmlrag_chat.recorder import NOT_RECORDED, WebRecorder
 from htmlrag_chat.scoring.bert import MAX_WORKERS
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
+from htmlrag_chat.sources.recorder import NOT_RECORDED, WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.settings import SearchSettings
@@ -185,11 +186,13 @@ class SlowWeb(WebRecorder):
 
 def make_agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
     """The agent as ``htmlrag-chat ask --reader openai --replay`` builds it, with BM25 only
-    (``slow``: on a ``SlowWeb``)."""
-    slow = options.pop("slow", False)
+    (``slow``: on a ``SlowWeb``; ``documents``: a source before the web; ``web`` False:
+    ``--no-web``)."""
+    web = WebSource((SlowWeb if options.pop("slow", False) else WebRecorder)(store, replay=True))
+    sources = [*options.pop("documents", ()), *([web] if options.pop("web", True) else [])]
     options = {"stages": [Stage(BM25Scorer(), 2048)], **options}
     return Agent(
-        web=(SlowWeb if slow else WebRecorder)(store, replay=True),
+        sources=sources,
         reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
         counter=ApproxTokenCounter(),
         emit=events.append,
@@ -235,7 +238,7 @@ def test_a_first_message_is_searched_as_typed_not_as_rephrased(store: Store) -> 
     assert len(requests_of(llm, "rewrite")) == 1
     assert run.of(Searching) == [Searching(1, (LYON_QUESTION,), "as typed")]
     assert run.of(Skipped) == []  # the rephrasing was never searched
-    assert run.answer.queries == [LYON_QUESTION]
+    assert run.answer.research.queries == [LYON_QUESTION]
     assert urls(run.answer) == [LYON_URL]
     assert run.answer.text == LYON_ANSWER
 
@@ -259,8 +262,8 @@ def test_sub_queries_that_come_while_the_pages_do_join_the_first_round(
         Searching(1, (BOTH_QUESTION,), "as typed"),
         Searching(1, queries, "sub-queries"),
     ]
-    assert run.answer.queries == [BOTH_QUESTION, *queries]
-    assert run.answer.rounds == 1
+    assert run.answer.research.queries == [BOTH_QUESTION, *queries]
+    assert run.answer.research.rounds == 1
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
 
 
@@ -297,7 +300,7 @@ def test_a_plan_that_has_not_replied_when_the_pages_are_in_is_stopped(
     else:
         second = Searching(2, (POPULATION_QUERY,), f"missing: {POPULATION_QUERY}")
         assert run.of(Searching) == [first, second]
-        assert run.answer.queries == [LYON_QUESTION, POPULATION_QUERY]
+        assert run.answer.research.queries == [LYON_QUESTION, POPULATION_QUERY]
 
 
 @pytest.mark.parametrize("options", [{"max_queries": 1}, {"plan_first": False}])
@@ -320,7 +323,7 @@ def test_the_check_stops_reading_at_its_first_word(store: Store) -> None:
     assert llm.disconnected.is_set()
     [check] = [e for e in run.of(StageFinished) if e.stage == "check"]
     assert check.counts == {"enough": 1}
-    assert run.answer.rounds == 1 and run.answer.text == LYON_ANSWER
+    assert run.answer.research.rounds == 1 and run.answer.text == LYON_ANSWER
 
 
 def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
@@ -343,7 +346,7 @@ def test_a_follow_up_is_rewritten_with_the_history(store: Store) -> None:
     assert rewrite[2]["content"] == LYON_ANSWER
     assert rewrite[-1]["content"].startswith(f"{REWRITE_MARK} {follow_up}")
     assert run.of(Searching) == [Searching(1, (POPULATION_QUERY,), "rewritten")]
-    assert run.answer.queries == [POPULATION_QUERY]
+    assert run.answer.research.queries == [POPULATION_QUERY]
     assert urls(run.answer) == [CENSUS_URL]
     # The reader sees the conversation before the new question; its new sources replace
     # the old ones, which the earlier turn no longer carries.
@@ -365,8 +368,8 @@ def test_shorter_please_reuses_the_previous_sources_without_searching(store: Sto
 
     assert run.of(Searching) == []
     assert not {"search", "fetch", "check"} & set(run.stages(StageStarted))
-    assert run.answer.rounds == 0
-    assert run.answer.queries == []
+    assert run.answer.research.rounds == 0
+    assert run.answer.research.queries == []
     assert run.answer.sources == list(turn.sources)
     [read] = requests_of(llm, "read")
     [rewrite] = requests_of(llm, "rewrite")
@@ -402,7 +405,7 @@ def test_an_unreadable_rewrite_of_a_follow_up_searches_the_message(store: Store)
 
     [notice] = run.of(Notice)
     assert "rewrite could not be read" in notice.message
-    assert run.answer.notes == [notice.message]
+    assert run.answer.research.notes == [notice.message]
     assert run.of(Searching) == [Searching(1, (follow_up,), "as typed")]
     assert sorted(urls(run.answer)) == [LYON_URL, PORTO_URL]
 
@@ -425,8 +428,8 @@ def test_missing_information_triggers_exactly_one_more_round(store: Store) -> No
     ]
     [check] = requests_of(llm, "check")
     assert LYON_URL in check[-1]["content"]
-    assert run.answer.rounds == 2
-    assert run.answer.queries == [LYON_QUESTION, POPULATION_QUERY]
+    assert run.answer.research.rounds == 2
+    assert run.answer.research.queries == [LYON_QUESTION, POPULATION_QUERY]
     assert urls(run.answer) == [LYON_URL, CENSUS_URL]
     [read] = requests_of(llm, "read")
     assert LYON_URL in read[-1]["content"]
@@ -434,12 +437,23 @@ def test_missing_information_triggers_exactly_one_more_round(store: Store) -> No
     assert "522,250" in read[-1]["content"]
 
 
+def test_round_two_cleans_only_the_pages_it_adds(store: Store) -> None:
+    """The recorded two-round question: round 1's page is cleaned once, and round 2 takes
+    it as cleaned (``kept``) and cleans only the census page it adds."""
+    llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
+    run = ask(llm, store, LYON_QUESTION, rounds=2)
+    cleans = [event.counts for event in run.of(StageFinished) if event.stage == "clean"]
+    assert cleans == [{"pages": 1, "failed": 0}, {"pages": 2, "failed": 0, "kept": 1}]
+    cleaned = sum(counts["pages"] + counts["failed"] - counts.get("kept", 0) for counts in cleans)
+    assert cleaned == len(set(urls(run.answer))) == 2
+
+
 def test_the_same_missing_query_does_not_search_again(store: Store) -> None:
     llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
     run = ask(llm, store, LYON_QUESTION, rounds=3)
     assert [event.round for event in run.of(Searching)] == [1, 2]
     assert len(requests_of(llm, "check")) == 2
-    assert run.answer.rounds == 2
+    assert run.answer.research.rounds == 2
 
 
 @pytest.mark.parametrize("check", ["ENOUGH", "Well, the sources mention a festival."])
@@ -448,7 +462,7 @@ def test_enough_or_an_unreadable_check_ends_after_one_round(store: Store, check:
     run = ask(llm, store, LYON_QUESTION, rounds=2)
     assert run.of(Searching) == [Searching(1, (LYON_QUESTION,), "as typed")]
     assert len(requests_of(llm, "check")) == 1
-    assert run.answer.rounds == 1
+    assert run.answer.research.rounds == 1
     assert urls(run.answer) == [LYON_URL]
 
 
@@ -466,7 +480,7 @@ def test_a_query_missing_from_the_replay_is_skipped(store: Store) -> None:
     assert [(s.what, s.kind) for s in skipped] == [("Porto nightlife", "query")]
     assert NOT_RECORDED in skipped[0].reason
     # The answer says so itself: the faces read it there, not from the events.
-    assert run.answer.skipped == [Dropped("Porto nightlife", skipped[0].reason)]
+    assert run.answer.research.skipped == [Dropped("Porto nightlife", skipped[0].reason)]
     assert run.answer.to_json()["skipped_queries"] == [
         {"query": "Porto nightlife", "reason": skipped[0].reason}
     ]
@@ -519,7 +533,7 @@ def test_a_reasoning_model_s_thoughts_never_reach_the_answer_or_its_citations(
     assert "think" not in "".join(delta.text for delta in run.of(AnswerDelta))
     assert [c.cited for c in run.answer.claims] == [(1,)]
     # The thought's two queries would have been sub-queries: only the reply's one counts.
-    assert run.answer.queries == [LYON_QUESTION]
+    assert run.answer.research.queries == [LYON_QUESTION]
     # An answer that thinks until its tokens run out says nothing, and is flagged.
     unfinished = Script(answer="<think>The festival is in December, so")
     silent = ask(ScriptedLLM(reply=unfinished), store, LYON_QUESTION, rounds=1).answer
@@ -569,8 +583,8 @@ def test_a_check_that_echoes_its_placeholder_searches_nothing_more(store: Store)
     check = "MISSING: <a web search query for the information that is missing>"
     llm = ScriptedLLM(reply=Script(check=check))
     run = ask(llm, store, LYON_QUESTION, rounds=2)
-    assert run.answer.rounds == 1 and len(requests_of(llm, "check")) == 1
-    assert not any("<" in query for query in run.answer.queries)
+    assert run.answer.research.rounds == 1 and len(requests_of(llm, "check")) == 1
+    assert not any("<" in query for query in run.answer.research.queries)
 
 
 FOOTNOTED_URL = "https://towers.example/eiffel"
@@ -597,7 +611,7 @@ def test_a_quoted_sentence_is_verbatim_and_cites_only_its_own_source(store: Stor
 
     async def main() -> Answer:
         agent = Agent(
-            web=WebRecorder(store, replay=True),
+            sources=[WebSource(WebRecorder(store, replay=True))],
             reader=ExtractiveReader(max_sentences=1),
             stages=[Stage(BM25Scorer(), 2048)],
             counter=ApproxTokenCounter(),
@@ -746,7 +760,7 @@ def test_a_stopped_question_stops_its_pruning_thread_before_the_next_one(
 
     async def main() -> tuple[int, int, Answer]:
         agent = Agent(
-            web=WebRecorder(store, replay=True),
+            sources=[WebSource(WebRecorder(store, replay=True))],
             reader=ExtractiveReader(),
             stages=[Stage(scorer, 2048)],
             counter=ApproxTokenCounter(),
@@ -804,8 +818,8 @@ def test_every_stage_reports_its_start_finish_and_time(store: Store) -> None:
     # Stages do not overlap: each one finishes before the next one starts.
     bounds = [e.stage for e in run.events if isinstance(e, StageStarted | StageFinished)]
     assert bounds == [name for name in EXPECTED_STAGES for _ in range(2)]
-    assert set(run.answer.timings) == set(EXPECTED_STAGES)
-    assert all(ms >= 0 for ms in run.answer.timings.values())
+    assert set(run.answer.research.timings) == set(EXPECTED_STAGES)
+    assert all(ms >= 0 for ms in run.answer.research.timings.values())
     finished = {e.stage: e for e in run.of(StageFinished)}
     assert finished["fetch"].counts == {"pages": 1, "failed": 0}
     assert finished["cite"].counts["sentences"] == 1
@@ -878,7 +892,7 @@ def test_the_record_says_which_pages_were_left_out_and_why(store: Store) -> None
     run = ask(llm, store, "Lyon and more", rounds=1, stages=[Stage(BM25Scorer(), 200)])
     answer = run.answer
     assert [source.url for source in answer.sources] == [LYON_URL]
-    assert answer.left_out == [
+    assert answer.research.left_out == [
         Dropped("https://gone.example/x", "not in the recording"),
         Dropped(PORTO_URL, NOTHING_LEFT),
     ]
@@ -927,11 +941,11 @@ def notes(tmp_path: Path) -> Path:
 def test_documents_join_each_round_for_its_queries_before_the_pages(
     store: Store, notes: Path
 ) -> None:
-    from htmlrag_chat.library import DocumentLibrary
+    from htmlrag_chat.sources.library import DocumentLibrary
 
     llm = ScriptedLLM(reply=Script(check=f"MISSING: {POPULATION_QUERY}"))
     documents = DocumentLibrary.of([str(notes)], store)
-    run = ask(llm, store, LYON_QUESTION, rounds=2, max_pages=1, documents=documents)
+    run = ask(llm, store, LYON_QUESTION, rounds=2, max_pages=1, documents=[documents])
     local = [s.url.rsplit("/", 1)[1] for s in run.answer.sources if s.local]
     assert local == ["festival.md", "census.txt"]  # one a round, each for its round's query
     assert urls(run.answer)[2:] == [LYON_URL, CENSUS_URL]
@@ -943,10 +957,10 @@ def test_documents_join_each_round_for_its_queries_before_the_pages(
 
 
 def test_without_the_web_only_documents_are_read(store: Store, notes: Path) -> None:
-    from htmlrag_chat.library import DocumentLibrary
+    from htmlrag_chat.sources.library import DocumentLibrary
 
     documents = DocumentLibrary.of([str(notes)], store)
-    run = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1, documents=documents,
-              search_web=False)  # fmt: skip
+    run = ask(ScriptedLLM(reply=Script()), store, LYON_QUESTION, rounds=1, documents=[documents],
+              web=False)  # fmt: skip
     assert all(source.local for source in run.answer.sources) and run.answer.sources
     assert "search" not in run.stages(StageStarted) and "fetch" not in run.stages(StageStarted)

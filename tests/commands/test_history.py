@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.cli import main
 from htmlrag_chat.conversations.session import ChatSession
 from htmlrag_chat.reader import Source
@@ -21,7 +22,9 @@ SOURCE = Source(1, "https://a.test/arkit", "ARKit \x1b[31mdocs", "<p>ARKit grabs
 
 
 def answer(question: str, text: str, reader: str = "extractive", model: str = "extractive"):
-    return Answer(question, text, reader, model, [SOURCE], [], 0, [], [question], 1)
+    return Answer(
+        question, text, reader, model, [], 0, [], Research([SOURCE], [question], rounds=1)
+    )
 
 
 @pytest.fixture

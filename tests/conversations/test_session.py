@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.conversations.session import TITLE_CHARS, ChatSession, title_for
 from htmlrag_chat.reader import Source
 from htmlrag_chat.store.db import Store
@@ -17,7 +18,9 @@ SOURCE = Source(
 
 
 def answer(question: str, text: str) -> Answer:
-    return Answer(question, text, "extractive", "bm25", [SOURCE], [], 0, [], [question], 1)
+    return Answer(
+        question, text, "extractive", "bm25", [], 0, [], Research([SOURCE], [question], rounds=1)
+    )
 
 
 def test_a_conversation_is_kept_and_reopened_with_its_answered_turns(tmp_path: Path) -> None:

@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-
 from htmlrag_chat.base.sources import Source
-from htmlrag_chat.evidence.claims import MEANING_BAND, THRESHOLD, Claim, check_answer
+from htmlrag_chat.evidence.claims import THRESHOLD, Claim, check_answer
 from htmlrag_chat.evidence.matching import numbers
 from htmlrag_chat.evidence.words import flag_lines, shown_quotes
 from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
-from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 VERGE = "https://www.theverge.com/2019/7/3/20680681/ios-13-beta-3-facetime-attention-correction-eye-contact"
@@ -273,38 +270,6 @@ def test_an_answer_without_sentences_or_sources() -> None:
     assert check_answer("Where?", "", [source(1, "<p>x</p>")]) == []
     [claim] = check_answer("Where is Porto?", "Porto stands on the Douro.", [])
     assert claim == Claim("Porto stands on the Douro.", (), (), 0.0, False)
-
-
-class Counted:
-    """The bundled embedding model, its calls counted."""
-
-    def __init__(self) -> None:
-        self.model = EmbeddingScorer(cache=MemoryEmbeddingCache(), device="cpu")
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts += texts
-        return self.model.embed(texts)
-
-
-def test_the_embedding_model_lifts_an_english_paraphrase_and_reads_nothing_else() -> None:
-    english = source(1, "<p>The telescope found more than 100 pulsars while it was tested.</p>")
-    german = source(2, "<p>Das Teleskop fand in der Testphase mehr als 100 Pulsare.</p>")
-    question = "How many pulsars did FAST discover?"
-    paraphrase = "The telescope spotted over 100 pulsars during trials [1]."
-    model = Counted()
-    [words] = check_answer(question, paraphrase, [english, german])
-    [meaning] = check_answer(question, paraphrase, [english, german], model)
-    assert MEANING_BAND[0] <= words.support < MEANING_BAND[1]
-    assert meaning.support > words.support + 0.2  # the model found the paraphrase
-    assert model.texts == ["The telescope spotted over 100 pulsars during trials.", english.text]
-    model.texts.clear()
-    # A German sentence: the English-only model is not asked; nor for a sentence the words
-    # back already, or one so far from every passage that no meaning would make a quote.
-    check_answer(question, "FAST fand mehr als 100 Pulsare [2].", [english, german], model)
-    check_answer(question, "The telescope found more than 100 pulsars [1].", [english], model)
-    check_answer(question, "Lemons need sun [1].", [english], model)
-    assert model.texts == []
 
 
 def test_the_threshold_decides() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import Claim, Quote
 from htmlrag_chat.research.page import POLICY, report_html
@@ -37,7 +38,9 @@ def hostile_report() -> Report:
         Claim("Notes agree.", (3,), (Quote(3, "agree", 0.9, True),)),
     ]
     text = f"The tower {HOSTILE} opened in 1889 [1]. It is red [link](javascript:alert(3)) [2]. "
-    answer = Answer("q", text + "Notes agree [3].", "openai", "m", sources, claims, 0, [], [], 1)
+    answer = Answer(
+        "q", text + "Notes agree [3].", "openai", "m", claims, 0, [], Research(sources, rounds=1)
+    )
     return Report.of(
         f"When did the tower open? {HOSTILE}",
         "openai",

@@ -4,6 +4,7 @@ part's text and claims renumbered to it."""
 from __future__ import annotations
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import Claim, Quote
 from htmlrag_chat.research.references import number_references, renumber_claims, renumber_text
@@ -14,7 +15,7 @@ def source(number: int, url: str, html: str = "") -> Source:
 
 
 def answer(sources: list[Source], claims: list[Claim], text: str = "") -> Answer:
-    return Answer("q", text, "openai", "m", sources, claims, 0, [], [], 1)
+    return Answer("q", text, "openai", "m", claims, 0, [], Research(sources, rounds=1))
 
 
 def test_pages_are_numbered_once_in_the_order_the_report_cites_them() -> None:

@@ -4,6 +4,7 @@ with nothing says so in one line, and the record has every sentence with its evi
 from __future__ import annotations
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import Claim, Quote
 from htmlrag_chat.research.report import (
@@ -22,7 +23,7 @@ A, B = "https://a.example/tower", "https://b.example/bridge"
 def part_answer(url: str, text: str, claims: list[Claim]) -> Answer:
     sources = [Source(1, "https://other.example/", "Other", "<p>x</p>", "x"),
                Source(2, url, "Page", "<p>page</p>", "page")]  # fmt: skip
-    return Answer("q", text, "openai", "m", sources, claims, 0, [], ["q"], 1)
+    return Answer("q", text, "openai", "m", claims, 0, [], Research(sources, ["q"], rounds=1))
 
 
 TOWER = part_answer(

@@ -18,8 +18,9 @@ from htmlrag_chat.pruning.pipeline import Stage
 from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
-from htmlrag_chat.recorder import WebRecorder
 from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.sources.recorder import WebRecorder
+from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from tests.openai_server import ScriptedLLM
@@ -128,7 +129,7 @@ def requests(llm: ScriptedLLM, call: str) -> list[list[dict[str, Any]]]:
 def agent(url: str, store: Store, events: list[Event], **options: Any) -> Agent:
     """The agent as ``research --reader openai --replay`` builds it, with BM25 only."""
     return Agent(
-        web=WebRecorder(store, replay=True),
+        sources=[WebSource(WebRecorder(store, replay=True))],
         reader=LLMReader(OpenAIChat(url, MODEL), "openai"),
         counter=ApproxTokenCounter(),
         emit=events.append,

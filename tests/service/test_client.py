@@ -91,8 +91,9 @@ def with_service(
 def comparable(answer: Answer) -> object:
     """The answer as ``ask`` shows and keeps it, its timings aside."""
     record: Any = to_wire(answer)
-    for key in ("timings", "first_token_ms", "total_ms"):
+    for key in ("first_token_ms", "total_ms"):
         record.pop(key)
+    record["research"].pop("timings")
     return record
 
 

@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import Markdown, Static
 
 from htmlrag_chat.agent.answer import Answer
+from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.events import AnswerDelta
 from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.cli import main
@@ -285,7 +286,7 @@ def test_a_replay_whose_history_cannot_be_kept_shows_the_cache_conversations(
 def extractive_answer(question: str) -> Answer:
     source = Source(1, "https://a.test/", "A", "<p>Gustave Eiffel's company built it.</p>", "")
     return Answer(question, "Gustave Eiffel's company [1].", "extractive", "extractive",
-                  [source], [], 0, [], [question], 1)  # fmt: skip
+                  [], 0, [], Research([source], [question], rounds=1))  # fmt: skip
 
 
 def test_export_copy_and_the_source_actions(

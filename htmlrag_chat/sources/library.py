@@ -1,9 +1,9 @@
 """Your own documents as a source beside the web: found, read into the cache once, and the
 best of them for a question handed to the agent as pages.
 
-The documents source sits beside the web recorder, on the documents layer and the store,
-below the agent, and knows no network. Each search round the agent asks it for the pages
-its queries need (``find``, in a worker thread):
+The documents source is a page source (``sources/source.py``) beside the web, on the
+documents layer and the store, below the agent, and knows no network. Each search round the
+agent asks it for the pages its queries need (``find``, in the question's worker thread):
 
 - the files under the given paths are listed (``documents/walk.py``: links out of a folder
   are not followed, other types are counted for one note);
@@ -57,6 +57,7 @@ from htmlrag_chat.documents.walk import (
 )
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
 from htmlrag_chat.pruning.pipeline import PageInput
+from htmlrag_chat.sources.source import Asking, Chosen, PageSource
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.documents import StoredDocument, path_key, storable_mtime
 from htmlrag_chat.store.embeddings import derived_cache_path
@@ -68,7 +69,9 @@ PROGRESS_EVERY = 0.25  # seconds between two progress events while files are rea
 
 
 @dataclass
-class DocumentLibrary:
+class DocumentLibrary(PageSource):
+    name = "documents"
+
     roots: list[Path]  # ``walk.check_roots``: each a folder or a document
     cache_path: Path  # the cache file, or in a replay the side file of derived artefacts
     side: bool = False  # ``cache_path`` is the side file: bypassed for memory if it fails
@@ -82,6 +85,15 @@ class DocumentLibrary:
         if store.readonly:
             return cls(roots, derived_cache_path(), side=True)
         return cls(roots, store.path)
+
+    def gather(self, asking: Asking) -> Chosen:
+        return Chosen(self, asking)
+
+    def key(self) -> object:
+        """Each document's path, size and modification time: a part is asked again when
+        one changed."""
+        found = find_documents(self.roots)
+        return [[str(file.path), file.size, file.mtime_ns] for file in found.files]
 
     def find(self, queries: Sequence[str], limit: int, emit: EventSink) -> list[PageInput]:
         """The documents for ``queries`` (at most ``limit``), as pages (thread side)."""

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
-from htmlrag_chat.recorder import (
+from htmlrag_chat.sources.recorder import (
     FAILURE_MAX_AGE,
     KEPT_STORED_PAGE,
     NOT_RECORDED,
