@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.commands.options import REGISTRATIONS
 from htmlrag_chat.settings.kinds import Integer, Seconds
 from htmlrag_chat.settings.tree import SETTINGS, Setting, find
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 START, END = "<!-- settings table:", "<!-- end of settings table -->"
+assert REGISTRATIONS  # imported: the settings the registrations declare are in the tree
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.key)
