@@ -205,7 +205,7 @@ SETTINGS: list[Setting] = [
     Setting(
         "research", "docs", Paths(), (),
         "your own documents as sources beside the web: a file or a folder (read "
-        "recursively; HTML, Markdown, text, PDF), repeatable", ANSWERING,
+        "recursively; docs/docs.md lists the types read), repeatable", ANSWERING,
         example=("~/notes",),
     ),
     Setting(

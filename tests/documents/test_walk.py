@@ -93,7 +93,7 @@ def test_special_files_are_passed_over_and_refused_when_named(tmp_path: Path) ->
     ("given", "message"),
     [
         ("missing", "--docs {path}: no such file or folder"),
-        ("photo.png", "--docs {path}: not a type this reads (HTML, Markdown, text and PDF)"),
+        ("photo.png", "--docs {path}: not a type this reads (HTML, Markdown, text, PDF and Word)"),
     ],
 )
 def test_a_path_that_cannot_be_used_is_an_error_naming_it(
