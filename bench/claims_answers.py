@@ -30,7 +30,7 @@ from htmlrag_chat.eval.items import Distractors, ready_qa
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe
 from htmlrag_chat.pruning.pipeline import load_pages, prune_document
 from htmlrag_chat.pruning.tokens import load_token_counter
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 

@@ -26,9 +26,8 @@ from htmlrag_chat.base.listing import (
     with_extra,
 )
 from htmlrag_chat.pruning.tokens import DEFAULT_TOKENIZER
-from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.discover import Server
-from htmlrag_chat.reader.registry import plan_reader
+from htmlrag_chat.reader.registry import look_around, plan_reader, reader_row
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
@@ -66,7 +65,7 @@ def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inve
     # answers at its address, or it lists nothing).
     servers = [around.configured] if around.configured else list(around.found)
     servers = [server for server in servers if server.models]
-    reader = plan.backend.row(plan, device, cache_dir)
+    reader = reader_row(plan, device, cache_dir)
     prune = options.prune
     rows = [
         reader,
@@ -104,7 +103,7 @@ def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | Non
     a missing tokenizer means the approximation (see pruning/tokens.py), not a failure."""
     if tokenizer == "approx":
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
-    if tokenizer is None and reader.where in ("folder", "hf-cache", "gguf") and reader.present:
+    if tokenizer is None and reader.where in ("folder", "hf-cache", "file") and reader.present:
         found = Found(reader.where, reader.location, True, None)
         return found.row("tokenizer", reader.model, "cpu", "the reader's own")
     name = tokenizer or DEFAULT_TOKENIZER

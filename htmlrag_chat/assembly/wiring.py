@@ -37,8 +37,7 @@ from htmlrag_chat.pruning.factory import (
 from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import ReaderPlan
-from htmlrag_chat.reader.choice import look_around
-from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.registry import load_reader, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.layered import Resolved
 from htmlrag_chat.settings.tree import default
@@ -75,7 +74,7 @@ class AgentOptions:
     ) -> AgentOptions:
         """The options the settings in effect give, each section to its dataclass."""
         return cls(
-            reader=ReaderSettings(**settings.section("reader")),
+            reader=ReaderSettings.of(settings.section("reader")),
             prune=PruneSettings.of(settings),
             search=SearchSettings(**settings.section("search")),
             replay=replay,

@@ -40,9 +40,7 @@ from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import PROMPT_RESERVE
-from htmlrag_chat.reader.choice import look_around
-from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.registry import load_reader, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
 
@@ -62,11 +60,11 @@ def run_answers(args: argparse.Namespace) -> int:
         for item in load_dataset("qa", args.dataset, args.limit, args.pages_dir)
         if isinstance(item, QAItem)
     ]
-    reader_settings = ReaderSettings(**settings.section("reader"))
+    reader_settings = ReaderSettings.of(settings.section("reader"))
     reader_settings = replace(reader_settings, device=pick_device(reader_settings.device))
     plan = plan_reader(reader_settings, look_around(reader_settings))
     plan, reader = load_reader(plan.looked_up(unobtainable(plan.hub_models)), emit)
-    window = reader.chat.context_tokens if isinstance(reader, LLMReader) else None
+    window = reader.chat.context_tokens if reader.chat is not None else None
     if window is not None and max(budgets) + reader_settings.max_tokens + PROMPT_RESERVE > window:
         raise UserError(
             f"--budget {max(budgets)} with the answer ({reader_settings.max_tokens} tokens) "

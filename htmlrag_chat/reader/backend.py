@@ -9,6 +9,13 @@ assembly (``assembly/wiring.py``), ``models`` (``assembly/inventory.py``), ``con
 chat app ask the plan's backend and never test which backend it is, so a new backend is one
 module with a subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
 
+A backend owns everything about it: what it finds on this machine (``look``, gathered by
+``registry.look_around`` with the servers), the settings it adds to the tree (``settings``,
+which reach it in ``ReaderSettings.options``), the optional packages it needs (``extra``),
+the palette's entries for it (``palette``), the model a pull would get for it (``offered``),
+and, through the chat model it loads, what an evaluation records of it and how it starts
+afresh (``ChatModel.identity``, ``ChatModel.forget``).
+
 Its ``name`` is the one name of the backend everywhere: the plan's, the answer's ``reader``
 in the history and ``--json``, ``config``'s "answers with". ``--reader`` chooses among
 backends: ``auto`` asks each in order, the other values only those whose ``chosen_by``
@@ -25,12 +32,13 @@ from typing import TYPE_CHECKING, ClassVar
 from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import Notice
+from htmlrag_chat.base.extras import Extra
 from htmlrag_chat.base.listing import ModelRow
 from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
+from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET, Setting
 
 if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
@@ -95,6 +103,25 @@ class Backend:
 
     name: ClassVar[str]  # the one name of the backend (plans, answers, config, models)
     chosen_by: ClassVar[tuple[str, ...]]  # the --reader values that ask it ("auto": all)
+    settings: ClassVar[tuple[Setting, ...]] = ()  # its own, in the [reader] section
+    extra: ClassVar[Extra | None] = None  # the optional packages it loads with
+
+    def look(self, settings: ReaderSettings, cache_dir: Path | None) -> str | None:
+        """What of its own this machine holds for ``settings`` (a model file, a complete
+        folder), found loading nothing; ``plan`` reads it in ``around.here[name]``."""
+        return None
+
+    def palette(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        """The chat app's palette entries for it (the settings that choose it, and a line
+        of help), given what is ``around``; none by default (servers are listed apart)."""
+        return []
+
+    def offered(self, device: str, cache_dir: Path | None) -> ModelRow | None:
+        """The model ``models pull reader`` would get for it on ``device``, listed when
+        nothing answers but the extractive reader; None when it is not the one to get."""
+        return None
 
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         """This backend's plan when it would answer under ``settings``, given what is

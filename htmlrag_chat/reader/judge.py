@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.reader import ChatModel
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
 
 MIN_PARAMETERS = 1_000_000_000

@@ -208,6 +208,10 @@ class LocalChat:
         ids = self.prompt_ids(messages)
         return len(ids) - _state(model).reusable(ids)
 
+    def identity(self) -> dict[str, str]:
+        """Nothing past its name: a hub id or a folder stands for its weights."""
+        return {}
+
     def forget(self) -> None:
         """Drop the kept cache, so that the next call reads its whole prompt as a fresh
         process would (``eval answers`` times every question cold)."""

@@ -157,11 +157,6 @@ SETTINGS: list[Setting] = [
         (*ANSWERING, "models", "prune", "eval"),
     ),
     Setting(
-        "reader", "gpu_layers", Integer(most=1024, least=-1), -1,
-        "a GGUF reader's layers llama.cpp offloads to the GPU when it was built with a GPU "
-        "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models", "eval"),
-    ),
-    Setting(
         "reader", "correct_citations", Switch(), True,
         "show the source that backs a sentence in place of a cited one the check proves "
         "wrong (marked \u2020, and said under the answer); --no-correct-citations flags it "

@@ -15,7 +15,7 @@ from htmlrag_chat.eval.code import code_modules
 from htmlrag_chat.eval_answers.reading import DAY, read, reading_key
 from htmlrag_chat.eval_answers.runner import reading_roots
 from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from tests.openai_server import ScriptedLLM, serve_llm

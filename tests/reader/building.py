@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from htmlrag_chat.base.events import EventSink
 from htmlrag_chat.reader.backend import Reader
-from htmlrag_chat.reader.choice import Surroundings, look_around
-from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.choice import Surroundings
+from htmlrag_chat.reader.registry import load_reader, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import ModelUnavailable, UserError
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.judge import choose_judge
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.settings import ReaderSettings
