@@ -250,6 +250,17 @@ def _prefill(llama: Any, ids: Sequence[int], stop: threading.Event) -> int:
     return len(ids) - shared
 
 
+def judge_on_file(path: Path, reader: object, context: int) -> GGUFChat:
+    """The GGUF file at ``path`` as the evidence check's judge (``--judge-model``): the
+    reader's own model when it reads that very file, else the file opened on its own and
+    loaded now (one that cannot be loaded is an error, ``ModelUnavailable``)."""
+    if isinstance(reader, GGUFChat) and expand_user(reader.path) == path:
+        return reader
+    judge = GGUFChat(str(path), context=context)
+    judge.load()
+    return judge
+
+
 def gpu_offload() -> bool:
     """Whether the installed llama.cpp was built with a GPU backend (CUDA, Metal, Vulkan,
     ...), so that it can offload layers; False without llama-cpp-python."""
