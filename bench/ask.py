@@ -32,8 +32,8 @@ from pathlib import Path
 
 from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event
+from htmlrag_chat.modelio.device import pick_device
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.extractive import ExtractiveReader

@@ -44,9 +44,9 @@ from typing import Any
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
 from htmlrag_chat.agent.planning import PLAN_TOKENS
 from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
-from htmlrag_chat.base.device import model_dtype, pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event, ReaderBusy, StageFinished
-from htmlrag_chat.base.loader import load_count
+from htmlrag_chat.modelio.device import model_dtype, pick_device
+from htmlrag_chat.modelio.loader import load_count
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat

@@ -25,6 +25,7 @@ BASE = (
     "htmlrag_chat.base",
     "htmlrag_chat.settings",
 )
+MODELIO = ("htmlrag_chat.modelio",)
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
 PRUNING = ("htmlrag_chat.pruning", "htmlrag_chat.scoring")
@@ -51,7 +52,7 @@ FACES = COMMANDS + TUI + MCP + SERVICE
 # What drives the stages, from the agent up: no stage below it imports any of it.
 UPPER = (*AGENT, *CONVERSATIONS, *RESEARCH, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
-    BASE + PRUNING + READER + EVIDENCE + WEB + STORE + RECORDER + AGENT + CONVERSATIONS
+    BASE + MODELIO + PRUNING + READER + EVIDENCE + WEB + STORE + RECORDER + AGENT + CONVERSATIONS
     + RESEARCH + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS
     + LIBRARY
 )  # fmt: skip
@@ -88,10 +89,16 @@ CONTRACTS = (
         only=(),
     ),
     Contract(
-        "the base modules (errors, events, safety, devices, the hub, the settings tree...) "
-        "import only each other",
+        "the base modules (errors, events, safety, paths, the settings tree...) import only "
+        "each other",
         BASE,
         only=BASE,
+    ),
+    Contract(
+        "modelio/ (the hub, the loader, the devices, the extras, the installer, model rows, "
+        "wheel models) stands on the base alone",
+        MODELIO,
+        only=(*BASE, *MODELIO),
     ),
     Contract(
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "

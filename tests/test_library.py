@@ -17,10 +17,10 @@ import pytest
 from htmlrag_chat import library as library_module
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import Event, Notice, Progress, StageFinished
-from htmlrag_chat.base.extras import install_line
 from htmlrag_chat.documents import pdf as pdf_module
 from htmlrag_chat.documents.walk import FoundFile
 from htmlrag_chat.library import DocumentLibrary
+from htmlrag_chat.modelio.extras import install_line
 from htmlrag_chat.store.db import Store
 from tests.documents.test_pdf import LINE, shared_stream_pdf
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.base.device import gpu_possible
-from htmlrag_chat.base.listing import (
+from htmlrag_chat.modelio.device import gpu_possible
+from htmlrag_chat.modelio.listing import (
     Found,
     ModelRow,
     folder_bytes,
@@ -122,7 +122,7 @@ def guess_device(requested: str | None) -> tuple[str, str]:
     if requested and requested != "auto":
         return requested, ""
     if "torch" in sys.modules:  # already paid for: ask it
-        from htmlrag_chat.base.device import pick_device
+        from htmlrag_chat.modelio.device import pick_device
 
         return pick_device(), ""
     try:

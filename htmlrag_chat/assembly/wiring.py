@@ -21,11 +21,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.counting import TokenCounter
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import EventSink, Notice, stage
-from htmlrag_chat.base.hub import unobtainable
 from htmlrag_chat.html.rendering import rendered_counter
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.hub import unobtainable
 from htmlrag_chat.pruning.factory import (
     PrunePlan,
     PruneSettings,

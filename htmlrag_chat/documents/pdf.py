@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.base.extras import needed
 from htmlrag_chat.documents.made import Made
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import normalize_space
+from htmlrag_chat.modelio.extras import needed
 
 if TYPE_CHECKING:  # the `pdf` extra, imported when a PDF is read
     import pypdfium2

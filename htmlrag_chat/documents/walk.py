@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.base.extras import needs_extra
 from htmlrag_chat.base.paths import expand_user, shown_path
 from htmlrag_chat.documents.opening import open_checked
 from htmlrag_chat.documents.types import READ, kind_of, type_name, type_of
+from htmlrag_chat.modelio.extras import needs_extra
 
 MAX_FILES = 10_000  # documents per question: a folder larger than this is a mistake, or a disk
 

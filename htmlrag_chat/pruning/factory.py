@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.base.errors import ModelUnavailable, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
-from htmlrag_chat.base.hub import cached_snapshot, unobtainable
+from htmlrag_chat.modelio.hub import cached_snapshot, unobtainable
 from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.scoring import (
     DEFAULT_EMBED_MODEL,
@@ -85,7 +85,7 @@ def _generative(settings: PruneSettings) -> str | None:
 
 def hub_models(settings: PruneSettings) -> dict[str, bool]:
     """The hub models ``settings.pruner`` loads that are checked with the reader's before
-    anything loads (``base.hub.unobtainable``): the generative pruner, when there is one.
+    anything loads (``modelio.hub.unobtainable``): the generative pruner, when there is one.
     The embedding models are looked up where their layout is read (``check_embedding``)."""
     generative = _generative(settings)
     return {} if generative is None else {generative: False}

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, ClassVar
 from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import Notice
-from htmlrag_chat.base.extras import Extra
-from htmlrag_chat.base.listing import ModelRow
 from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.modelio.extras import Extra
+from htmlrag_chat.modelio.listing import ModelRow
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
@@ -84,7 +84,7 @@ class ReaderPlan:
 
     def looked_up(self, unusable: Mapping[str, ModelUnavailable]) -> ReaderPlan:
         """This plan, told why its hub model cannot be loaded here when ``unusable`` (one
-        pass over every model the settings name, ``base.hub.unobtainable``) says so."""
+        pass over every model the settings name, ``modelio.hub.unobtainable``) says so."""
         problems = (unusable[model] for model in self.hub_models if model in unusable)
         return replace(self, unusable=next(problems, None))
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, cast
 
 from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
 from htmlrag_chat.base.events import Notice
-from htmlrag_chat.base.hub import complete_model, located_model, not_a_model
-from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import one_line, safe_url
+from htmlrag_chat.modelio.hub import complete_model, located_model, not_a_model
+from htmlrag_chat.modelio.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
 from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
 from htmlrag_chat.reader.choice import is_gguf, is_hub_id, no_llm_hint

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import ModelUnavailable, UserError, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
-from htmlrag_chat.base.extras import declare_extra
-from htmlrag_chat.base.listing import ModelRow
+from htmlrag_chat.modelio.extras import declare_extra
+from htmlrag_chat.modelio.listing import ModelRow
 from htmlrag_chat.reader.backend import Backend, Reader, ReaderPlan
 from htmlrag_chat.reader.backends import (
     ConfiguredServer,

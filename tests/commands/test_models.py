@@ -19,10 +19,10 @@ from aiohttp import web
 
 from htmlrag_chat.assembly.inventory import ROLES
 from htmlrag_chat.base.events import ignore
-from htmlrag_chat.base.installer import Installer, InstallFailed, current
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import human_size
 from htmlrag_chat.commands.models import pull_embedding
+from htmlrag_chat.modelio.installer import Installer, InstallFailed, current
 from htmlrag_chat.pruning.factory import (
     PruneSettings,
     build_recipe,

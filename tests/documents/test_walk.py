@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import InputError, UserError
-from htmlrag_chat.base.extras import MissingExtra, install_line
 from htmlrag_chat.documents import walk
 from htmlrag_chat.documents.walk import check_roots, find_documents
+from htmlrag_chat.modelio.extras import MissingExtra, install_line
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
 

@@ -8,7 +8,7 @@ llama-cpp-python is the one line naming it.
 
 from __future__ import annotations
 
-from htmlrag_chat.base.extras import Extra, declare_extra
+from htmlrag_chat.modelio.extras import Extra, declare_extra
 
 EXTRA = Extra(
     "gguf",

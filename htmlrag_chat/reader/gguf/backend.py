@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, cast
 import platformdirs
 
 from htmlrag_chat.base.counting import TokenCounter
-from htmlrag_chat.base.device import gpu_possible
-from htmlrag_chat.base.extras import install_line
-from htmlrag_chat.base.hub import cached_file, hub_endpoint
-from htmlrag_chat.base.listing import ModelRow, with_extra
 from htmlrag_chat.base.paths import expand_user
+from htmlrag_chat.modelio.device import gpu_possible
+from htmlrag_chat.modelio.extras import install_line
+from htmlrag_chat.modelio.hub import cached_file, hub_endpoint
+from htmlrag_chat.modelio.listing import ModelRow, with_extra
 from htmlrag_chat.reader.backend import Backend, Reader, ReaderPlan, Warn
 from htmlrag_chat.reader.choice import hub_file, is_gguf
 from htmlrag_chat.reader.gguf import EXTRA

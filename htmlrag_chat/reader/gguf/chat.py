@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.errors import ModelUnavailable
-from htmlrag_chat.base.extras import needed
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import defuse_control_tokens
+from htmlrag_chat.modelio.extras import needed
 from htmlrag_chat.reader import CallStats, Message
 from htmlrag_chat.reader.gguf import EXTRA
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
@@ -116,7 +116,7 @@ class GGUFChat:
     def identity(self) -> dict[str, str]:
         """The sha256 of the file's bytes: a file replaced under the same name is another
         model (an evaluation measures it again)."""
-        from htmlrag_chat.base.wheel_model import file_sha256
+        from htmlrag_chat.modelio.wheel_model import file_sha256
 
         return {"sha256": file_sha256(expand_user(self.path))}
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import torch
 
-from htmlrag_chat.base.loader import load_causal_lm, load_count
 from htmlrag_chat.cli import main
+from htmlrag_chat.modelio.loader import load_causal_lm, load_count
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
 from htmlrag_chat.scoring.embed import load_embedding_model
 from tests.conftest import import_demo

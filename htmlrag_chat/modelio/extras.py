@@ -65,9 +65,9 @@ class MissingExtra(ModelUnavailable):
 
 def install_line(extra: str) -> str:
     """The command that installs ``extra`` here: through the installer that made this
-    environment, from the checkout or wheel it came from (``base/installer.py``), with what
+    environment, from the checkout or wheel it came from (``modelio/installer.py``), with what
     it costs besides the download when that is more than a wait (``COSTS``)."""
-    from htmlrag_chat.base.installer import current
+    from htmlrag_chat.modelio.installer import current
 
     cost = COSTS.get(extra)
     return current().extra(extra) + (f" ({cost})" if cost else "")

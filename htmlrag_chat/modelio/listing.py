@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from htmlrag_chat.base.extras import install_line, missing_module
-from htmlrag_chat.base.hub import cached_snapshot, complete_model, hub_endpoint
 from htmlrag_chat.base.paths import expand_user
+from htmlrag_chat.modelio.extras import install_line, missing_module
+from htmlrag_chat.modelio.hub import cached_snapshot, complete_model, hub_endpoint
 
 
 @dataclass(frozen=True)
