@@ -99,10 +99,10 @@ def measure(
 
 def record_qa_item(corpus: Path, folder: Path) -> tuple[Path, str]:
     """A cache holding the first ``qa.jsonl`` question's search and its ten pages."""
-    from htmlrag_chat.eval.cache import EvalCache
     from htmlrag_chat.eval.datasets import load_dataset
     from htmlrag_chat.eval.distractors import load_pool
     from htmlrag_chat.eval.items import Distractors, ready_qa
+    from htmlrag_chat.eval.stored import EvalCache
     from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
     (item,) = load_dataset("qa", corpus / "qa.jsonl", 1)

@@ -28,9 +28,9 @@ from htmlrag_chat.commands.eval import (
     parse_names,
 )
 from htmlrag_chat.commands.options import settings_of
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
+from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.eval_answers.reading import PROMPTS
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers

@@ -19,12 +19,12 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options, settings_of
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import TASKS, load_dataset
 from htmlrag_chat.eval.distractors import MODES
 from htmlrag_chat.eval.methods import METHODS, Env
 from htmlrag_chat.eval.report import dumps, markdown
 from htmlrag_chat.eval.runner import EvalSettings, evaluate
+from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.pruning.tokens import load_token_counter
 

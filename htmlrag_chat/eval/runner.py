@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.events import EventSink, Notice, Progress, ignore
-from htmlrag_chat.eval.cache import RESULTS, EvalCache, key_of
 from htmlrag_chat.eval.chunks import CHUNK_WORDS
 from htmlrag_chat.eval.datasets import Item, QAItem, RetentionItem
 from htmlrag_chat.eval.distractors import load_pool
@@ -22,6 +21,7 @@ from htmlrag_chat.eval.items import Distractors, Ready, describe, ready_qa, read
 from htmlrag_chat.eval.methods import METHODS, Env, Method, model_names, unavailable_models
 from htmlrag_chat.eval.metrics import html_text
 from htmlrag_chat.eval.report import Report
+from htmlrag_chat.eval.stored import RESULTS, EvalCache, key_of
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def reader_row(plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRo
 
 def plan_reader(settings: ReaderSettings, around: Surroundings) -> ReaderPlan:
     """The reader ``settings`` choose, given what is ``around``: the first backend that
-    ``settings.reader`` asks and that would answer."""
+    ``--reader`` asks and that would answer."""
     for backend in BACKENDS:
         if settings.reader in backend.chosen_by:
             plan = backend.plan(settings, around)

@@ -30,7 +30,7 @@ from typing import Any
 from htmlrag_chat.base import cancel
 from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.html.blocks import BlockTree, render_path
-from htmlrag_chat.html.render import to_numbered_html
+from htmlrag_chat.html.pathtags import to_numbered_html
 from htmlrag_chat.modelio.device import pick_device
 from htmlrag_chat.modelio.extras import needed
 from htmlrag_chat.modelio.loader import cache_argument, load_causal_lm

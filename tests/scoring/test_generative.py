@@ -8,7 +8,7 @@ import torch
 from htmlrag_chat.base.cancel import Cancelled
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.render import to_numbered_html
+from htmlrag_chat.html.pathtags import to_numbered_html
 from htmlrag_chat.modelio.loader import load_causal_lm
 from htmlrag_chat.scoring import ContextTooLong
 from htmlrag_chat.scoring.generative import GenerativeScorer
