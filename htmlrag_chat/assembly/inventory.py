@@ -18,7 +18,7 @@ from pathlib import Path
 from htmlrag_chat.assembly.wiring import AgentOptions
 from htmlrag_chat.modelio.device import gpu_possible
 from htmlrag_chat.modelio.listing import (
-    Found,
+    Located,
     ModelRow,
     folder_bytes,
     locate,
@@ -92,7 +92,7 @@ def embedding_row(name: str, pruner: str, device: str, cache_dir: Path | None) -
     if bundled is None:
         row = model_row("embedding", name, device, cache_dir, note=note, missing=missing)
     else:
-        found = Found("bundled", str(bundled), True, folder_bytes(bundled))
+        found = Located("bundled", str(bundled), True, folder_bytes(bundled))
         row = found.row("embedding", name, device, note)
     row = replace(row, used=pruner != "bm25")
     return with_extra(row, "gpu") if device != "cpu" else row
@@ -104,7 +104,7 @@ def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | Non
     if tokenizer == "approx":
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
     if tokenizer is None and reader.where in ("folder", "hf-cache", "file") and reader.present:
-        found = Found(reader.where, reader.location, True, None)
+        found = Located(reader.where, reader.location, True, None)
         return found.row("tokenizer", reader.model, "cpu", "the reader's own")
     name = tokenizer or DEFAULT_TOKENIZER
     found = locate(name, complete_tokenizer, cache_dir)

@@ -1,4 +1,4 @@
-"""From settings to working parts: resolved once into a ``Plan``, then loaded.
+"""From settings to working parts: resolved once into an ``AssemblyPlan``, then loaded.
 
 ``resolve`` decides everything that does not need a model loaded: the device models run on
 (a device named that cannot be used is an error here, before any search), the reader that
@@ -46,7 +46,7 @@ from htmlrag_chat.web.settings import SearchSettings
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.checking import Checker
     from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.reader.backend import Reader
+    from htmlrag_chat.reader.backend import LoadedReader
     from htmlrag_chat.store.db import Store
 
 
@@ -85,7 +85,7 @@ class AgentOptions:
 
 
 @dataclass(frozen=True)
-class Plan:
+class AssemblyPlan:
     """The settings resolved once, before anything loads; everything after reads this."""
 
     options: AgentOptions
@@ -93,7 +93,7 @@ class Plan:
     prune: PrunePlan  # on the same device, its models checked
 
 
-def resolve(options: AgentOptions) -> Plan:
+def resolve(options: AgentOptions) -> AssemblyPlan:
     """``options`` resolved: the device models run on, the reader plan (the servers asked
     within a fraction of a second, the model files looked up) and the pruning plan on that
     device, the hub models of both looked up in one pass. A device or a reader that cannot
@@ -103,7 +103,7 @@ def resolve(options: AgentOptions) -> Plan:
     reader = plan_reader(settings, look_around(settings)).checked()
     prune = replace(options.prune, device=device)
     unusable = unobtainable({**hub_models(prune), **reader.hub_models})
-    return Plan(options, reader.looked_up(unusable), plan_pruning(prune, unusable))
+    return AssemblyPlan(options, reader.looked_up(unusable), plan_pruning(prune, unusable))
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
@@ -119,7 +119,7 @@ class Parts:
     builds one per call, each with its own progress sink and budget, on one model load."""
 
     options: AgentOptions
-    reader: Reader
+    reader: LoadedReader
     counter: TokenCounter
     recipe: Recipe
     prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
@@ -195,7 +195,7 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
     return Parts(options, reader, counter, recipe, prune, checker, plan_first)
 
 
-def build_checker(settings: ReaderSettings, reader: Reader, emit: EventSink) -> Checker:
+def build_checker(settings: ReaderSettings, reader: LoadedReader, emit: EventSink) -> Checker:
     """What runs after each answer: the judge the settings choose for ``reader`` (a notice
     when it is not the reader, or when there is none for a reason worth saying) and the
     correction switch."""

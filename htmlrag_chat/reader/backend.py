@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
     from htmlrag_chat.reader.settings import ReaderSettings
 
-Reader = LLMReader | ExtractiveReader
+# A reader a backend loads (the agent asks only what ``agent.reading.Reader`` names of it).
+LoadedReader = LLMReader | ExtractiveReader
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
 MIN_BUDGET = 256  # a window smaller than that and the answer leaves the reader no sources
 Warn = Callable[[str], None]  # a notice for the user (the line ``-v`` shows)
@@ -129,7 +130,7 @@ class Backend:
         cannot work; None leaves the choice to the backends after it."""
         raise NotImplementedError
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         """The planned reader, loaded (slow: models load here). ``ModelUnavailable`` when
         its model cannot be loaded, ``ReaderFailed`` when its server cannot be reached."""
         raise NotImplementedError
@@ -147,23 +148,25 @@ class Backend:
         """The line that says, under ``auto``, who answers."""
         return Notice(plan.why)
 
-    def counter(self, reader: Reader, tokenizer: str | None, fallback: Counting) -> TokenCounter:
+    def counter(
+        self, reader: LoadedReader, tokenizer: str | None, fallback: Counting
+    ) -> TokenCounter:
         """The counter budgets use: the reader's own tokens (``own_counter``) unless the
         user named a ``--tokenizer``, else ``fallback()``'s (``--tokenizer``'s, default
         Llama-3's, else the approximation)."""
         own = None if tokenizer else self.own_counter(reader)
         return own if own is not None else fallback()
 
-    def own_counter(self, reader: Reader) -> TokenCounter | None:
+    def own_counter(self, reader: LoadedReader) -> TokenCounter | None:
         """A counter of the tokens this reader reads, when it has one (loaded already)."""
         return None
 
-    def reads_on_cpu(self, reader: Reader) -> bool:
+    def reads_on_cpu(self, reader: LoadedReader) -> bool:
         """Whether the reader reads its prompts on this machine's CPU, where the prefill is
         the wait (a smaller default budget)."""
         return False
 
-    def free_while_searching(self, reader: Reader) -> bool:
+    def free_while_searching(self, reader: LoadedReader) -> bool:
         """Whether the reader is free to plan a first question while it is searched
         (``research.plan`` auto): in this process on a GPU. Not on this machine's CPU,
         whose cores pruning and the answer need, nor a server, which may run on that CPU
@@ -171,12 +174,12 @@ class Backend:
         endpoint, which budgets count with, waiting for the plan)."""
         return False
 
-    def default_budget(self, reader: Reader) -> int:
+    def default_budget(self, reader: LoadedReader) -> int:
         """The pruning budget when none is given: ``CPU_BUDGET`` for a reader that
         prefills on this machine's CPU, where the prefill is the wait; else ``BUDGET``."""
         return CPU_BUDGET if self.reads_on_cpu(reader) else BUDGET
 
-    def budget(self, reader: Reader, given: int | None, warn: Warn) -> int:
+    def budget(self, reader: LoadedReader, given: int | None, warn: Warn) -> int:
         """The pruning budget: ``given``, else ``default_budget``; lowered, with a notice,
         when the reader's window cannot hold it with the longest answer and the prompt
         around the sources (``PROMPT_RESERVE``)."""

@@ -19,7 +19,7 @@ from htmlrag_chat.base.safety import one_line, safe_url
 from htmlrag_chat.modelio.hub import complete_model, located_model, not_a_model
 from htmlrag_chat.modelio.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
-from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
+from htmlrag_chat.reader.backend import Backend, Counting, LoadedReader, ReaderPlan, Warn
 from htmlrag_chat.reader.choice import is_gguf, is_hub_id, no_llm_hint
 from htmlrag_chat.reader.discover import best_model, choose_server
 from htmlrag_chat.reader.extractive import ExtractiveReader
@@ -36,7 +36,7 @@ class _Server(Backend):
 
     configured = False  # the API key goes to the configured server only
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.openai import OpenAIChat
         from htmlrag_chat.reader.window import context_window
 
@@ -60,7 +60,9 @@ class _Server(Backend):
         assert plan.server is not None
         return f"{one_line(plan.model)} on {plan.server.describe()}"
 
-    def counter(self, reader: Reader, tokenizer: str | None, fallback: Counting) -> TokenCounter:
+    def counter(
+        self, reader: LoadedReader, tokenizer: str | None, fallback: Counting
+    ) -> TokenCounter:
         """The server's tokenize endpoint when it has one (llama.cpp), else ``fallback``'s;
         the chat compares it with what the server says it read, to tell when it read less."""
         from htmlrag_chat.reader.window import ServerTokenCounter, token_route
@@ -110,7 +112,7 @@ class ConfiguredServer(_Server):
         )
         return ReaderPlan(self, settings, settings.model or "", problem, problem=problem)
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.discover import unreachable
 
         assert plan.server is not None
@@ -184,7 +186,7 @@ class TransformersModel(Backend):
         missing = "answers are extractive until it is here"
         return model_row("reader", DEFAULT_READER_MODEL, device, cache_dir, missing=missing)
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         if plan.unusable is not None:  # a model that is not here costs no torch import
             raise plan.unusable
         from htmlrag_chat.reader.local import LocalChat
@@ -200,20 +202,20 @@ class TransformersModel(Backend):
         path = expand_user(plan.model)
         return f"{path.name if path.is_dir() else one_line(plan.model)} (transformers)"
 
-    def own_counter(self, reader: Reader) -> TokenCounter:
+    def own_counter(self, reader: LoadedReader) -> TokenCounter:
         from htmlrag_chat.reader.local import LocalChat
 
         chat = cast("LocalChat", reader.chat)
         _, tokenizer = chat.load()  # loaded already
         return HFTokenCounter(tokenizer, chat.model_name)
 
-    def reads_on_cpu(self, reader: Reader) -> bool:
+    def reads_on_cpu(self, reader: LoadedReader) -> bool:
         from htmlrag_chat.reader.local import LocalChat
 
         model, _ = cast("LocalChat", reader.chat).load()  # loaded already
         return bool(model.device.type == "cpu")
 
-    def free_while_searching(self, reader: Reader) -> bool:
+    def free_while_searching(self, reader: LoadedReader) -> bool:
         return not self.reads_on_cpu(reader)
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
@@ -245,7 +247,7 @@ class Extractive(Backend):
         why = f"no LLM found: answering extractively; {no_llm_hint()}"
         return ReaderPlan(self, settings, "extractive", why)
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         return ExtractiveReader()
 
     def label(self, plan: ReaderPlan) -> str:

@@ -20,7 +20,7 @@ from htmlrag_chat.base.errors import ModelUnavailable, UserError, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.modelio.extras import declare_extra
 from htmlrag_chat.modelio.listing import ModelRow
-from htmlrag_chat.reader.backend import Backend, Reader, ReaderPlan
+from htmlrag_chat.reader.backend import Backend, LoadedReader, ReaderPlan
 from htmlrag_chat.reader.backends import (
     ConfiguredServer,
     Extractive,
@@ -105,7 +105,7 @@ def plan_reader(settings: ReaderSettings, around: Surroundings) -> ReaderPlan:
     raise UserError(f"no reader backend answers --reader {settings.reader}")
 
 
-def backend_of(reader: Reader) -> Backend:
+def backend_of(reader: LoadedReader) -> Backend:
     """The backend that built ``reader`` (its ``kind`` is the backend's name)."""
     for backend in BACKENDS:
         if backend.name == reader.kind:
@@ -113,7 +113,7 @@ def backend_of(reader: Reader) -> Backend:
     raise LookupError(f"no reader backend is named {reader.kind!r}")
 
 
-def load_reader(plan: ReaderPlan, emit: EventSink) -> tuple[ReaderPlan, Reader]:
+def load_reader(plan: ReaderPlan, emit: EventSink) -> tuple[ReaderPlan, LoadedReader]:
     """The planned reader, loaded, and the plan it answers by (its backend gives the token
     counter and the budget). Under ``auto`` one line says which server or model answers,
     and a model found by default that fails to load means the extractive reader with a

@@ -20,7 +20,7 @@ from htmlrag_chat.modelio.device import gpu_possible
 from htmlrag_chat.modelio.extras import install_line
 from htmlrag_chat.modelio.hub import cached_file, hub_endpoint
 from htmlrag_chat.modelio.listing import ModelRow, with_extra
-from htmlrag_chat.reader.backend import Backend, Reader, ReaderPlan, Warn
+from htmlrag_chat.reader.backend import Backend, LoadedReader, ReaderPlan, Warn
 from htmlrag_chat.reader.choice import hub_file, is_gguf
 from htmlrag_chat.reader.gguf import EXTRA
 from htmlrag_chat.reader.llm import LLMReader
@@ -115,7 +115,7 @@ class GGUFFile(Backend):
         chosen = replace(current, reader="local", model=here, base_url=None)
         return [(chosen, "The model on disk, run in this process")]
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.gguf.chat import GGUFChat
 
         settings = plan.settings
@@ -127,16 +127,16 @@ class GGUFFile(Backend):
     def label(self, plan: ReaderPlan) -> str:
         return f"{Path(plan.model).name} (llama.cpp)"
 
-    def own_counter(self, reader: Reader) -> TokenCounter:
+    def own_counter(self, reader: LoadedReader) -> TokenCounter:
         from htmlrag_chat.reader.gguf.chat import GGUFTokenCounter
 
         chat = cast("GGUFChat", reader.chat)
         return GGUFTokenCounter(chat.load(), chat.name)
 
-    def reads_on_cpu(self, reader: Reader) -> bool:
+    def reads_on_cpu(self, reader: LoadedReader) -> bool:
         return not cast("GGUFChat", reader.chat).on_gpu
 
-    def free_while_searching(self, reader: Reader) -> bool:
+    def free_while_searching(self, reader: LoadedReader) -> bool:
         return not self.reads_on_cpu(reader)
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
