@@ -18,7 +18,7 @@ from htmlrag_chat.assembly.wiring import build_checker
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import stage
 from htmlrag_chat.commands.common import open_store, progress_printer
-from htmlrag_chat.commands.eval import (
+from htmlrag_chat.commands.evaluating import (
     ANSWER_METHODS,
     eval_settings,
     model_device,
