@@ -31,7 +31,6 @@ from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.gguf.backend import GGUFFile
 from htmlrag_chat.reader.gguf.chat import GGUFChat, gpu_offload
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.registry import backend_of, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
@@ -50,6 +49,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def built(settings: ReaderSettings) -> tuple[str, str]:
     """What ``ask`` reads with: (backend, model)."""
+    from htmlrag_chat.reader.local import LocalChat
+
     notices: list[object] = []
     reader = build_reader(settings, notices.append)
     if isinstance(reader, ExtractiveReader):
@@ -182,6 +183,8 @@ def test_the_order_is_configured_found_gguf_transformers_extractive() -> None:
 
 def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path) -> None:
     """The budget rule (docs/evaluation.md): 1024 where the prefill runs on this CPU."""
+    from htmlrag_chat.reader.local import LocalChat
+
     readers = [
         LLMReader(GGUFChat(str(smollm2_gguf()), gpu_layers=0), "gguf"),
         LLMReader(LocalChat(str(tiny_lm_dir), device="cpu"), "transformers"),
