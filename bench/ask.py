@@ -32,8 +32,8 @@ from pathlib import Path
 
 from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
 from htmlrag_chat.agent.loop import Agent
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event
+from htmlrag_chat.modelio.device import pick_device
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.extractive import ExtractiveReader
@@ -100,10 +100,10 @@ def measure(
 
 def record_qa_item(corpus: Path, folder: Path) -> tuple[Path, str]:
     """A cache holding the first ``qa.jsonl`` question's search and its ten pages."""
-    from htmlrag_chat.eval.cache import EvalCache
     from htmlrag_chat.eval.datasets import load_dataset
     from htmlrag_chat.eval.distractors import load_pool
     from htmlrag_chat.eval.items import Distractors, ready_qa
+    from htmlrag_chat.eval.stored import EvalCache
     from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 
     (item,) = load_dataset("qa", corpus / "qa.jsonl", 1)

@@ -23,14 +23,14 @@ from benchlib import ROOT
 from htmlrag_chat.agent.answer import numbered_sources
 from htmlrag_chat.agent.reading import read_answer
 from htmlrag_chat.base.events import ignore
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.distractors import load_pool
 from htmlrag_chat.eval.items import Distractors, ready_qa
+from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe
 from htmlrag_chat.pruning.pipeline import load_pages, prune_document
 from htmlrag_chat.pruning.tokens import load_token_counter
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 

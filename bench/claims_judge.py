@@ -45,7 +45,7 @@ from htmlrag_chat.evidence.claims import Claim, check_answer
 from htmlrag_chat.evidence.correction import correct
 from htmlrag_chat.evidence.judging import BAND, MAX_PAIRS, apply, pairs_of, uncertain
 from htmlrag_chat.reader import Message
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages
 
 WIDE = (0.0, 1.01)  # every quote the check keeps

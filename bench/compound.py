@@ -49,7 +49,7 @@ from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.sources.recorder import WebRecorder
 from htmlrag_chat.sources.web import WebSource

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.distractors import PoolPage, load_pool, mix, pick_distractors
+from htmlrag_chat.eval.stored import EvalCache
 
 DATA = ROOT / "bench" / "data"
 ARCHIVE = DATA / "eval_pages.tar.xz"

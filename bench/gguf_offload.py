@@ -19,8 +19,8 @@ from pathlib import Path
 
 from benchlib import argument_parser, write_report
 from htmlrag_chat.reader import Message
-from htmlrag_chat.reader.choice import OnDisk, Surroundings
-from htmlrag_chat.reader.gguf import GGUFChat, gpu_offload, load_gguf
+from htmlrag_chat.reader.choice import Surroundings
+from htmlrag_chat.reader.gguf.chat import GGUFChat, gpu_offload, load_gguf
 from htmlrag_chat.reader.registry import load_reader, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
@@ -38,8 +38,10 @@ def vram_mib() -> int | None:
 def measure(model: str, layers: int, tokens: int) -> dict[str, object]:
     """Plan, list and load ``model`` as ``--reader local --gpu-layers layers`` would, then
     time one answer."""
-    settings = ReaderSettings(reader="local", model=model, probe_ports=(), gpu_layers=layers)
-    plan = plan_reader(settings, Surroundings(None, (), OnDisk(gguf=model)))
+    settings = ReaderSettings(
+        reader="local", model=model, probe_ports=(), options={"gpu_layers": layers}
+    )
+    plan = plan_reader(settings, Surroundings(None, (), {"gguf": model}))
     row = plan.backend.row(plan, "cuda", None)
     load_gguf.cache_clear()  # one model per process: load it again with these layers
     before = vram_mib()

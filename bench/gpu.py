@@ -48,11 +48,11 @@ from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.checking import Checker
 from htmlrag_chat.agent.planning import PLAN_TOKENS
 from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
-from htmlrag_chat.base.device import model_dtype, pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event, StageFinished
-from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.evidence.judging import MAX_PAIRS, Pair
 from htmlrag_chat.html.passages import passages
+from htmlrag_chat.modelio.device import model_dtype, pick_device
+from htmlrag_chat.modelio.loader import load_count
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.local import LocalChat

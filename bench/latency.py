@@ -58,8 +58,8 @@ from benchlib import ROOT, argument_parser, build_model, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.assembly.wiring import AgentOptions, Parts, build_parts
 from htmlrag_chat.pruning.factory import PruneSettings
-from htmlrag_chat.reader import CallStats, ChatModel, KeepsState, Message, Turn
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader import CallStats, ChatModel, Message, Turn
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
@@ -119,9 +119,8 @@ def calls_of(chat: ChatModel) -> list[CallStats]:
 async def one_token_s(chat: ChatModel, messages: list[Message]) -> float:
     """Seconds to prefill ``messages`` from nothing and write one token: the reader's kept
     state dropped (a server's by a short prompt of another kind before it)."""
-    if isinstance(chat, KeepsState):
-        chat.forget()
-    else:
+    chat.forget()  # a reader in this process drops its kept state
+    if "base_url" in chat.identity():  # a server keeps its own: another prompt evicts it
         async for _ in chat.stream([Message("user", "Say yes.")], 1):
             pass
     started = time.perf_counter()
@@ -307,7 +306,7 @@ def plain_fresh(chat: ChatModel, messages: list[Message], folder: Path) -> dict[
     ids.write_text(json.dumps(chat.prompt_ids(messages)))  # type: ignore[attr-defined]
     if isinstance(chat, GGUFChat):
         load = f"""
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 model = GGUFChat({chat.path!r}).load()
 loaded = time.perf_counter()
 model.eval(ids)

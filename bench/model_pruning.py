@@ -27,13 +27,13 @@ from pathlib import Path
 import torch
 
 from benchlib import argument_parser, quantiles, real_tokenizer, timed
-from htmlrag_chat.base.device import pick_device
-from htmlrag_chat.base.loader import load_causal_lm
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html
+from htmlrag_chat.html.pathtags import to_numbered_html
 from htmlrag_chat.html.prune import prune
-from htmlrag_chat.html.render import to_numbered_html
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.loader import load_causal_lm
 from htmlrag_chat.scoring.embed import EmbeddingScorer, MemoryEmbeddingCache
 from htmlrag_chat.scoring.generative import GenerativeScorer
 from tests.scoring.reruns import rerun_scores

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from benchlib import ROOT, write_report
-from htmlrag_chat.reader.gguf import EXTRA_BUFFERS_ENV, MIN_PIECE, load_gguf
+from htmlrag_chat.reader.gguf.chat import EXTRA_BUFFERS_ENV, MIN_PIECE, load_gguf
 
 os.environ.setdefault(EXTRA_BUFFERS_ENV, "0")  # as the tests run it (reader/gguf.py)
 

@@ -34,7 +34,7 @@ from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
 from htmlrag_chat.reader import CallStats, Message, Source, Turn
-from htmlrag_chat.reader.gguf import (
+from htmlrag_chat.reader.gguf.chat import (
     EXTRA_BUFFERS_ENV,
     MODEL_LOCK,
     GGUFChat,

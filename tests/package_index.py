@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from htmlrag_chat.base.wheel_model import WheelModel
+from htmlrag_chat.modelio.wheel_model import WheelModel
 
 # Files pip writes at install time, which no wheel carries.
 _INSTALLED_ONLY = ("INSTALLER", "REQUESTED", "direct_url.json", "RECORD")

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.imports import ROOT, closure, import_graph, imported_names, module_files
+from htmlrag_chat.base.imports import (
+    ROOT,
+    circles,
+    closure,
+    import_graph,
+    imported_names,
+    module_files,
+)
 
 GRAPH = import_graph()
 ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
@@ -25,6 +32,7 @@ BASE = (
     "htmlrag_chat.base",
     "htmlrag_chat.settings",
 )
+MODELIO = ("htmlrag_chat.modelio",)
 HTML = ("htmlrag_chat.html",)
 LEXICAL = ("htmlrag_chat.lexical",)
 PRUNING = ("htmlrag_chat.pruning", "htmlrag_chat.scoring")
@@ -52,7 +60,7 @@ FACES = COMMANDS + TUI + MCP + SERVICE
 # What drives the stages, from the agent up: no stage below it imports any of it.
 UPPER = (*AGENT, *CONVERSATIONS, *RESEARCH, *EVAL, *EVAL_ANSWERS, *ASSEMBLY, *FACES)
 LAYERS = (
-    BASE + PRUNING + READER + EVIDENCE + WEB + STORE + SOURCES + AGENT + CONVERSATIONS
+    BASE + MODELIO + PRUNING + READER + EVIDENCE + WEB + STORE + SOURCES + AGENT + CONVERSATIONS
     + RESEARCH + SETTINGS + EVAL + EVAL_ANSWERS + ASSEMBLY + FACES + HTML + LEXICAL + DOCUMENTS
 )  # fmt: skip
 
@@ -88,10 +96,16 @@ CONTRACTS = (
         only=(),
     ),
     Contract(
-        "the base modules (errors, events, safety, devices, the hub, the settings tree...) "
-        "import only each other",
+        "the base modules (errors, events, safety, paths, the settings tree...) import only "
+        "each other",
         BASE,
         only=BASE,
+    ),
+    Contract(
+        "modelio/ (the hub, the loader, the devices, the extras, the installer, model rows, "
+        "wheel models) stands on the base alone",
+        MODELIO,
+        only=(*BASE, *MODELIO),
     ),
     Contract(
         "html/ imports no scorer, reader, agent, web or app code: only itself, the "
@@ -301,6 +315,37 @@ def test_every_contract_names_real_modules_and_live_exceptions(contract: Contrac
     # An exception the imports no longer need must go, so none outlives its reason.
     stale = set(contract.exceptions) - contract.breaks(GRAPH)
     assert stale == set(), f"{contract.rule}: exceptions no longer needed: {stale}"
+
+
+def test_no_import_circle_runs() -> None:
+    """No modules reach one another through the imports that run (those inside functions
+    included); an import for type checkers alone (``if TYPE_CHECKING:``: the chat app and
+    its palette providers name each other's types) makes no circle at run time."""
+    assert circles(import_graph(runtime=True)) == []
+
+
+def test_a_circle_is_found_and_a_type_only_import_is_not_one(tmp_path: Path) -> None:
+    package = tmp_path / "htmlrag_chat"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("def f():\n    import htmlrag_chat.b\n", encoding="utf-8")
+    (package / "b.py").write_text("from htmlrag_chat import a\n", encoding="utf-8")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from htmlrag_chat import a\n"
+        "from htmlrag_chat import d\n",
+        encoding="utf-8",
+    )
+    (package / "d.py").write_text("from htmlrag_chat import c\n", encoding="utf-8")
+    assert circles(import_graph(package, runtime=True)) == [
+        ["htmlrag_chat.a", "htmlrag_chat.b"],
+        ["htmlrag_chat.c", "htmlrag_chat.d"],
+    ]
+    (package / "d.py").write_text(
+        "import typing\nif typing.TYPE_CHECKING:\n    from htmlrag_chat import c\n",
+        encoding="utf-8",
+    )
+    assert circles(import_graph(package, runtime=True)) == [["htmlrag_chat.a", "htmlrag_chat.b"]]
+    assert len(circles(import_graph(package))) == 2  # every import counts for the layers
 
 
 def test_every_module_is_in_a_layer() -> None:

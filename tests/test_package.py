@@ -31,3 +31,30 @@ def test_a_module_allowed_longer_needs_it() -> None:
     root = Path(htmlrag_chat.__file__).parent
     for name in LONGER:
         assert len((root / name).read_text(encoding="utf-8").splitlines()) > MAX_LINES, name
+
+
+def test_a_module_or_class_name_means_one_thing() -> None:
+    """No two modules of the package share a file name (a package's ``__init__`` and the
+    few kept on purpose apart), and no two public classes or type aliases a name: a reader
+    of ``Plan`` or ``cache.py`` need not ask which one."""
+    import ast
+    import re
+    from collections import Counter
+
+    root = Path(htmlrag_chat.__file__).parent
+    files = [path for path in root.rglob("*.py") if path.name != "__init__.py"]
+    kept = {"settings.py", "runner.py", "report.py", "research.py", "results.py", "server.py",
+            "reading.py", "progress.py", "markdown.py", "history.py", "export.py", "chat.py",
+            "backend.py"}  # fmt: skip
+    doubled = {n for n, count in Counter(p.name for p in files).items() if count > 1} - kept
+    assert doubled == set()
+    names: Counter[str] = Counter()
+    for path in files:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                names[node.name] += 1
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z][a-z]\w*", target.id):
+                    names[target.id] += 1
+    assert {name for name, count in names.items() if count > 1 and name[0] != "_"} == set()

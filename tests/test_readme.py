@@ -33,7 +33,7 @@ from string import Template
 import pytest
 
 from htmlrag_chat.cli import build_parser, main
-from htmlrag_chat.commands.words import with_ask
+from htmlrag_chat.commands.typed import with_ask
 from htmlrag_chat.store.db import Store
 from tests.loopback import ThreadedApp
 from tests.search_apis import SearchApis

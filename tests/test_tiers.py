@@ -213,3 +213,37 @@ def test_this_suite_s_slow_tests_are_marked(tmp_path: Path) -> None:
         assert items, where
         for nodeid, kinds in items.items():
             assert ({kind, "slow"} <= kinds) if kind else not kinds, (nodeid, kinds)
+
+
+HIDE_TORCH = """
+import importlib.abc
+import sys
+
+HIDDEN = ("torch", "transformers", "accelerate", "sentence_transformers")
+
+
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Hide())
+"""
+
+
+@pytest.mark.slow
+def test_the_fast_tier_collects_without_torch(tmp_path: Path) -> None:
+    """As on a core install (no torch, transformers or sentence-transformers, which a
+    meta-path hook hides here): every test module collects, and the tests that need torch
+    import it themselves, so they are marked ``torch`` and left out of the fast tier."""
+    (tmp_path / "hide_torch.py").write_text(HIDE_TORCH, encoding="utf-8")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join((str(ROOT), str(tmp_path)))}
+    argv = [sys.executable, "-m", "pytest", "-p", "hide_torch", "-p", "no:cacheprovider"]
+    argv += ["--collect-only", "-q", "-m", "not slow", str(TESTS)]
+    collected = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert collected.returncode == 0, collected.stdout[-3000:]
+    assert "error" not in collected.stdout.splitlines()[-1]
+    torch_tests = "tests/reader/test_local.py::test_model_and_tokenizer_load_once_per_process"
+    assert torch_tests not in collected.stdout  # marked torch, so slow

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from htmlrag_chat.base.errors import ModelUnavailable
+
 # Marker -> what it means (``pytest --markers`` shows these).
 KINDS = {
     "model": "runs a real model: SmolLM2 through llama.cpp, or transformers loading one",
@@ -33,6 +35,7 @@ KINDS = {
     "snapshot": "renders a Textual screen and compares it with its SVG",
     "tui": "runs the chat app under Textual's Pilot",
     "eval": "runs the evaluation: every method on every item of a dataset",
+    "torch": "imports torch (the transformers or gpu extra), which a core install lacks",
 }
 SLOW = "slow: in no fast tier (`make test-fast` skips it); set by tests/tiers.py"
 
@@ -46,6 +49,11 @@ REACHES = {
     "pty": "pty",
     "htmlrag_chat.tui.app:ChatApp": "tui",
     "htmlrag_chat.eval.runner:evaluate": "eval",
+    # Imported inside the tests that need them, so that the fast tier collects on a core
+    # install without torch (tests/test_tiers.py checks it).
+    "torch": "torch",
+    "htmlrag_chat.reader.local": "torch",
+    "htmlrag_chat.scoring.generative": "torch",
 }
 # Fixtures from plugins, whose code is not in tests/.
 FIXTURES = {"snap_compare": "snapshot"}
@@ -59,12 +67,23 @@ def _load(where: str) -> object:
     return getattr(loaded, attribute) if attribute else loaded
 
 
+def _here(module: str) -> bool:
+    """Whether ``module`` imports here: one that needs a missing extra (torch on a core
+    install) is then reached by its name alone, in the import statements of the tests."""
+    try:
+        importlib.import_module(module)
+    except (ImportError, ModelUnavailable):
+        return False
+    return True
+
+
 class Reach:
     """What tests reach among the ``REACHES`` entries, following the code of the test
     suite (the ``tests`` package and the collected test modules) into its helpers."""
 
     def __init__(self, reaches: dict[str, str], suite: Iterable[str] = ()) -> None:
-        self.targets = {id(obj): (where, obj) for where in reaches for obj in [_load(where)]}
+        loaded = {where: _load(where) for where in reaches if ":" in where or _here(where)}
+        self.targets = {id(obj): (where, obj) for where, obj in loaded.items()}
         # A module reached through a name imported from it (``from subprocess import run``).
         self.modules = {where for where in reaches if ":" not in where}
         self.kinds = reaches

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.base.device import gpu_possible
-from htmlrag_chat.base.listing import (
-    Found,
+from htmlrag_chat.modelio.device import gpu_possible
+from htmlrag_chat.modelio.listing import (
+    Located,
     ModelRow,
     folder_bytes,
     locate,
@@ -26,9 +26,8 @@ from htmlrag_chat.base.listing import (
     with_extra,
 )
 from htmlrag_chat.pruning.tokens import DEFAULT_TOKENIZER
-from htmlrag_chat.reader.choice import look_around
 from htmlrag_chat.reader.discover import Server
-from htmlrag_chat.reader.registry import plan_reader
+from htmlrag_chat.reader.registry import look_around, plan_reader, reader_row
 from htmlrag_chat.scoring import bundled_embedding, how_to_get_embedding
 
 ROLES = ("reader", "pruner", "embedding", "tokenizer")
@@ -66,7 +65,7 @@ def take_inventory(options: AgentOptions, cache_dir: Path | None = None) -> Inve
     # answers at its address, or it lists nothing).
     servers = [around.configured] if around.configured else list(around.found)
     servers = [server for server in servers if server.models]
-    reader = plan.backend.row(plan, device, cache_dir)
+    reader = reader_row(plan, device, cache_dir)
     prune = options.prune
     rows = [
         reader,
@@ -93,7 +92,7 @@ def embedding_row(name: str, pruner: str, device: str, cache_dir: Path | None) -
     if bundled is None:
         row = model_row("embedding", name, device, cache_dir, note=note, missing=missing)
     else:
-        found = Found("bundled", str(bundled), True, folder_bytes(bundled))
+        found = Located("bundled", str(bundled), True, folder_bytes(bundled))
         row = found.row("embedding", name, device, note)
     row = replace(row, used=pruner != "bm25")
     return with_extra(row, "gpu") if device != "cpu" else row
@@ -104,8 +103,8 @@ def tokenizer_row(tokenizer: str | None, reader: ModelRow, cache_dir: Path | Non
     a missing tokenizer means the approximation (see pruning/tokens.py), not a failure."""
     if tokenizer == "approx":
         return ModelRow("tokenizer", "approx", "built-in", None, True, None, "cpu")
-    if tokenizer is None and reader.where in ("folder", "hf-cache", "gguf") and reader.present:
-        found = Found(reader.where, reader.location, True, None)
+    if tokenizer is None and reader.where in ("folder", "hf-cache", "file") and reader.present:
+        found = Located(reader.where, reader.location, True, None)
         return found.row("tokenizer", reader.model, "cpu", "the reader's own")
     name = tokenizer or DEFAULT_TOKENIZER
     found = locate(name, complete_tokenizer, cache_dir)
@@ -123,7 +122,7 @@ def guess_device(requested: str | None) -> tuple[str, str]:
     if requested and requested != "auto":
         return requested, ""
     if "torch" in sys.modules:  # already paid for: ask it
-        from htmlrag_chat.base.device import pick_device
+        from htmlrag_chat.modelio.device import pick_device
 
         return pick_device(), ""
     try:

@@ -1,4 +1,4 @@
-"""From settings to working parts: resolved once into a ``Plan``, then loaded.
+"""From settings to working parts: resolved once into an ``AssemblyPlan``, then loaded.
 
 ``resolve`` decides everything that does not need a model loaded: the device models run on
 (a device named that cannot be used is an error here, before any search), the reader that
@@ -21,11 +21,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.counting import TokenCounter
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import EventSink, Notice, stage
-from htmlrag_chat.base.hub import unobtainable
 from htmlrag_chat.html.rendering import rendered_counter
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.hub import unobtainable
 from htmlrag_chat.pruning.factory import (
     PrunePlan,
     PruneSettings,
@@ -37,8 +37,7 @@ from htmlrag_chat.pruning.factory import (
 from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import ReaderPlan
-from htmlrag_chat.reader.choice import look_around
-from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.registry import load_reader, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.layered import Resolved
 from htmlrag_chat.settings.tree import default
@@ -47,7 +46,7 @@ from htmlrag_chat.web.settings import SearchSettings
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.checking import Checker
     from htmlrag_chat.agent.loop import Agent
-    from htmlrag_chat.reader.backend import Reader
+    from htmlrag_chat.reader.backend import LoadedReader
     from htmlrag_chat.sources.source import PageSource
     from htmlrag_chat.store.db import Store
 
@@ -77,7 +76,7 @@ class AgentOptions:
     ) -> AgentOptions:
         """The options the settings in effect give, each section to its dataclass."""
         return cls(
-            reader=ReaderSettings(**settings.section("reader")),
+            reader=ReaderSettings.of(settings.section("reader")),
             prune=PruneSettings.of(settings),
             search=SearchSettings(**settings.section("search")),
             replay=replay,
@@ -88,7 +87,7 @@ class AgentOptions:
 
 
 @dataclass(frozen=True)
-class Plan:
+class AssemblyPlan:
     """The settings resolved once, before anything loads; everything after reads this."""
 
     options: AgentOptions
@@ -96,7 +95,7 @@ class Plan:
     prune: PrunePlan  # on the same device, its models checked
 
 
-def resolve(options: AgentOptions) -> Plan:
+def resolve(options: AgentOptions) -> AssemblyPlan:
     """``options`` resolved: the device models run on, the reader plan (the servers asked
     within a fraction of a second, the model files looked up) and the pruning plan on that
     device, the hub models of both looked up in one pass. A device or a reader that cannot
@@ -106,7 +105,7 @@ def resolve(options: AgentOptions) -> Plan:
     reader = plan_reader(settings, look_around(settings)).checked()
     prune = replace(options.prune, device=device)
     unusable = unobtainable({**hub_models(prune), **reader.hub_models})
-    return Plan(options, reader.looked_up(unusable), plan_pruning(prune, unusable))
+    return AssemblyPlan(options, reader.looked_up(unusable), plan_pruning(prune, unusable))
 
 
 def build_agent(options: AgentOptions, store: Store, emit: EventSink) -> Agent:
@@ -122,7 +121,7 @@ class Parts:
     builds one per call, each with its own progress sink and budget, on one model load."""
 
     options: AgentOptions
-    reader: Reader
+    reader: LoadedReader
     counter: TokenCounter
     recipe: Recipe
     prune: PruneSettings  # the plan's pruning, its budget the reader's, fitted to its window
@@ -212,7 +211,7 @@ def build_parts(options: AgentOptions, store: Store, emit: EventSink) -> Parts:
     return Parts(options, reader, counter, recipe, prune, checker, plan_first)
 
 
-def build_checker(settings: ReaderSettings, reader: Reader, emit: EventSink) -> Checker:
+def build_checker(settings: ReaderSettings, reader: LoadedReader, emit: EventSink) -> Checker:
     """What runs after each answer: the judge the settings choose for ``reader`` (a notice
     when it is not the reader, or when there is none for a reason worth saying) and the
     correction switch."""

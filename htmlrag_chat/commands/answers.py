@@ -15,12 +15,10 @@ from dataclasses import replace
 from functools import partial
 
 from htmlrag_chat.assembly.wiring import build_checker
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import stage
-from htmlrag_chat.base.hub import unobtainable
 from htmlrag_chat.commands.common import open_store, progress_printer
-from htmlrag_chat.commands.eval import (
+from htmlrag_chat.commands.evaluating import (
     ANSWER_METHODS,
     eval_settings,
     model_device,
@@ -30,19 +28,19 @@ from htmlrag_chat.commands.eval import (
     parse_names,
 )
 from htmlrag_chat.commands.options import settings_of
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import QAItem, load_dataset
 from htmlrag_chat.eval.methods import Env
+from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.eval_answers.reading import PROMPTS
 from htmlrag_chat.eval_answers.report import markdown, write_report
 from htmlrag_chat.eval_answers.runner import STAGE, evaluate_answers
 from htmlrag_chat.html.rendering import RENDERINGS
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.hub import unobtainable
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.pruning.tokens import token_counter
 from htmlrag_chat.reader.backend import PROMPT_RESERVE
-from htmlrag_chat.reader.choice import look_around
-from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.reader.registry import load_reader, plan_reader
+from htmlrag_chat.reader.registry import load_reader, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
 
@@ -62,11 +60,11 @@ def run_answers(args: argparse.Namespace) -> int:
         for item in load_dataset("qa", args.dataset, args.limit, args.pages_dir)
         if isinstance(item, QAItem)
     ]
-    reader_settings = ReaderSettings(**settings.section("reader"))
+    reader_settings = ReaderSettings.of(settings.section("reader"))
     reader_settings = replace(reader_settings, device=pick_device(reader_settings.device))
     plan = plan_reader(reader_settings, look_around(reader_settings))
     plan, reader = load_reader(plan.looked_up(unobtainable(plan.hub_models)), emit)
-    window = reader.chat.context_tokens if isinstance(reader, LLMReader) else None
+    window = reader.chat.context_tokens if reader.chat is not None else None
     if window is not None and max(budgets) + reader_settings.max_tokens + PROMPT_RESERVE > window:
         raise UserError(
             f"--budget {max(budgets)} with the answer ({reader_settings.max_tokens} tokens) "

@@ -29,7 +29,7 @@ from htmlrag_chat.base.events import (
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.progress import event_line, sources_lines
 from htmlrag_chat.base.safety import json_safe, terminal_safe, text_safe
-from htmlrag_chat.commands.words import explain
+from htmlrag_chat.commands.typed import explain
 from htmlrag_chat.html.decode import normalize_charset
 from htmlrag_chat.html.limits import read_page_file
 from htmlrag_chat.pruning.pipeline import PageInput
@@ -121,7 +121,7 @@ class Parser(argparse.ArgumentParser):
     name) as its file; the file, when it is not the ``--cache`` one, goes after ``=`` or
     ``--replay-db``. Words after ``--`` are left alone. Its errors are one line, like every
     other error of the command line (argparse prints the whole usage first, which buries
-    the message), with the closest name when a word was misspelt (``words.explain``), and
+    the message), with the closest name when a word was misspelt (``typed.explain``), and
     point to the help of the command being read.
     """
 

@@ -118,11 +118,10 @@ def run_config(args: argparse.Namespace) -> int:
 def reader_plan(settings: Resolved) -> ReaderPlan:
     """The reader ``ask`` would answer with under these settings, as ``models`` and the
     palette name it (``reader.registry``): the servers are asked, nothing is loaded."""
-    from htmlrag_chat.reader.choice import look_around
-    from htmlrag_chat.reader.registry import plan_reader
+    from htmlrag_chat.reader.registry import look_around, plan_reader
     from htmlrag_chat.reader.settings import ReaderSettings
 
-    reader = ReaderSettings(**settings.section("reader"))
+    reader = ReaderSettings.of(settings.section("reader"))
     return plan_reader(reader, look_around(reader))
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.base.atomic import check_replaceable, output_file
+from htmlrag_chat.base.atomic import output_file
 from htmlrag_chat.base.errors import EXIT_OK, UserError
 from htmlrag_chat.base.events import Notice, stage
 from htmlrag_chat.commands.common import (
@@ -18,21 +17,28 @@ from htmlrag_chat.commands.common import (
     progress_printer,
     store_options,
 )
+from htmlrag_chat.commands.evaluating import (
+    ANSWER_METHODS,
+    eval_settings,
+    model_device,
+    out_file,
+    parse_budgets,
+    parse_methods,
+)
 from htmlrag_chat.commands.options import add_setting_options, settings_of
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import TASKS, load_dataset
 from htmlrag_chat.eval.distractors import MODES
 from htmlrag_chat.eval.methods import METHODS, Env
 from htmlrag_chat.eval.report import dumps, markdown
-from htmlrag_chat.eval.runner import EvalSettings, evaluate
+from htmlrag_chat.eval.runner import evaluate
+from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.html.rendering import RENDERINGS
 from htmlrag_chat.pruning.tokens import load_token_counter
 
 if TYPE_CHECKING:
-    from htmlrag_chat.pruning.factory import PruneSettings
+    pass
 
 DEFAULT_BUDGETS = "512,1024,2048"
-ANSWER_METHODS = "default,chunk-bm25,plain"  # what eval answers compares unless told
 DEFAULT_RENDERINGS = "html,markdown"
 
 
@@ -140,69 +146,3 @@ def run_eval(args: argparse.Namespace) -> int:
         with output_file(args.out, force=args.force) as file:
             file.write(dumps(report).encode("utf-8"))
     return EXIT_OK
-
-
-def eval_settings(
-    args: argparse.Namespace, task: str, budgets: tuple[int, ...], methods: tuple[str, ...]
-) -> EvalSettings:
-    """The run's settings from the options every task shares."""
-    return EvalSettings(
-        task=task,
-        dataset=args.dataset,
-        budgets=budgets,
-        methods=methods,
-        k=args.k,
-        distractors=args.distractors,
-        seed=args.seed,
-        pool=args.pool,
-        pages=args.pages_dir,
-    )
-
-
-def out_file(args: argparse.Namespace) -> None:
-    """``--out``'s folder made when missing, and the file checked before the work
-    (``atomic.check_replaceable``: an existing file only with ``--force``, a regular file
-    only); one line when it cannot be."""
-    if args.out is None:
-        return
-    try:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UserError(f"{args.out}: cannot be written ({error.strerror})") from None
-    check_replaceable(args.out, args.force)
-
-
-def parse_budgets(text: str) -> tuple[int, ...]:
-    """``512,1024`` -> (512, 1024): positive, without repeats, in increasing order."""
-    try:
-        budgets = {int(part) for part in text.split(",")}
-    except ValueError:
-        budgets = set()
-    if not budgets or min(budgets) <= 0:
-        raise UserError(f"--budget: not a comma-separated list of positive token counts: {text}")
-    return tuple(sorted(budgets))
-
-
-def parse_methods(text: str) -> tuple[str, ...]:
-    """Method names in the order given, each once; UserError for an unknown one."""
-    return parse_names(text, tuple(METHODS), "--methods", "method")
-
-
-def parse_names(text: str, known: Sequence[str], option: str, kind: str) -> tuple[str, ...]:
-    """``a,b`` -> ("a", "b"): names of ``known`` in the order given, each once; UserError
-    naming ``option`` for an unknown one, or for none at all."""
-    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
-    unknown = [name for name in names if name not in known]
-    if unknown or not names:
-        named = ", ".join(unknown) if unknown else repr(text)
-        raise UserError(f"{option}: unknown {kind} {named} (known: {', '.join(known)})")
-    return names
-
-
-def model_device(prune: PruneSettings, methods: tuple[str, ...]) -> str:
-    """The device models run on; torch is imported only when a method uses a model."""
-    if not any(METHODS[name].models for name in methods):
-        return prune.device
-    from htmlrag_chat.base.device import pick_device
-
-    return pick_device(prune.device)

@@ -108,7 +108,7 @@ def prepare_out_dir(folder: Path) -> None:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from htmlrag_chat.base.device import pick_device
+    from htmlrag_chat.modelio.device import pick_device
     from htmlrag_chat.pruning.factory import PruneSettings
     from htmlrag_chat.settings.tree import BUDGET
 

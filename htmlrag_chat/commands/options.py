@@ -7,6 +7,11 @@ Every option's default is ``argparse.SUPPRESS``: a value given before the comman
 (where the chat app's options sit) is never overwritten by the command's own copy, and an
 option not given is simply absent, so ``settings_of`` leaves the file and the environment
 in charge of it.
+
+The tree holds the program's own settings and those its registrations declare (each search
+engine's key: ``web/engines.py``; a reader backend's own: ``reader/registry.py``), so this
+module imports those tables: every command reads its settings through here, and so sees the
+whole tree.
 """
 
 from __future__ import annotations
@@ -17,8 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.commands.common import replaying
+from htmlrag_chat.reader import registry
 from htmlrag_chat.settings.layered import CONFIG_ENV, Resolved, resolve
 from htmlrag_chat.settings.tree import SETTINGS, Setting, for_command
+from htmlrag_chat.web import engines
+
+# The tables whose entries declare settings (see above).
+REGISTRATIONS = (engines, registry)
 
 if TYPE_CHECKING:
     from htmlrag_chat.assembly.wiring import AgentOptions

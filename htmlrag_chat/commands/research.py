@@ -137,7 +137,7 @@ async def _research(
     answer, as a failed ``ask`` does, its parts done kept in the cache. Whether it was
     stopped."""
     from htmlrag_chat.assembly.wiring import build_agent
-    from htmlrag_chat.research.cache import ResearchCache
+    from htmlrag_chat.research.kept import ResearchCache
     from htmlrag_chat.research.runner import Researcher
 
     agent = build_agent(options, store, emit)

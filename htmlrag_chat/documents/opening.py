@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.paths import shown_path
-from htmlrag_chat.documents.pdf import MAX_PDF_BYTES
-from htmlrag_chat.documents.types import PDF
-from htmlrag_chat.html.limits import MAX_PAGE_BYTES, read_capped
+from htmlrag_chat.documents.types import BY_KIND
+from htmlrag_chat.html.limits import read_capped
 
 if TYPE_CHECKING:  # walk.py opens its folders with ``open_checked``
     from htmlrag_chat.documents.walk import FoundFile
@@ -38,9 +37,9 @@ _LINK_ERRORS = (errno.ELOOP, errno.EMLINK)  # O_NOFOLLOW met a link (EMLINK on F
 
 
 def read_document(file: FoundFile) -> bytes:
-    """The file's bytes, opened and checked as above, at most the cap of its kind (a PDF
-    carries fonts and images, so its cap is larger: see ``pdf.py``)."""
-    limit = MAX_PDF_BYTES if file.kind == PDF else MAX_PAGE_BYTES
+    """The file's bytes, opened and checked as above, at most the cap of its type (a PDF
+    carries fonts and images, so its cap is larger: see ``types.py``)."""
+    limit = BY_KIND[file.kind].cap
     descriptor = open_checked(file.path, file.root, file.identity, folder=False)
     name = shown_path(file.path)
     try:

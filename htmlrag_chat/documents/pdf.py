@@ -15,7 +15,7 @@ the page's cap like any other document. Its text is what costs: a small file who
 pages all draw one content stream holds 2,000 times that stream's text, and extracting all
 of it before measuring took about 15 minutes. So pages are extracted one after the other
 and the page is built as they come: at the cap, at ``MAX_PDF_PAGES`` or after
-``MAX_PDF_SECONDS`` the document is cut there, and ``PdfPage.cut`` says where and why for
+``MAX_PDF_SECONDS`` the document is cut there, and ``Made.cut`` says where and why for
 a note. Encrypted and damaged files are ``InputError``.
 """
 
@@ -27,13 +27,13 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.base.extras import needed
+from htmlrag_chat.documents.made import Made
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES
 from htmlrag_chat.html.text import normalize_space
+from htmlrag_chat.modelio.extras import needed
 
 if TYPE_CHECKING:  # the `pdf` extra, imported when a PDF is read
     import pypdfium2
@@ -51,15 +51,7 @@ _SOFT_HYPHEN = ("\u00ad", "\x02")  # PDFium's marks of a word broken at a line's
 _LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
-class PdfPage:
-    """A PDF as one HTML page, and why it stops short of the file's end (None: it does not)."""
-
-    html: str
-    cut: str | None = None
-
-
-def pdf_html(data: bytes, name: str) -> PdfPage:
+def pdf_html(data: bytes, name: str) -> Made:
     """The PDF in ``data`` as an HTML page; ``name`` is said in errors."""
     with needed("pdf", "reading PDF files"):
         import pypdfium2 as pdfium
@@ -77,7 +69,7 @@ def pdf_html(data: bytes, name: str) -> PdfPage:
             body, cut = _body(document, _outline(document), room, started)
         finally:
             document.close()
-    return PdfPage(head + body + tail, cut)
+    return Made((head + body + tail).encode("utf-8"), cut=cut)
 
 
 def _body(

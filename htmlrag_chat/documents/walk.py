@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.base.extras import needs_extra
 from htmlrag_chat.base.paths import expand_user, shown_path
 from htmlrag_chat.documents.opening import open_checked
-from htmlrag_chat.documents.types import PDF, READ, kind_of, type_name
+from htmlrag_chat.documents.types import READ, kind_of, type_name, type_of
+from htmlrag_chat.modelio.extras import needs_extra
 
 MAX_FILES = 10_000  # documents per question: a folder larger than this is a mistake, or a disk
 
@@ -58,9 +58,9 @@ class Found:
 
 
 def check_roots(paths: Sequence[str], option: str = "--docs") -> list[Path]:
-    """The given paths resolved, each one a folder or a document of a type read (a PDF only
-    with its extra installed); anything else is an error naming it (as ``option`` gave it),
-    before any work."""
+    """The given paths resolved, each one a folder or a document of a type read (one that
+    needs an extra, a PDF, only with it installed); anything else is an error naming it (as
+    ``option`` gave it), before any work."""
     roots = []
     for given in paths:
         path = expand_user(given, option)
@@ -72,13 +72,13 @@ def check_roots(paths: Sequence[str], option: str = "--docs") -> list[Path]:
         except OSError as error:
             raise InputError(f"{name}: {error.strerror or error}") from None
         if not stat.S_ISDIR(info.st_mode):
-            kind = kind_of(path)
+            found = type_of(path)
             if not stat.S_ISREG(info.st_mode):
                 raise InputError(f"{name}: not a regular file or a folder")
-            if kind is None:
+            if found is None:
                 raise InputError(f"{name}: not a type this reads ({READ})")
-            if kind == PDF:
-                needs_extra("pdf", "reading PDF files")
+            if found.extra is not None:
+                needs_extra(found.extra, f"reading {found.label} files")
         roots.append(path.resolve())
     return roots
 

@@ -4,6 +4,6 @@
 same pages, with the same tokenizer, and scores every context by its visible text. This
 package sits beside the command line: it uses the pipeline, the HTML core, the scorers and
 the pruning factory (``default`` is the recipe ``ask`` builds), and the store only through
-a protocol (``cache.DerivedStore``); nothing from the reader, the agent, the web or the
+a protocol (``stored.DerivedStore``); nothing from the reader, the agent, the web or the
 interface, which ``tests/test_layers.py`` checks against its imports.
 """

@@ -17,8 +17,8 @@ from pathlib import Path
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import EventSink, ignore, stage
 from htmlrag_chat.base.paths import shown_path
-from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.eval.pages import inside, read_page
+from htmlrag_chat.eval.stored import TEXTS, EvalCache, digest
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pruning.pipeline import PageInput, clean_page

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from htmlrag_chat.eval.cache import RESULTS, EvalCache, digest, key_of
 from htmlrag_chat.eval.datasets import QAItem, RetentionItem
 from htmlrag_chat.eval.distractors import PoolPage, mix, pick_distractors
 from htmlrag_chat.eval.metrics import answer_present, kept, normalize
 from htmlrag_chat.eval.pages import read_page
+from htmlrag_chat.eval.stored import RESULTS, EvalCache, digest, key_of
 from htmlrag_chat.html.blocks import page_title
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.dom import parse

@@ -20,7 +20,7 @@ GROUP_KEYS = ("lang", "location")  # item fields the QA figures are broken down 
 
 
 @dataclass(frozen=True)
-class Report:
+class EvalReport:
     task: str
     budgets: tuple[int, ...]
     methods: tuple[str, ...]  # those that ran
@@ -103,7 +103,7 @@ def report_json(
     }
 
 
-def dumps(report: Report) -> str:
+def dumps(report: EvalReport) -> str:
     """The JSON report: the summary indented, then one line per item, so the file stays
     readable and a diff between two runs shows which items changed."""
     return dumps_json(report.to_json())
@@ -128,7 +128,7 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def markdown(report: Report) -> str:
+def markdown(report: EvalReport) -> str:
     """Two method x budget tables: what was kept, then what it cost."""
     results = report.results()
     budgets = [str(budget) for budget in report.budgets]

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.events import EventSink, Notice, Progress, ignore
-from htmlrag_chat.eval.cache import RESULTS, EvalCache, key_of
 from htmlrag_chat.eval.chunks import CHUNK_WORDS
 from htmlrag_chat.eval.datasets import Item, QAItem, RetentionItem
 from htmlrag_chat.eval.distractors import load_pool
 from htmlrag_chat.eval.items import Distractors, Ready, describe, ready_qa, ready_retention, score
 from htmlrag_chat.eval.methods import METHODS, Env, Method, model_names, unavailable_models
 from htmlrag_chat.eval.metrics import html_text
-from htmlrag_chat.eval.report import Report
+from htmlrag_chat.eval.report import EvalReport
+from htmlrag_chat.eval.stored import RESULTS, EvalCache, key_of
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def evaluate(
     env: Env,
     cache: EvalCache,
     emit: EventSink = ignore,
-) -> tuple[Report, Counts]:
+) -> tuple[EvalReport, Counts]:
     """Evaluate every item; the report, and how many results came from the cache."""
     runnable, unavailable, missing = available_methods(settings.methods, env, emit)
     folder = settings.pages or settings.dataset.parent
@@ -70,7 +70,7 @@ def evaluate(
         }
         rows.append({**describe(settings.task, ready, folder, item), "results": results})
         emit(Progress(stage, done, len(items)))
-    report = Report(
+    report = EvalReport(
         task=settings.task,
         budgets=settings.budgets,
         methods=tuple(method.name for method in runnable),

@@ -22,12 +22,9 @@ from typing import Any
 
 from htmlrag_chat.agent.reading import Reader, read_answer
 from htmlrag_chat.base.events import ignore
-from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
-from htmlrag_chat.base.wheel_model import file_sha256
-from htmlrag_chat.reader import ChatModel, KeepsState, Message, Turn
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader import ChatModel, Message, Turn
 from htmlrag_chat.reader.layout import answer_messages, plain_messages, source_content
 
 # The date the answer prompts give (``{today}`` in prompts/reader.md): a run that goes on
@@ -49,7 +46,7 @@ async def read(
     backend does not say), seconds to the first piece of the answer (the prefill, for an
     LLM) and in all. All of it depends only on what the reader got and the reader."""
     chat = reader.chat
-    if isinstance(chat, KeepsState):
+    if chat is not None:
         chat.forget()
     if prompt == PLAIN and chat is not None:
         reader = _Plain(reader, chat)
@@ -126,14 +123,9 @@ class _Plain:
 
 def reader_identity(reader: Reader) -> dict[str, str]:
     """What answers depend on besides the code and the prompt: the backend, the model's
-    name and, for a GGUF file, the sha256 of its bytes (a file replaced under the same name
-    is measured again). A server's weights cannot be read: its model name and address
-    stand for them; a transformers model is named by its id or folder."""
+    name and what its chat model says of itself (``ChatModel.identity``: a GGUF file's
+    sha256, so a file replaced under the same name is measured again; a server's address)."""
     identity = {"kind": reader.kind, "model": reader.name}
-    chat = reader.chat
-    if isinstance(chat, GGUFChat):
-        identity["sha256"] = file_sha256(expand_user(chat.path))
-    base_url = getattr(chat, "base_url", None)
-    if base_url:
-        identity["base_url"] = str(base_url)
+    if reader.chat is not None:
+        identity |= reader.chat.identity()
     return identity

@@ -30,7 +30,7 @@ from typing import Any
 from htmlrag_chat.base.atomic import output_file
 from htmlrag_chat.eval.report import dumps_json, grouped, report_json, share, table_row, whole
 
-Summary = dict[str, float | int | None]
+AnswerSummary = dict[str, float | int | None]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class AnswerReport:
     unavailable: dict[str, str]  # method -> why it could not run here
     settings: dict[str, Any]  # the reader, tokenizer, renderings, distractors, code
 
-    def results(self) -> dict[str, dict[str, Summary]]:
+    def results(self) -> dict[str, dict[str, AnswerSummary]]:
         return {
             name: {str(budget): summarize(self._rows(name, str(budget))) for budget in self.budgets}
             for name in self.names
@@ -60,7 +60,7 @@ class AnswerReport:
         return [item["results"][name][budget] for item in self.items if name in item["results"]]
 
 
-def summarize(rows: list[dict[str, Any]]) -> Summary:
+def summarize(rows: list[dict[str, Any]]) -> AnswerSummary:
     """One cell of the table: shares of questions and mean costs."""
     right = [row for row in rows if row["correct"]]
     lacking = [row for row in rows if not row["in_context"]]
@@ -117,7 +117,7 @@ def markdown(report: AnswerReport) -> str:
         f"answers: {len(report.items)} questions, reader {reader['model']} ({reader['kind']}), "
         f"tokenizer {report.settings['tokenizer']}",
     ]
-    tables: list[tuple[str, Callable[[Summary], str]]] = [
+    tables: list[tuple[str, Callable[[AnswerSummary], str]]] = [
         ("right answers (answer in the context)", _right),
         ("answers citing a source / whose citations all hold / right answers citing", _citing),
         (
@@ -149,30 +149,30 @@ def markdown(report: AnswerReport) -> str:
     return "\n".join(lines)
 
 
-def _right(s: Summary) -> str:
+def _right(s: AnswerSummary) -> str:
     return f"{share(s['correct'])} ({share(s['in_context'])})"
 
 
-def _citing(s: Summary) -> str:
+def _citing(s: AnswerSummary) -> str:
     return f"{share(s['cited'])} / {share(s['citations_hold'])} / {share(s['cited_when_correct'])}"
 
 
-def _gold(s: Summary) -> str:
+def _gold(s: AnswerSummary) -> str:
     return (
         f"{share(s['gold_cited_when_correct'])} / {share(s['gold_cited_corrected_when_correct'])}"
     )
 
 
-def _backed(s: Summary) -> str:
+def _backed(s: AnswerSummary) -> str:
     judge = "" if s["judge_s"] is None else f" (judge {_f(s['judge_s'])} s)"
     return share(s["check_backed"]) + judge
 
 
-def _declining(s: Summary) -> str:
+def _declining(s: AnswerSummary) -> str:
     return f"{share(s['cannot_answer'])} ({s['not_in_context']})"
 
 
-def _costs(s: Summary) -> str:
+def _costs(s: AnswerSummary) -> str:
     tokens = f"{whole(s['context_tokens'])} / {whole(s['prompt_tokens'])}"
     return f"{tokens} / {_f(s['prefill_s'])} / {_f(s['total_s'])}"
 

@@ -27,12 +27,12 @@ from htmlrag_chat.agent.reading import Reader
 from htmlrag_chat.base.events import EventSink, Progress, ignore
 from htmlrag_chat.base.prompts import dated
 from htmlrag_chat.base.sources import Source
-from htmlrag_chat.eval.cache import EvalCache, key_of
 from htmlrag_chat.eval.code import installed_fingerprint
 from htmlrag_chat.eval.datasets import QAItem
 from htmlrag_chat.eval.items import Ready, describe, ready_qa
 from htmlrag_chat.eval.methods import Env, Method
 from htmlrag_chat.eval.runner import Counts, EvalSettings, available_methods, distractors_for
+from htmlrag_chat.eval.stored import EvalCache, key_of
 from htmlrag_chat.eval_answers.contexts import PageInfo, numbered, page_infos
 from htmlrag_chat.eval_answers.grading import grade
 from htmlrag_chat.eval_answers.reading import (

@@ -13,8 +13,8 @@ source it found, marked the same way. Every face then says which citation was mo
 why (``evidence.words.correction_lines``).
 
 Only what the check proves: a sentence no source backs keeps its flag, and one that its own
-citation backs is left as it is. ``--no-correct`` (``evidence.correct``) turns it off; the
-flag then names the source that does back it, as before.
+citation backs is left as it is. ``--no-correct-citations`` (``reader.correct_citations``)
+turns it off; the flag then names the source that does back it, as before.
 """
 
 from __future__ import annotations

@@ -257,7 +257,7 @@ class ContextService:
     ) -> ResearchResult:
         """A research (``research/``), its parts kept in the cache as they are answered
         and its report in the history, like every ``research``."""
-        from htmlrag_chat.research.cache import ResearchCache
+        from htmlrag_chat.research.kept import ResearchCache
         from htmlrag_chat.research.parts import given_parts
         from htmlrag_chat.research.runner import Researcher
 

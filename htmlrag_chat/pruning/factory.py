@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from htmlrag_chat.base.errors import ModelUnavailable, with_next_step
 from htmlrag_chat.base.events import EventSink, Notice
-from htmlrag_chat.base.hub import cached_snapshot, unobtainable
+from htmlrag_chat.modelio.hub import cached_snapshot, unobtainable
 from htmlrag_chat.pruning.recipe import Recipe
 from htmlrag_chat.scoring import (
     DEFAULT_EMBED_MODEL,
@@ -84,15 +84,15 @@ def _generative(settings: PruneSettings) -> str | None:
 
 
 def hub_models(settings: PruneSettings) -> dict[str, bool]:
-    """The hub models ``settings.pruner`` loads that are checked with the reader's before
-    anything loads (``base.hub.unobtainable``): the generative pruner, when there is one.
+    """The hub models ``prune.pruner`` loads that are checked with the reader's before
+    anything loads (``modelio.hub.unobtainable``): the generative pruner, when there is one.
     The embedding models are looked up where their layout is read (``check_embedding``)."""
     generative = _generative(settings)
     return {} if generative is None else {generative: False}
 
 
 def plan_pruning(settings: PruneSettings, unusable: Mapping[str, ModelUnavailable]) -> PrunePlan:
-    """The models ``settings.pruner`` uses, each checked once without loading it: the
+    """The models ``prune.pruner`` uses, each checked once without loading it: the
     embedding model (and the multilingual one, when the default English one is kept and
     ``models pull embedding --multilingual`` fetched it), the generative pruner, with why
     it cannot load when ``unusable`` (``hub_models`` looked up by the caller) says so."""

@@ -26,15 +26,15 @@ from typing import Any
 from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import EventSink, Notice
-from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.hub import (
+from htmlrag_chat.base.paths import expand_user
+from htmlrag_chat.html.text import CJK
+from htmlrag_chat.modelio.extras import needed
+from htmlrag_chat.modelio.hub import (
     cached_snapshot,
     check_obtainable,
     load_pretrained,
 )
-from htmlrag_chat.base.loader import quiet_transformers, shared
-from htmlrag_chat.base.paths import expand_user
-from htmlrag_chat.html.text import CJK
+from htmlrag_chat.modelio.loader import quiet_transformers, shared
 
 DEFAULT_TOKENIZER = "meta-llama/Llama-3.1-8B-Instruct"
 # tokenizer_config classes that transformers builds from tokenizer.json as it is; other

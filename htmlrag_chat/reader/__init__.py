@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.base.sources import Source
@@ -19,7 +19,6 @@ from htmlrag_chat.base.sources import Source
 __all__ = [
     "DEFAULT_READER_MODEL",
     "ChatModel",
-    "KeepsState",
     "Message",
     "ReaderFailed",
     "Source",
@@ -93,15 +92,16 @@ class ChatModel(Protocol):
         none (``reader/verdict.py``). The evidence check's judge (``evidence/judging.py``)."""
         ...
 
-
-@runtime_checkable
-class KeepsState(Protocol):
-    """A model in this process that keeps its last call's state (llama.cpp's context, a
-    transformers KV cache), so that the next call reads only what follows their shared
-    prefix."""
+    def identity(self) -> dict[str, str]:
+        """What an evaluation records of the model besides its name, so that another
+        model under the same name is measured again (a GGUF file's sha256, a server's
+        address); empty when the name says it all."""
+        ...
 
     def forget(self) -> None:
-        """Drop the kept state: the next call reads its whole prompt, as a fresh process."""
+        """Drop what the model keeps of its last call (llama.cpp's context, a transformers
+        KV cache), so that the next call reads its whole prompt, as a fresh process; a
+        server's cache is the server's, so nothing there."""
         ...
 
 

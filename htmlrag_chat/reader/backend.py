@@ -9,6 +9,13 @@ assembly (``assembly/wiring.py``), ``models`` (``assembly/inventory.py``), ``con
 chat app ask the plan's backend and never test which backend it is, so a new backend is one
 module with a subclass and one line in ``BACKENDS`` (docs/architecture.md shows one).
 
+A backend owns everything about it: what it finds on this machine (``look``, gathered by
+``registry.look_around`` with the servers), the settings it adds to the tree (``settings``,
+which reach it in ``ReaderSettings.options``), the optional packages it needs (``extra``),
+the palette's entries for it (``palette``), the model a pull would get for it (``offered``),
+and, through the chat model it loads, what an evaluation records of it and how it starts
+afresh (``ChatModel.identity``, ``ChatModel.forget``).
+
 Its ``name`` is the one name of the backend everywhere: the plan's, the answer's ``reader``
 in the history and ``--json``, ``config``'s "answers with". ``--reader`` chooses among
 backends: ``auto`` asks each in order, the other values only those whose ``chosen_by``
@@ -25,18 +32,20 @@ from typing import TYPE_CHECKING, ClassVar
 from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import Notice
-from htmlrag_chat.base.listing import ModelRow
 from htmlrag_chat.base.safety import one_line
+from htmlrag_chat.modelio.extras import Extra
+from htmlrag_chat.modelio.listing import ModelRow
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET
+from htmlrag_chat.settings.tree import BUDGET, CPU_BUDGET, Setting
 
 if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
     from htmlrag_chat.reader.settings import ReaderSettings
 
-Reader = LLMReader | ExtractiveReader
+# A reader a backend loads (the agent asks only what ``agent.reading.Reader`` names of it).
+LoadedReader = LLMReader | ExtractiveReader
 PROMPT_RESERVE = 1024  # tokens of instructions, titles, URLs and history around the sources
 MIN_BUDGET = 256  # a window smaller than that and the answer leaves the reader no sources
 Warn = Callable[[str], None]  # a notice for the user (the line ``-v`` shows)
@@ -76,7 +85,7 @@ class ReaderPlan:
 
     def looked_up(self, unusable: Mapping[str, ModelUnavailable]) -> ReaderPlan:
         """This plan, told why its hub model cannot be loaded here when ``unusable`` (one
-        pass over every model the settings name, ``base.hub.unobtainable``) says so."""
+        pass over every model the settings name, ``modelio.hub.unobtainable``) says so."""
         problems = (unusable[model] for model in self.hub_models if model in unusable)
         return replace(self, unusable=next(problems, None))
 
@@ -95,6 +104,25 @@ class Backend:
 
     name: ClassVar[str]  # the one name of the backend (plans, answers, config, models)
     chosen_by: ClassVar[tuple[str, ...]]  # the --reader values that ask it ("auto": all)
+    settings: ClassVar[tuple[Setting, ...]] = ()  # its own, in the [reader] section
+    extra: ClassVar[Extra | None] = None  # the optional packages it loads with
+
+    def look(self, settings: ReaderSettings, cache_dir: Path | None) -> str | None:
+        """What of its own this machine holds for ``settings`` (a model file, a complete
+        folder), found loading nothing; ``plan`` reads it in ``around.here[name]``."""
+        return None
+
+    def palette(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        """The chat app's palette entries for it (the settings that choose it, and a line
+        of help), given what is ``around``; none by default (servers are listed apart)."""
+        return []
+
+    def offered(self, device: str, cache_dir: Path | None) -> ModelRow | None:
+        """The model ``models pull reader`` would get for it on ``device``, listed when
+        nothing answers but the extractive reader; None when it is not the one to get."""
+        return None
 
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         """This backend's plan when it would answer under ``settings``, given what is
@@ -102,7 +130,7 @@ class Backend:
         cannot work; None leaves the choice to the backends after it."""
         raise NotImplementedError
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         """The planned reader, loaded (slow: models load here). ``ModelUnavailable`` when
         its model cannot be loaded, ``ReaderFailed`` when its server cannot be reached."""
         raise NotImplementedError
@@ -120,23 +148,25 @@ class Backend:
         """The line that says, under ``auto``, who answers."""
         return Notice(plan.why)
 
-    def counter(self, reader: Reader, tokenizer: str | None, fallback: Counting) -> TokenCounter:
+    def counter(
+        self, reader: LoadedReader, tokenizer: str | None, fallback: Counting
+    ) -> TokenCounter:
         """The counter budgets use: the reader's own tokens (``own_counter``) unless the
         user named a ``--tokenizer``, else ``fallback()``'s (``--tokenizer``'s, default
         Llama-3's, else the approximation)."""
         own = None if tokenizer else self.own_counter(reader)
         return own if own is not None else fallback()
 
-    def own_counter(self, reader: Reader) -> TokenCounter | None:
+    def own_counter(self, reader: LoadedReader) -> TokenCounter | None:
         """A counter of the tokens this reader reads, when it has one (loaded already)."""
         return None
 
-    def reads_on_cpu(self, reader: Reader) -> bool:
+    def reads_on_cpu(self, reader: LoadedReader) -> bool:
         """Whether the reader reads its prompts on this machine's CPU, where the prefill is
         the wait (a smaller default budget)."""
         return False
 
-    def free_while_searching(self, reader: Reader) -> bool:
+    def free_while_searching(self, reader: LoadedReader) -> bool:
         """Whether the reader is free to plan a first question while it is searched
         (``research.plan`` auto): in this process on a GPU. Not on this machine's CPU,
         whose cores pruning and the answer need, nor a server, which may run on that CPU
@@ -144,12 +174,12 @@ class Backend:
         endpoint, which budgets count with, waiting for the plan)."""
         return False
 
-    def default_budget(self, reader: Reader) -> int:
+    def default_budget(self, reader: LoadedReader) -> int:
         """The pruning budget when none is given: ``CPU_BUDGET`` for a reader that
         prefills on this machine's CPU, where the prefill is the wait; else ``BUDGET``."""
         return CPU_BUDGET if self.reads_on_cpu(reader) else BUDGET
 
-    def budget(self, reader: Reader, given: int | None, warn: Warn) -> int:
+    def budget(self, reader: LoadedReader, given: int | None, warn: Warn) -> int:
         """The pruning budget: ``given``, else ``default_budget``; lowered, with a notice,
         when the reader's window cannot hold it with the longest answer and the prompt
         around the sources (``PROMPT_RESERVE``)."""

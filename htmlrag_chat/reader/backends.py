@@ -1,7 +1,7 @@
-"""The five reader backends: the configured server, a server found on this machine, a GGUF
-file on disk (llama.cpp in this process, the practical reader on a CPU), a transformers
-model, and the extractive reader. ``reader/registry.py`` lists them in ``--reader auto``'s
-order; each says when it answers, how it loads, what it counts and how it is listed.
+"""Four of the reader backends: the configured server, a server found on this machine, a
+transformers model, and the extractive reader (the GGUF file's is ``reader/gguf/``).
+``reader/registry.py`` lists them in ``--reader auto``'s order; each says when it answers,
+how it loads, what it counts and how it is listed.
 Nothing is downloaded for ``auto``, and a model the user names (``--model``) that cannot be
 used is a plan with a ``problem``, never an extractive answer.
 """
@@ -13,23 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from htmlrag_chat.base.counting import HFTokenCounter, TokenCounter
-from htmlrag_chat.base.device import gpu_possible
 from htmlrag_chat.base.events import Notice
-from htmlrag_chat.base.extras import install_line
-from htmlrag_chat.base.hub import hub_endpoint, not_a_model
-from htmlrag_chat.base.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import one_line, safe_url
+from htmlrag_chat.modelio.hub import complete_model, located_model, not_a_model
+from htmlrag_chat.modelio.listing import ModelRow, model_row, with_extra
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, ReaderFailed
-from htmlrag_chat.reader.backend import Backend, Counting, Reader, ReaderPlan, Warn
-from htmlrag_chat.reader.choice import (
-    DEFAULT_GGUF,
-    DEFAULT_GGUF_REPO,
-    hub_file,
-    is_gguf,
-    is_hub_id,
-    no_llm_hint,
-)
+from htmlrag_chat.reader.backend import Backend, Counting, LoadedReader, ReaderPlan, Warn
+from htmlrag_chat.reader.choice import is_gguf, is_hub_id, no_llm_hint
 from htmlrag_chat.reader.discover import best_model, choose_server
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
@@ -45,7 +36,7 @@ class _Server(Backend):
 
     configured = False  # the API key goes to the configured server only
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.openai import OpenAIChat
         from htmlrag_chat.reader.window import context_window
 
@@ -69,7 +60,9 @@ class _Server(Backend):
         assert plan.server is not None
         return f"{one_line(plan.model)} on {plan.server.describe()}"
 
-    def counter(self, reader: Reader, tokenizer: str | None, fallback: Counting) -> TokenCounter:
+    def counter(
+        self, reader: LoadedReader, tokenizer: str | None, fallback: Counting
+    ) -> TokenCounter:
         """The server's tokenize endpoint when it has one (llama.cpp), else ``fallback``'s;
         the chat compares it with what the server says it read, to tell when it read less."""
         from htmlrag_chat.reader.window import ServerTokenCounter, token_route
@@ -119,7 +112,7 @@ class ConfiguredServer(_Server):
         )
         return ReaderPlan(self, settings, settings.model or "", problem, problem=problem)
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.discover import unreachable
 
         assert plan.server is not None
@@ -148,71 +141,6 @@ class FoundServer(_Server):
         return ReaderPlan(self, settings, choice.model, why, choice.server)
 
 
-class GGUFFile(Backend):
-    """A GGUF file read by llama.cpp in this process (the ``gguf`` extra): ``--model``'s, or
-    the quant ``models pull reader`` fetches on a CPU machine."""
-
-    name = "gguf"
-    chosen_by = ("auto", "local")
-
-    def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
-        model = settings.model
-        if around.disk.gguf is not None:
-            why = f"reader: {Path(around.disk.gguf).name} in this process (llama.cpp)"
-            return ReaderPlan(self, settings, around.disk.gguf, why)
-        if not is_gguf(model):
-            return None
-        assert model is not None
-        one_file = hub_file(model)
-        problem = f"{model}: no such GGUF file"
-        if one_file is not None:
-            problem = f"{model} is not downloaded: htmlrag-chat models pull {model}"
-        return ReaderPlan(self, settings, model, problem, problem=problem)
-
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
-        from htmlrag_chat.reader.gguf import GGUFChat
-
-        settings = plan.settings
-        chat = GGUFChat(plan.model, settings.context_tokens, gpu_layers=settings.gpu_layers)
-        chat.load()
-        return LLMReader(chat, self.name, settings.max_tokens, self.label(plan))
-
-    def label(self, plan: ReaderPlan) -> str:
-        return f"{Path(plan.model).name} (llama.cpp)"
-
-    def own_counter(self, reader: Reader) -> TokenCounter:
-        from htmlrag_chat.reader.gguf import GGUFChat, GGUFTokenCounter
-
-        chat = cast("GGUFChat", reader.chat)
-        return GGUFTokenCounter(chat.load(), chat.name)
-
-    def reads_on_cpu(self, reader: Reader) -> bool:
-        from htmlrag_chat.reader.gguf import GGUFChat
-
-        return not cast("GGUFChat", reader.chat).on_gpu
-
-    def free_while_searching(self, reader: Reader) -> bool:
-        return not self.reads_on_cpu(reader)
-
-    def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
-        """llama.cpp's device, not torch's: the GPU when this build offloads layers."""
-        from htmlrag_chat.reader.gguf import gpu_offload
-
-        path = expand_user(plan.model)
-        here = path.is_file()
-        layers = plan.settings.gpu_layers
-        if layers != 0 and gpu_offload():
-            device = "gpu"
-            note = f"llama.cpp, {'all' if layers < 0 else layers} layers on the GPU (--gpu-layers)"
-        else:
-            device, note = "cpu", "llama.cpp on the CPU"
-            if layers != 0 and gpu_possible():
-                note += " (this llama.cpp build has no GPU backend: see docs/install.md)"
-        size = path.stat().st_size if here else None
-        row = ModelRow("reader", plan.model, "gguf", str(path), here, size, device, note)
-        return with_extra(replace(row, note=plan.problem) if plan.problem else row, "gguf")
-
-
 class TransformersModel(Backend):
     """A transformers causal LM in this process (the ``transformers`` extra): ``--model``'s
     hub id or folder, default Llama-3.1-8B-Instruct; ``auto`` only reads one already here."""
@@ -225,7 +153,7 @@ class TransformersModel(Backend):
         wrong = not_a_model(model, gguf=True)
         if wrong is not None:  # said before any server, download or torch hint
             return ReaderPlan(self, settings, model, str(wrong), problem=f"--model {wrong}")
-        if settings.reader != "auto" or around.disk.transformers:
+        if settings.reader != "auto" or self.name in around.here:
             why = f"reader: {one_line(model)} in this process (transformers)"
             return ReaderPlan(self, settings, model, why)
         if settings.model is None:
@@ -233,7 +161,32 @@ class TransformersModel(Backend):
         problem = f"--model {model}: {_not_here(model)}; {no_llm_hint(model)}"
         return ReaderPlan(self, settings, model, problem, problem=problem)
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def look(self, settings: ReaderSettings, cache_dir: Path | None) -> str | None:
+        """The model ``--model`` names (default Llama-3.1-8B-Instruct) when it is complete
+        here; never for a GGUF file."""
+        model = settings.model or DEFAULT_READER_MODEL
+        if is_gguf(model):
+            return None
+        folder = located_model(model, cache_dir)
+        return model if folder is not None and complete_model(folder) else None
+
+    def palette(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        here = around.here.get(self.name)
+        if here is None:
+            return []
+        chosen = replace(current, reader="local", model=here, base_url=None)
+        return [(chosen, "The model on disk, run in this process")]
+
+    def offered(self, device: str, cache_dir: Path | None) -> ModelRow | None:
+        """On a GPU, the method's reader, Llama-3.1-8B-Instruct."""
+        if device == "cpu":
+            return None
+        missing = "answers are extractive until it is here"
+        return model_row("reader", DEFAULT_READER_MODEL, device, cache_dir, missing=missing)
+
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         if plan.unusable is not None:  # a model that is not here costs no torch import
             raise plan.unusable
         from htmlrag_chat.reader.local import LocalChat
@@ -249,20 +202,20 @@ class TransformersModel(Backend):
         path = expand_user(plan.model)
         return f"{path.name if path.is_dir() else one_line(plan.model)} (transformers)"
 
-    def own_counter(self, reader: Reader) -> TokenCounter:
+    def own_counter(self, reader: LoadedReader) -> TokenCounter:
         from htmlrag_chat.reader.local import LocalChat
 
         chat = cast("LocalChat", reader.chat)
         _, tokenizer = chat.load()  # loaded already
         return HFTokenCounter(tokenizer, chat.model_name)
 
-    def reads_on_cpu(self, reader: Reader) -> bool:
+    def reads_on_cpu(self, reader: LoadedReader) -> bool:
         from htmlrag_chat.reader.local import LocalChat
 
         model, _ = cast("LocalChat", reader.chat).load()  # loaded already
         return bool(model.device.type == "cpu")
 
-    def free_while_searching(self, reader: Reader) -> bool:
+    def free_while_searching(self, reader: LoadedReader) -> bool:
         return not self.reads_on_cpu(reader)
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
@@ -294,7 +247,7 @@ class Extractive(Backend):
         why = f"no LLM found: answering extractively; {no_llm_hint()}"
         return ReaderPlan(self, settings, "extractive", why)
 
-    def load(self, plan: ReaderPlan, warn: Warn) -> Reader:
+    def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         return ExtractiveReader()
 
     def label(self, plan: ReaderPlan) -> str:
@@ -305,12 +258,6 @@ class Extractive(Backend):
         return Notice(plan.why, role="reader", instead="extractive answers (no LLM)")
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
-        """Under ``auto``, the model a pull would get (a GGUF quant on a CPU machine)."""
-        if not plan.auto:
-            return ModelRow("reader", "extractive", "built-in", None, True, None, None, "no LLM")
-        missing = "answers are extractive until it is here"
-        if device != "cpu":
-            return model_row("reader", DEFAULT_READER_MODEL, device, cache_dir, missing=missing)
-        page = f"{hub_endpoint()}/{DEFAULT_GGUF_REPO}"
-        note = f"{missing}; llama.cpp in this process: {install_line('gguf')}"
-        return ModelRow("reader", DEFAULT_GGUF, "hub", page, False, None, device, note)
+        """Under ``auto``, ``registry.reader_row`` lists the model a pull would get instead
+        (the first backend's ``offered``)."""
+        return ModelRow("reader", "extractive", "built-in", None, True, None, None, "no LLM")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.reader import ChatModel
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import judge_on_file
 from htmlrag_chat.reader.settings import ReaderSettings
 
 MIN_PARAMETERS = 1_000_000_000
@@ -37,10 +37,8 @@ def choose_judge(settings: ReaderSettings, chat: ChatModel | None) -> JudgeChoic
         return JudgeChoice(None)
     if settings.judge_model:
         path = expand_user(settings.judge_model)
-        judge = GGUFChat(str(path), context=JUDGE_CONTEXT)
-        judge.load()  # a model named that cannot be loaded is an error (ModelUnavailable)
-        same = isinstance(chat, GGUFChat) and expand_user(chat.path) == path
-        return JudgeChoice(chat if same else judge, alone=not same, why=f"judge: {path.name}")
+        judge = judge_on_file(path, chat, JUDGE_CONTEXT)
+        return JudgeChoice(judge, alone=judge is not chat, why=f"judge: {path.name}")
     if chat is None:
         if settings.judge == "on":
             raise UserError(

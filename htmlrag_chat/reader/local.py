@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from htmlrag_chat.base.device import pick_device
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.loader import cache_argument, load_causal_lm
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.extras import needed
+from htmlrag_chat.modelio.loader import cache_argument, load_causal_lm
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, CallStats, Message
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning
@@ -207,6 +207,10 @@ class LocalChat:
         model, _ = self.load()
         ids = self.prompt_ids(messages)
         return len(ids) - _state(model).reusable(ids)
+
+    def identity(self) -> dict[str, str]:
+        """Nothing past its name: a hub id or a folder stands for its weights."""
+        return {}
 
     def forget(self) -> None:
         """Drop the kept cache, so that the next call reads its whole prompt as a fresh

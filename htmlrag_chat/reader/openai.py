@@ -74,6 +74,14 @@ class OpenAIChat:
     def pending_tokens(self, messages: Sequence[Message]) -> int | None:
         return None  # the server's prefix cache decides
 
+    def identity(self) -> dict[str, str]:
+        """The server's address: its weights cannot be read, so its model's name and where
+        it is served stand for them."""
+        return {"base_url": self.base_url}
+
+    def forget(self) -> None:
+        """Nothing to drop here: the server keeps its own cache."""
+
     @property
     def endpoint(self) -> str:
         return f"{self.base_url.rstrip('/')}/chat/completions"

@@ -43,7 +43,7 @@ class PartResult:
     part: str
     state: str = STOPPED
     answer: Answer | None = None
-    cached: bool = False  # its answer came from an earlier run (``cache.py``)
+    cached: bool = False  # its answer came from an earlier run (``kept.py``)
     reason: str = ""  # why it found nothing, or failed
 
 

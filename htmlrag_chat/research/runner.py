@@ -6,7 +6,7 @@ sources, filters, cache and replay, its own search rounds, its pages pruned to t
 for it alone, and its answer checked, judged and corrected. Parts run one after the other:
 on a CPU the reader is the wait, and two at once would only share it.
 
-Each part is kept as soon as it is answered (``cache.py``), so a rerun asks only what is
+Each part is kept as soon as it is answered (``kept.py``), so a rerun asks only what is
 missing. A stop (Esc, Ctrl+C: the task is cancelled) ends the part running at its next await,
 as it ends a question; ``report()`` then still gives what is done, the rest marked stopped,
 and the face shows and keeps that. A part whose searches are all missing from a replay, or
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.events import EventSink, PartEnded, PartsPlanned, PartStarted
-from htmlrag_chat.research.cache import (
+from htmlrag_chat.research.kept import (
     PART,
     SPLIT,
     ResearchCache,

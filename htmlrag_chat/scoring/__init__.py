@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Protocol
 
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.base.installer import current
 from htmlrag_chat.html.blocks import BlockTree
+from htmlrag_chat.modelio.installer import current
 from htmlrag_chat.settings.tree import default
 
 # Defaults for the model scorers, here so that choosing them imports no torch.

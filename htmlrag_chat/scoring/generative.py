@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htmlrag_chat.base import cancel
-from htmlrag_chat.base.device import pick_device
-from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.loader import cache_argument, load_causal_lm
 from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.html.blocks import BlockTree, render_path
-from htmlrag_chat.html.render import to_numbered_html
+from htmlrag_chat.html.pathtags import to_numbered_html
+from htmlrag_chat.modelio.device import pick_device
+from htmlrag_chat.modelio.extras import needed
+from htmlrag_chat.modelio.loader import cache_argument, load_causal_lm
 from htmlrag_chat.scoring import DEFAULT_GEN_MODEL, ContextTooLong
 from htmlrag_chat.scoring.token_tree import TokenTrie, TreeLayout, TrieNode
 

@@ -15,7 +15,7 @@ default from it (``default("research.rounds")``) instead of writing the number a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from htmlrag_chat.settings.kinds import (
@@ -59,10 +59,9 @@ RENDERINGS = ("html", "markdown", "text")
 # The commands that answer questions take the same options; ``config`` shows what they
 # would make of the file and the environment.
 ANSWERING = ("chat", "ask", "research", "config", "mcp")
-# Search backends: the APIs (``web/apis.py``) and the engines ``ddgs`` scrapes.
-DDGS_ENGINES = ("duckduckgo", "brave", "mojeek", "bing", "google", "yahoo", "yandex", "wikipedia")
-API_BACKENDS = ("searxng", "brave-api", "tavily")
-BACKENDS = (*API_BACKENDS, *DDGS_ENGINES)
+# The search engines tried when the settings name none; which names exist is the engines'
+# table's (``web/engines.py``), drawn in with ``allow``.
+DEFAULT_ENGINES = ("duckduckgo", "brave", "mojeek")
 TIMES = ("day", "week", "month", "year")
 NO_REGION = "wt-wt"  # ddgs's "no region"; the API backends then send none
 SEARCHING = (*ANSWERING, "search")
@@ -115,7 +114,9 @@ class Setting:
         return text + (" (repeatable)" if self.kind.repeatable else "")
 
 
-SETTINGS: tuple[Setting, ...] = (
+# The settings of the program itself. A part registered above the base (a search engine, a
+# reader backend) declares its own with ``declare``, which adds them to this list in place.
+SETTINGS: list[Setting] = [
     # -- reader: who writes the answer
     Setting(
         "reader", "reader", Choice(READERS), "auto",
@@ -154,11 +155,6 @@ SETTINGS: tuple[Setting, ...] = (
         "reader", "device", Device(), "auto",
         "where models run: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",
         (*ANSWERING, "models", "prune", "eval"),
-    ),
-    Setting(
-        "reader", "gpu_layers", Integer(most=1024, least=-1), -1,
-        "a GGUF reader's layers llama.cpp offloads to the GPU when it was built with a GPU "
-        "backend (CUDA, Metal, ...): -1 all, 0 none (the CPU)", (*ANSWERING, "models", "eval"),
     ),
     Setting(
         "reader", "correct_citations", Switch(), True,
@@ -204,7 +200,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "research", "docs", Paths(), (),
         "your own documents as sources beside the web: a file or a folder (read "
-        "recursively; HTML, Markdown, text, PDF), repeatable", ANSWERING,
+        "recursively; docs/docs.md lists the types read), repeatable", ANSWERING,
         example=("~/notes",),
     ),
     Setting(
@@ -272,9 +268,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     # -- search: the search engines, in fallback order, and what they may return
     Setting(
-        "search", "backends", Names(known=BACKENDS), ("duckduckgo", "brave", "mojeek"),
-        f"search backends in fallback order, comma-separated (also {', '.join(API_BACKENDS)}, "
-        "bing, google, ...)", SEARCHING,
+        "search", "backends", Names(), DEFAULT_ENGINES,
+        "search engines in fallback order, comma-separated (docs/search.md lists them)",
+        SEARCHING,
     ),
     Setting(
         "search", "searxng_url", Url(), None,
@@ -317,15 +313,6 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search", "backoff", Seconds(most=10.0), 1.0, "seconds before the first retry, doubled",
     ),
-    Setting(
-        "search", "brave_api_key", Secret(), None,
-        "Brave Search API key (file or environment only)",
-        env_aliases=("BRAVE_API_KEY",), secret=True, example="BSA...",
-    ),
-    Setting(
-        "search", "tavily_api_key", Secret(), None, "Tavily API key (file or environment only)",
-        env_aliases=("TAVILY_API_KEY",), secret=True, example="tvly-...",
-    ),
     # -- web: downloads
     Setting(
         "web", "deadline", Seconds(most=600.0), 3.0,
@@ -338,12 +325,38 @@ SETTINGS: tuple[Setting, ...] = (
         "the bearer token mcp --http requires (file or environment only; unset: a new one "
         "each start, printed on stderr)", secret=True,
     ),
-)  # fmt: skip
+]  # fmt: skip
 
 BY_KEY = {setting.key: setting for setting in SETTINGS}
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 assert len(BY_NAME) == len(SETTINGS), "setting names must be unique across sections"
 assert {setting.section for setting in SETTINGS} <= set(SECTIONS)
+
+
+def declare(*settings: Setting) -> None:
+    """Draw into the tree the settings a registration owns (a search engine's key, a reader
+    backend's option), each after the last of its section, so that the options, the file's
+    checks, ``config`` and the palette take them like any other. The registration's module
+    calls this when it is imported; declaring the same setting again changes nothing, and a
+    name that another setting holds is a programming error."""
+    for setting in settings:
+        if BY_KEY.get(setting.key) == setting:
+            continue
+        if setting.name in BY_NAME or setting.section not in SECTIONS:
+            raise ValueError(f"setting {setting.key} clashes or has no section")
+        last = max(i for i, s in enumerate(SETTINGS) if s.section == setting.section)
+        SETTINGS.insert(last + 1, setting)
+        BY_KEY[setting.key] = BY_NAME[setting.name] = setting
+
+
+def allow(key: str, names: tuple[str, ...]) -> None:
+    """Make ``names`` the values setting ``key`` (a ``Names`` kind) accepts: the names a
+    registration's table holds (the search engines), checked wherever the setting is read."""
+    old = BY_KEY[key]
+    kind = old.kind
+    assert isinstance(kind, Names), f"{key} takes no names"
+    new = replace(old, kind=replace(kind, known=names))
+    SETTINGS[SETTINGS.index(old)] = BY_KEY[key] = BY_NAME[old.name] = new
 
 
 def default(key: str) -> Any:

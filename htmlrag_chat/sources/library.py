@@ -43,7 +43,6 @@ from pathlib import Path
 from htmlrag_chat.base import cancel
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import EventSink, Notice, Progress, stage
-from htmlrag_chat.base.extras import MissingExtra
 from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.documents.convert import convert
 from htmlrag_chat.documents.opening import read_document
@@ -56,6 +55,7 @@ from htmlrag_chat.documents.walk import (
     find_documents,
 )
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
+from htmlrag_chat.modelio.extras import MissingExtra
 from htmlrag_chat.pruning.pipeline import PageInput
 from htmlrag_chat.sources.source import Asking, Chosen, PageSource
 from htmlrag_chat.store.db import Store, StoreError

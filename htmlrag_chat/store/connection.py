@@ -1,5 +1,5 @@
 """One connection to the cache file and its transactions, shared by the web cache
-(``cache.py``) and the conversations (``conversations.py``) that ``Store`` composes.
+(``webcache.py``) and the conversations (``conversations.py``) that ``Store`` composes.
 
 Every write is one short transaction (``BEGIN IMMEDIATE``, so a second process waits for the
 write lock instead of failing half-way) and never spans an ``await``: asyncio code calls the

@@ -1,6 +1,6 @@
 """The conversations: their questions (messages) and the answers each got.
 
-They share the cache file with the web cache (``cache.py``) but are the user's own record:
+They share the cache file with the web cache (``webcache.py``) but are the user's own record:
 ``Store.clear`` keeps them. Deleting a conversation cascades to its messages and answers.
 """
 

@@ -1,6 +1,6 @@
 """The cache file: one SQLite database in WAL mode, one connection per ``Store``.
 
-The web cache (``cache.py``) and the conversations (``conversations.py``) share the file
+The web cache (``webcache.py``) and the conversations (``conversations.py``) share the file
 and its one connection (``connection.py``, where transactions are explained). The schema
 lives in ``schema.py``; ``PRAGMA user_version`` says how many of its steps a file has had,
 so a newer release appends a step and older files catch up when opened. Anything SQLite
@@ -15,7 +15,6 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from htmlrag_chat.base.paths import expand_user, shown_path
-from htmlrag_chat.store.cache import WebCache
 from htmlrag_chat.store.conversations import ConversationTables
 from htmlrag_chat.store.documents import DocumentTables
 from htmlrag_chat.store.files import StoreError, connect, default_cache_path, translate, what_to_do
@@ -26,6 +25,7 @@ from htmlrag_chat.store.schema import (
     TABLES,
     UPGRADES,
 )
+from htmlrag_chat.store.webcache import WebCache
 
 __all__ = ["SCHEMA_VERSION", "Store", "StoreError", "default_cache_path"]
 

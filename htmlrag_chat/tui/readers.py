@@ -1,8 +1,9 @@
 """The reader in the header, and switching it from the command palette.
 
-The palette offers the extractive reader, the local model when it is on disk (a GGUF file
-first), every chat model of the configured server and of the servers found on loopback
-(``reader/discover.py``), and ``auto`` with the reader it picks now. Each entry is named by
+The palette offers the extractive reader, each backend's own entries (``Backend.palette``:
+the local model when it is on disk), every chat model of the configured server and of the
+servers found on loopback (``reader/discover.py``), and ``auto`` with the reader it picks
+now; entries that name the same reader are listed once. Each entry is named by
 the reader plan of its settings (``reader/registry.py``), as ``ask`` would plan them, and
 the header by the loaded reader's label, both its backend's words. The probe runs each time
 the palette opens, in a thread and within a fraction of a second, so a server started while
@@ -21,8 +22,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from htmlrag_chat.reader import DEFAULT_READER_MODEL
-from htmlrag_chat.reader.choice import Surroundings, on_disk
+from htmlrag_chat.reader.choice import Surroundings
 from htmlrag_chat.reader.discover import (
     Server,
     chat_models,
@@ -30,7 +30,7 @@ from htmlrag_chat.reader.discover import (
     find_servers,
     list_models,
 )
-from htmlrag_chat.reader.registry import plan_reader
+from htmlrag_chat.reader.registry import look_around, palette_entries, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
 if TYPE_CHECKING:
@@ -47,13 +47,13 @@ class ReaderChoice:
 def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
     """What the palette offers (blocking: the servers are asked here), ending with ``auto``
     and the reader it picks now (``reader.registry.plan_reader``, as ``ask`` picks it)."""
-    disk = on_disk(current.model)
+    here = look_around(replace(current, reader="local")).here  # on disk, asking no server
     servers = _servers(current)
     configured = next((server for server, mine in servers if mine), None)
     if configured is None and current.base_url:
         configured = configured_server(current.base_url)
     found = tuple(server for server, mine in servers if not mine)
-    around = Surroundings(configured, () if configured else found, disk)
+    around = Surroundings(configured, () if configured else found, here)
 
     def choice(
         settings: ReaderSettings, help: str, here: Surroundings = around, auto: bool = False
@@ -67,10 +67,10 @@ def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
             replace(current, reader="extractive"), "Quote the sources' best sentences, each cited"
         )
     ]
-    local = disk.gguf or (current.model or DEFAULT_READER_MODEL if disk.transformers else None)
-    if local is not None:
-        help = "The model on disk, run in this process"
-        choices.append(choice(replace(current, reader="local", model=local, base_url=None), help))
+    for settings, help in palette_entries(current, around):
+        offered = choice(settings, help)
+        if offered.title not in (earlier.title for earlier in choices):
+            choices.append(offered)
     for server, mine in servers:
         for model in chat_models(server.models):
             settings = replace(
@@ -81,7 +81,7 @@ def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
                 api_key=current.api_key if mine else None,
             )
             help = f"The model served at {server.base_url}"
-            choices.append(choice(settings, help, Surroundings(server, (), disk)))
+            choices.append(choice(settings, help, Surroundings(server, (), here)))
     choices.append(choice(replace(current, reader="auto"), "", auto=True))
     return choices
 

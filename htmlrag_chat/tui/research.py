@@ -22,7 +22,7 @@ from textual.widgets import Input, Static
 from htmlrag_chat.base.events import Event, Notice, PartEnded, PartsPlanned, PartStarted
 from htmlrag_chat.base.safety import one_line, terminal_safe
 from htmlrag_chat.reader.literal import escape_markdown
-from htmlrag_chat.research.cache import ResearchCache
+from htmlrag_chat.research.kept import ResearchCache
 from htmlrag_chat.research.progress import ResearchStatus
 from htmlrag_chat.research.report import ANSWERED, FAILED, NOTHING, STOPPED
 from htmlrag_chat.research.runner import Researcher

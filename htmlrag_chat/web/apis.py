@@ -22,7 +22,7 @@ the cause (``proxy``), without the credentials its URL may hold.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -36,10 +36,6 @@ from htmlrag_chat.settings.tree import NO_REGION
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.settings import SearchSettings
 
-ENDPOINTS: Mapping[str, str] = {
-    "brave-api": "https://api.search.brave.com/res/v1/web/search",
-    "tavily": "https://api.tavily.com/search",
-}
 _BRAVE_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _BRAVE_SAFESEARCH = {"on": "strict", "moderate": "moderate", "off": "off"}
 _SEARXNG_SAFESEARCH = {"on": "2", "moderate": "1", "off": "0"}
@@ -127,9 +123,6 @@ async def tavily(
     headers = {"Authorization": f"Bearer {key}"}
     request = session.post(endpoint, json=body, headers=headers)
     return _listed(await _json(request, "tavily", settings.proxy), ("results",), "content")
-
-
-APIS: Mapping[str, Api] = {"searxng": searxng, "brave-api": brave_api, "tavily": tavily}
 
 
 def with_operators(query: str, settings: SearchSettings) -> str:

@@ -23,9 +23,9 @@ from htmlrag_chat.base.errors import EXIT_NETWORK, UserError
 from htmlrag_chat.base.events import EventSink, Notice, ignore
 from htmlrag_chat.base.received import whole_text
 from htmlrag_chat.settings.kinds import HOST_NAME, host_name
-from htmlrag_chat.settings.tree import DDGS_ENGINES
-from htmlrag_chat.web.apis import APIS, ENDPOINTS, BackendFailure, session
+from htmlrag_chat.web.apis import BackendFailure, session
 from htmlrag_chat.web.ddgs import ddgs_search
+from htmlrag_chat.web.engines import BY_NAME, ENDPOINTS, scraped
 from htmlrag_chat.web.results import SearchResult
 from htmlrag_chat.web.settings import SearchSettings
 from htmlrag_chat.web.sites import allowed
@@ -146,7 +146,10 @@ def whole(result: SearchResult) -> SearchResult:
 def steps(backends: tuple[str, ...]) -> list[tuple[str, ...]]:
     """The backends as fallback steps: each API backend alone, consecutive ddgs engines
     together."""
-    grouped = groupby(backends, key=lambda name: name in DDGS_ENGINES)
+    unknown = [name for name in backends if name not in BY_NAME]
+    if unknown:
+        raise UserError(f"unknown search backend {', '.join(unknown)}: see docs/search.md")
+    grouped = groupby(backends, key=scraped)
     out: list[tuple[str, ...]] = []
     for is_ddgs, names in grouped:
         out += [tuple(names)] if is_ddgs else [(name,) for name in names]
@@ -170,7 +173,7 @@ class WebSearcher:
         failures: list[tuple[str, BackendFailure]] = []
         delay = self.settings.backoff
         for attempt in range(self.settings.retries + 1):
-            tried = [step for step in plan if attempt == 0 or step[0] in DDGS_ENGINES]
+            tried = [step for step in plan if attempt == 0 or scraped(step[0])]
             if not tried:
                 break
             if attempt:
@@ -191,12 +194,13 @@ class WebSearcher:
 
     async def _step(self, step: tuple[str, ...], query: str) -> list[SearchResult]:
         settings = self.settings
-        if step[0] in DDGS_ENGINES:
+        ask = BY_NAME[step[0]].ask
+        if ask is None:  # scraped engines, asked together
             found = await ddgs_search(step, query, settings)
         else:
             name = step[0]
             async with session(settings) as client:
-                found = await APIS[name](client, query, settings, self.endpoints.get(name, ""))
+                found = await ask(client, query, settings, self.endpoints.get(name, ""))
         results = kept(found, settings)
         if not results:
             raise BackendFailure("empty", f"{','.join(step)} found no results")

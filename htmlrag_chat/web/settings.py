@@ -24,8 +24,9 @@ class SearchSettings:
     timeout: int = default("search.timeout")
     retries: int = default("search.retries")
     backoff: float = default("search.backoff")
-    brave_api_key: str | None = field(default=default("search.brave_api_key"), repr=False)
-    tavily_api_key: str | None = field(default=default("search.tavily_api_key"), repr=False)
+    # The engines' keys, declared with them (``web/engines.py``: a key's default is none).
+    brave_api_key: str | None = field(default=None, repr=False)
+    tavily_api_key: str | None = field(default=None, repr=False)
 
     def cache_key(self) -> str:
         """What the cache keys a search by besides query, region and safesearch: the backends

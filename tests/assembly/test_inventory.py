@@ -129,6 +129,6 @@ def test_the_device_is_the_one_torch_picks_without_importing_torch() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    from htmlrag_chat.base.device import pick_device
+    from htmlrag_chat.modelio.device import pick_device
 
     assert done.stdout.split() == [pick_device(), "False"]

@@ -63,7 +63,7 @@ def test_the_gguf_reader_its_counter_and_budget_need_no_torch(
     listed = run_without(TORCH, ["models", "--json", *reader], env)
     assert listed.returncode == 0, listed.stderr
     row = json.loads(listed.stdout)["models"][0]
-    assert (row["where"], row["present"], row["device"]) == ("gguf", True, "cpu")
+    assert (row["where"], row["present"], row["device"]) == ("file", True, "cpu")
     assert "not installed" not in row["note"]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-import torch
 
 from htmlrag_chat.base.cancel import Cancelled, StopFlag, check, make_stoppable, watching
 from tests.stopping import stop_when
@@ -38,6 +37,8 @@ def test_a_set_flag_raises_at_the_next_check_of_its_own_thread_only():
 
 
 def test_a_model_made_stoppable_stops_inside_its_forward_pass():
+    import torch
+
     torch.manual_seed(0)
     model = make_stoppable(torch.nn.Sequential(*[torch.nn.Linear(256, 256) for _ in range(400)]))
     layers_run = 0

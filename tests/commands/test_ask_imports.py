@@ -33,7 +33,8 @@ def test_an_extractive_replay_imports_no_torch_or_transformers(
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
     argv = ["--cache", str(import_demo(tmp_path)), "ask", question, "--replay"]
     argv += ["--reader", "extractive", "--progress", "--tokenizer", str(tiny_tokenizer_dir)]
-    # The CPU by name: where a GPU driver is installed, auto asks torch (tests/base/test_device.py).
+    # The CPU by name: where a GPU driver is installed, auto asks torch
+    # (tests/modelio/test_device.py).
     argv += ["--device", "cpu"]
     env = os.environ | {"PYTHONPATH": str(ROOT), "HTMLRAG_CHAT_DERIVED": str(tmp_path / "d.db")}
     done = subprocess.run(

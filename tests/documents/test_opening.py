@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,7 @@ def test_files_are_read_to_the_cap_of_their_kind(
     files = listed(tmp_path)
     with pytest.raises(InputError, match="larger than 5 MiB, the limit for one page"):
         read_document(files["big.txt"])
-    monkeypatch.setattr(opening, "MAX_PDF_BYTES", 1000)
+    pdf = opening.BY_KIND["pdf"]
+    monkeypatch.setitem(opening.BY_KIND, "pdf", replace(pdf, cap=1000))
     with pytest.raises(InputError, match="the limit for a file of its type"):
         read_document(files["orchard.pdf"])

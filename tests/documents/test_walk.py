@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import InputError, UserError
-from htmlrag_chat.base.extras import MissingExtra, install_line
 from htmlrag_chat.documents import walk
 from htmlrag_chat.documents.walk import check_roots, find_documents
+from htmlrag_chat.modelio.extras import MissingExtra, install_line
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
 
@@ -93,7 +93,7 @@ def test_special_files_are_passed_over_and_refused_when_named(tmp_path: Path) ->
     ("given", "message"),
     [
         ("missing", "--docs {path}: no such file or folder"),
-        ("photo.png", "--docs {path}: not a type this reads (HTML, Markdown, text and PDF)"),
+        ("photo.png", "--docs {path}: not a type this reads (HTML, Markdown, text, PDF and Word)"),
     ],
 )
 def test_a_path_that_cannot_be_used_is_an_error_naming_it(

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import InputError
-from htmlrag_chat.eval.cache import TEXTS, EvalCache, digest
 from htmlrag_chat.eval.distractors import PoolPage, load_pool, mix, pick_distractors
+from htmlrag_chat.eval.stored import TEXTS, EvalCache, digest
 from htmlrag_chat.lexical import bm25_scores
 
 PAGES = Path(__file__).parent.parent / "fixtures" / "pages"

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import json
 
-from htmlrag_chat.eval.report import Report, dumps, markdown
+from htmlrag_chat.eval.report import EvalReport, dumps, markdown
 
 
-def retention_report() -> Report:
+def retention_report() -> EvalReport:
     def row(with_kept: int, without_kept: int, tokens: int, ms: float) -> dict:
         return {"with_kept": with_kept, "without_kept": without_kept, "tokens": tokens, "ms": ms}
 
@@ -14,7 +14,7 @@ def retention_report() -> Report:
         {"id": "b", "with": 1, "without": 0, "results": {"m": {"512": row(0, 0, 300, 20.0)}}},
     ]
     settings = {"tokenizer": "tiny"}
-    return Report("retention", (512,), ("m",), items, {"x": "no model"}, settings)
+    return EvalReport("retention", (512,), ("m",), items, {"x": "no model"}, settings)
 
 
 def test_retention_shares_are_over_all_snippets_not_averaged_per_page():
@@ -27,7 +27,7 @@ def test_qa_recall_is_the_share_of_questions_and_has_no_leakage():
         {"id": str(i), "results": {"m": {"64": {"answer": i < 1, "tokens": 60, "ms": 1.0}}}}
         for i in range(3)
     ]
-    report = Report("qa", (64,), ("m",), items, {}, {"tokenizer": "tiny"})
+    report = EvalReport("qa", (64,), ("m",), items, {}, {"tokenizer": "tiny"})
     assert report.results() == {
         "m": {"64": {"recall": 0.3333, "leakage": None, "tokens": 60.0, "ms": 1.0}}
     }
@@ -56,7 +56,7 @@ def test_markdown_tables_of_methods_by_budget():
     assert lines[-1] == "x: unavailable (no model)"
 
 
-def labelled_qa_report() -> Report:
+def labelled_qa_report() -> EvalReport:
     def item(name: str, lang: str, location: str, kept: list[bool]) -> dict:
         results = {
             method: {"512": {"answer": answer, "tokens": 500, "ms": 1.0}}
@@ -70,7 +70,7 @@ def labelled_qa_report() -> Report:
         item("3", "es", "table", [False, True]),
         {"id": "4", "results": item("4", "", "", [True, True])["results"]},  # no labels
     ]
-    return Report("qa", (512,), ("ours", "chunks"), items, {}, {"tokenizer": "tiny"})
+    return EvalReport("qa", (512,), ("ours", "chunks"), items, {}, {"tokenizer": "tiny"})
 
 
 def test_qa_items_with_a_language_or_location_are_counted_per_group():

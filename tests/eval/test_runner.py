@@ -7,10 +7,10 @@ import pytest
 
 from htmlrag_chat.base.events import Notice
 from htmlrag_chat.eval import methods
-from htmlrag_chat.eval.cache import EvalCache
 from htmlrag_chat.eval.datasets import load_dataset
 from htmlrag_chat.eval.methods import Env
 from htmlrag_chat.eval.runner import EvalSettings, evaluate
+from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
 from htmlrag_chat.store.db import Store
 

@@ -15,7 +15,7 @@ from htmlrag_chat.eval.code import code_modules
 from htmlrag_chat.eval_answers.reading import DAY, read, reading_key
 from htmlrag_chat.eval_answers.runner import reading_roots
 from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from tests.openai_server import ScriptedLLM, serve_llm
@@ -39,7 +39,7 @@ def test_another_backends_code_is_not_in_a_readings_key() -> None:
     """A GGUF reading does not depend on how a transformers model is found and loaded, nor
     on the server client; each reader's key holds its own backend."""
     gguf = code_modules(roots=reading_roots(GGUF_READER))
-    for module in ("base.hub", "base.loader", "reader.local", "reader.openai"):
+    for module in ("modelio.hub", "modelio.loader", "reader.local", "reader.openai"):
         assert f"htmlrag_chat.{module}" not in gguf, module
     server = LLMReader(OpenAIChat("http://127.0.0.1:9/v1", "m"), kind="server")
     assert "htmlrag_chat.reader.openai" in code_modules(roots=reading_roots(server))

@@ -11,7 +11,7 @@ from htmlrag_chat.html.blocks import (
     render_path,
 )
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.render import to_numbered_html
+from htmlrag_chat.html.pathtags import to_numbered_html
 from htmlrag_chat.html.text import count_words, visible_text
 
 

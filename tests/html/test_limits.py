@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import InputError
+from htmlrag_chat.documents.docx import MAX_PART_BYTES
 from htmlrag_chat.documents.pdf import MAX_PDF_BYTES
 from htmlrag_chat.html.limits import MAX_PAGE_BYTES, read_page_file
 from htmlrag_chat.web.apis import MAX_ANSWER_BYTES
@@ -25,10 +26,11 @@ def test_every_mib_figure_in_the_docs_is_the_cap_the_code_enforces() -> None:
     }
     cap, pdf_cap = MAX_PAGE_BYTES >> 20, MAX_PDF_BYTES >> 20
     answer = MAX_ANSWER_BYTES >> 20  # a search API's answer
-    allowed = {cap, pdf_cap, answer, 1}  # 1 MiB: a long Wikipedia article, the config file cap
+    part = MAX_PART_BYTES >> 20  # a Word file's part, unpacked
+    allowed = {cap, pdf_cap, answer, part, 1}  # 1 MiB: a long Wikipedia article, the config file
     assert figures and {size for _, size in figures} <= allowed, sorted(figures)
     assert ("cli.md", cap) in figures and ("search.md", answer) in figures
-    assert ("docs.md", pdf_cap) in figures
+    assert ("docs.md", pdf_cap) in figures and ("docs.md", part) in figures
 
 
 def test_a_file_one_byte_over_the_cap_is_refused(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, serialize
 from htmlrag_chat.html.clean import clean_html
+from htmlrag_chat.html.pathtags import to_numbered_html
 from htmlrag_chat.html.prune import prune
-from htmlrag_chat.html.render import to_numbered_html
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.scoring.bm25 import BM25Scorer

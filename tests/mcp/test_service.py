@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
-from htmlrag_chat.base import loader
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import Event, StageStarted
-from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.html.rendering import render
 from htmlrag_chat.mcp.server import build_server
 from htmlrag_chat.mcp.service import CONTEXT_BUDGET, ContextService, Loading, shared
+from htmlrag_chat.modelio import loader
+from htmlrag_chat.modelio.loader import load_count
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.kinds import Integer

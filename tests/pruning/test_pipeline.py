@@ -6,7 +6,6 @@ from htmlrag_chat.base.events import Notice, StageFinished
 from htmlrag_chat.pruning.pipeline import PageInput, Stage, load_pages, prune_document
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer
-from htmlrag_chat.scoring.generative import GenerativeScorer
 from tests.conftest import PAGES
 from tests.tiny_models import make_tiny_lm
 
@@ -17,6 +16,8 @@ def documents(count: int = 3):
 
 @pytest.fixture(scope="module")
 def gen(tiny_lm_dir):
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     return GenerativeScorer(str(tiny_lm_dir), device="cpu")
 
 
@@ -46,6 +47,8 @@ def test_either_stage_alone(only, gen, tiny_counter):
 
 
 def test_input_too_long_for_the_model_is_shrunk_first(tmp_path, tiny_tokenizer_dir, tiny_counter):
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     small = GenerativeScorer(
         str(make_tiny_lm(tmp_path / "lm", tiny_tokenizer_dir, 1024)), device="cpu"
     )

@@ -8,11 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.reader.choice import MODELS_ENV, Surroundings, look_around, models_folder, on_disk
-from htmlrag_chat.reader.registry import plan_reader
+from htmlrag_chat.reader.choice import Surroundings
+from htmlrag_chat.reader.gguf.backend import MODELS_ENV, GGUFFile, models_folder
+from htmlrag_chat.reader.registry import look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
 REPO, FILE = "someone/tiny-GGUF", "tiny-Q4_K_M.gguf"
+
+
+def on_disk(model: str | None, cache: Path) -> str | None:
+    """The GGUF file the backend finds for ``model``."""
+    return GGUFFile().look(ReaderSettings(model=model), cache)
+
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -34,16 +42,16 @@ def test_a_pulled_gguf_of_a_hub_repo_is_found_by_its_hub_name(
 ) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     name = f"{REPO}/{FILE}"
-    assert on_disk(name, tmp_path).gguf is None
+    assert on_disk(name, tmp_path) is None
     settings = ReaderSettings(model=name, probe_ports=())
     plan = plan_reader(settings, look_around(settings, tmp_path))
     assert plan.problem == f"{name} is not downloaded: htmlrag-chat models pull {name}"
     path = pulled(tmp_path)
-    assert on_disk(name, tmp_path).gguf == str(path)
+    assert on_disk(name, tmp_path) == str(path)
     plan = plan_reader(settings, look_around(settings, tmp_path))
     assert (plan.backend.name, plan.model, plan.problem) == ("gguf", str(path), None)
     # A path is itself, wherever it is; a missing one is named as missing.
-    assert on_disk(str(path), tmp_path).gguf == str(path)
+    assert on_disk(str(path), tmp_path) == str(path)
     settings = ReaderSettings(model=str(tmp_path / "gone.gguf"), probe_ports=())
     missing = plan_reader(settings, look_around(settings, tmp_path))
     assert missing.problem == f"{tmp_path / 'gone.gguf'}: no such GGUF file"
@@ -55,12 +63,12 @@ def test_auto_finds_the_largest_gguf_in_the_models_folder(tmp_path: Path, monkey
     folder = tmp_path / "models"
     monkeypatch.setenv(MODELS_ENV, str(folder))
     hub = tmp_path / "hub"
-    assert models_folder() == folder and on_disk(None, hub).gguf is None  # no folder yet
+    assert models_folder() == folder and on_disk(None, hub) is None  # no folder yet
     folder.mkdir()
     (folder / "small.gguf").write_bytes(b"GGUF" + bytes(10))
     (folder / "big.GGUF").write_bytes(b"GGUF" + bytes(100))
     (folder / "notes.txt").write_bytes(bytes(1000))
-    assert on_disk(None, hub).gguf == str(folder / "big.GGUF")
-    assert on_disk("owner/other-model", hub).gguf is None
-    plan = plan_reader(ReaderSettings(), Surroundings(None, (), on_disk(None, hub)))
+    assert on_disk(None, hub) == str(folder / "big.GGUF")
+    assert on_disk("owner/other-model", hub) is None
+    plan = plan_reader(ReaderSettings(), Surroundings(None, (), {"gguf": str(on_disk(None, hub))}))
     assert (plan.backend.name, plan.model) == ("gguf", str(folder / "big.GGUF"))

@@ -17,7 +17,6 @@ from aiohttp import web
 
 from htmlrag_chat.base.events import Event, Notice
 from htmlrag_chat.reader import Source
-from htmlrag_chat.reader.choice import OnDisk, look_around
 from htmlrag_chat.reader.discover import (
     PROBE_SECONDS,
     SERVERS,
@@ -31,6 +30,7 @@ from htmlrag_chat.reader.discover import (
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.reader.registry import look_around
 from htmlrag_chat.reader.settings import ReaderSettings
 from tests.loopback import serve_app, unused_port
 from tests.openai_server import ScriptedLLM, serve_llm
@@ -123,7 +123,7 @@ def test_a_server_with_only_embedding_models_is_not_a_reader() -> None:
         async with serve_llm(llm) as url:
             settings = ReaderSettings(probe_ports=(port_of(url),))
             around = await asyncio.to_thread(look_around, settings)
-            found = replace(around, disk=OnDisk())  # no model of this machine
+            found = replace(around, here={})  # no model of this machine
             assert [server.models for server in found.found] == [
                 ("nomic-embed-text:latest", "bge-m3")
             ]

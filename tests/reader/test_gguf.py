@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.reader import Message, Source, Turn
-from htmlrag_chat.reader.gguf import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
+from htmlrag_chat.reader.gguf.chat import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
 from htmlrag_chat.reader.layout import answer_messages, check_messages, judge_messages, reminder
 from htmlrag_chat.reader.think import OPEN, strip_think
 from tests.smollm2 import smollm2_gguf

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import ModelUnavailable, UserError
-from htmlrag_chat.reader.gguf import GGUFChat
+from htmlrag_chat.reader.gguf.chat import GGUFChat, load_gguf
 from htmlrag_chat.reader.judge import choose_judge
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.settings import ReaderSettings
@@ -32,9 +32,14 @@ def test_a_model_named_to_judge_reads_each_question_on_its_own() -> None:
     path = str(smollm2_gguf())
     choice = choose_judge(ReaderSettings(judge_model=path), None)
     assert isinstance(choice.model, GGUFChat) and choice.alone
-    # Named as the reader's own file, it is the reader, and continues its calls.
+    # Named as the reader's own file, it is the reader, and continues its calls: no second
+    # copy of the file is loaded for it (one was, with the judge's smaller context).
+    load_gguf.cache_clear()
     reader = GGUFChat(path)
+    reader.load()
+    loaded = load_gguf.cache_info().misses
     assert choose_judge(ReaderSettings(judge_model=path), reader).model is reader
+    assert load_gguf.cache_info().misses == loaded
 
 
 def test_a_judge_that_cannot_be_had_is_an_error_never_a_silent_no_judge(tmp_path: Path) -> None:

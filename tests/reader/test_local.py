@@ -6,14 +6,12 @@ import asyncio
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import torch
 
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.reader import Message, local
-from htmlrag_chat.reader.local import LocalChat, _TextStream
+from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.streaming import fit_answer
 from htmlrag_chat.reader.think import OPEN
 from htmlrag_chat.reader.verdict import from_logits, word_ids
@@ -21,12 +19,19 @@ from tests.tiny_models import CHAT_TEMPLATE
 
 QUESTION = [Message("system", "Answer briefly."), Message("user", "What is Docker Engine?")]
 
+if TYPE_CHECKING:  # torch: the tests that run them import them
+    from htmlrag_chat.reader.local import LocalChat, _TextStream
+
 
 async def collect(chat: LocalChat, messages: list[Message], max_tokens: int) -> list[str]:
     return [chunk async for chunk in chat.stream(messages, max_tokens)]
 
 
 def test_streams_in_pieces_that_add_up_to_the_greedy_answer(tiny_lm_dir: Path) -> None:
+    import torch
+
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     chunks = asyncio.run(collect(chat, QUESTION, 40))
     model, tokenizer = chat.load()
@@ -45,12 +50,16 @@ def test_streams_in_pieces_that_add_up_to_the_greedy_answer(tiny_lm_dir: Path) -
 
 
 def test_model_and_tokenizer_load_once_per_process(tiny_lm_dir: Path) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     first, second = LocalChat(str(tiny_lm_dir), "cpu"), LocalChat(str(tiny_lm_dir), "cpu")
     assert first.load()[0] is second.load()[0]
     assert first.context_tokens == 8192
 
 
 def test_control_tokens_in_page_text_stay_text(tiny_lm_dir: Path) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     _, tokenizer = chat.load()
     end = tokenizer.convert_tokens_to_ids("<|eot_id|>")
@@ -60,6 +69,8 @@ def test_control_tokens_in_page_text_stay_text(tiny_lm_dir: Path) -> None:
 
 
 def test_closing_the_stream_stops_generation(tiny_lm_dir: Path) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     model, _ = chat.load()
     steps: list[None] = []
@@ -80,6 +91,8 @@ def test_closing_the_stream_stops_generation(tiny_lm_dir: Path) -> None:
 
 
 def test_a_prompt_beyond_the_context_is_refused(tiny_lm_dir: Path) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     huge = [Message("user", "word " * 20000)]
     with pytest.raises(UserError, match="context of 8192"):
@@ -87,6 +100,8 @@ def test_a_prompt_beyond_the_context_is_refused(tiny_lm_dir: Path) -> None:
 
 
 def test_the_answer_is_shortened_to_what_the_context_leaves(tiny_lm_dir: Path) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     prompt = len(chat.prompt_ids(QUESTION))
     window = chat.context_tokens
@@ -100,6 +115,8 @@ def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
     """The tiny model with DeepSeek-R1's habit: its template ends the prompt with
     ``<think>``, so the stream says first that the reply starts inside the block."""
     from transformers import AutoTokenizer
+
+    from htmlrag_chat.reader.local import LocalChat
 
     folder = tmp_path / "tiny-r1"
     shutil.copytree(tiny_lm_dir, folder)
@@ -116,6 +133,8 @@ def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
 
 
 def put_one_at_a_time(stream: _TextStream, ids: list[int]) -> None:
+    import torch
+
     stream.put(torch.tensor([[1, 2, 3]]))  # the prompt, which generate hands over first
     for token in ids:
         stream.put(torch.tensor([token]))
@@ -127,6 +146,9 @@ def test_the_stream_puts_whole_characters_that_add_up_to_the_decoded_answer(
 ) -> None:
     """Byte-level tokens can each hold part of a character (an emoji, a rare kana): the
     incremental decoding holds those back until the character is whole."""
+    import htmlrag_chat.reader.local as local
+    from htmlrag_chat.reader.local import LocalChat, _TextStream
+
     monkeypatch.setattr(local, "PUT_INTERVAL", 0.0)  # a piece at every token that ends one
     _, tokenizer = LocalChat(str(tiny_lm_dir), "cpu").load()
     text = "Docker 🐳 ランタイム, naïve café\nSecond line: 東京 ✓ done."
@@ -146,6 +168,8 @@ class QuarterIntervals:
         self.now = 0.0
 
     def monotonic(self) -> float:
+        import htmlrag_chat.reader.local as local
+
         self.now += local.PUT_INTERVAL / 4
         return self.now
 
@@ -154,6 +178,9 @@ def test_tokens_that_come_fast_are_put_together(
     tiny_lm_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first token's text goes at once; then at most one piece every PUT_INTERVAL."""
+    import htmlrag_chat.reader.local as local
+    from htmlrag_chat.reader.local import LocalChat, _TextStream
+
     monkeypatch.setattr(local, "time", QuarterIntervals())
     _, tokenizer = LocalChat(str(tiny_lm_dir), "cpu").load()
     text = "Docker Engine is an open source containerization technology. " * 8
@@ -169,6 +196,10 @@ def test_tokens_that_come_fast_are_put_together(
 def test_the_judge_reads_the_shared_prefix_once_and_matches_a_plain_forward_pass(
     tiny_lm_dir: Path,
 ) -> None:
+    import torch
+
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     asked = [
         [*QUESTION, Message("assistant", "An engine."), Message("user", question)]
@@ -194,6 +225,8 @@ ANSWER = [*QUESTION[:1], Message("user", f"{SOURCES}\nQuestion: what is it?\nCit
 
 def greedy(chat: LocalChat, messages: list[Message], max_tokens: int) -> str:
     """What plain ``generate`` writes for ``messages``, from no cache at all."""
+    import torch
+
     model, tokenizer = chat.load()
     ids = chat.prompt_ids(messages)
     with torch.inference_mode():
@@ -215,6 +248,8 @@ def shared_tokens(chat: LocalChat, first: list[Message], second: list[Message]) 
 def test_the_answer_reads_only_what_follows_the_check_and_writes_what_generate_does(
     tiny_lm_dir: Path,
 ) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     chat.forget()
     check = "".join(asyncio.run(collect(chat, CHECK, 3)))
@@ -237,6 +272,8 @@ def test_the_answer_reads_only_what_follows_the_check_and_writes_what_generate_d
 
 
 def test_a_stopped_answer_leaves_a_cache_the_next_call_reads_right(tiny_lm_dir: Path) -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
 
     async def first_chunk_then_close() -> None:
@@ -253,6 +290,8 @@ def test_a_stopped_answer_leaves_a_cache_the_next_call_reads_right(tiny_lm_dir: 
 def test_a_prompt_is_read_in_one_plain_forward_pass(tiny_lm_dir: Path) -> None:
     """The prefill is the model's own forward over the tokens no cache holds, with no
     attention mask to build (generate's first step over a whole prompt built one)."""
+    from htmlrag_chat.reader.local import LocalChat
+
     chat = LocalChat(str(tiny_lm_dir), "cpu")
     chat.forget()
     model, _ = chat.load()

@@ -7,7 +7,6 @@ import asyncio
 
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.layout import answer_messages
-from htmlrag_chat.reader.local import LocalChat
 from tests.smollm2 import smollm2_gguf
 
 SOURCE = Source(
@@ -20,6 +19,8 @@ SOURCE = Source(
 
 
 def test_transformers_reads_the_gguf_file_and_streams_an_answer() -> None:
+    from htmlrag_chat.reader.local import LocalChat
+
     path = smollm2_gguf()
     chat = LocalChat(str(path.parent), device="cpu", local_only=True, gguf_file=path.name)
     messages = answer_messages("When was the Eiffel Tower completed?", [SOURCE])

@@ -12,7 +12,7 @@ import pytest
 
 from htmlrag_chat.base.events import Event, PartEnded, PartsPlanned, PartStarted, Searching
 from htmlrag_chat.pruning.pipeline import Stage
-from htmlrag_chat.research.cache import ResearchCache
+from htmlrag_chat.research.kept import ResearchCache
 from htmlrag_chat.research.report import ANSWERED, NOTHING, STOPPED, Report
 from htmlrag_chat.research.runner import NO_SOURCES, Researcher
 from htmlrag_chat.scoring.bm25 import BM25Scorer

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from htmlrag_chat.scoring.token_tree import TokenTrie
 
 
@@ -24,6 +22,8 @@ def rerun_scores(model: Any, prompt: Sequence[int], paths: Sequence[Sequence[int
     """Each path's log-probability after ``prompt``, renormalized over the paths: at each
     branching node, the prompt and the path to it run again, and the softmax of the children's
     logits at the last position gives their probabilities."""
+    import torch  # here: a module importing this one collects without torch
+
     trie = TokenTrie.build(paths)
     result = Reruns([0.0] * len(paths), 0, 0)
     stack: list[tuple[Any, list[int], float]] = [(trie.root, [], 0.0)]

@@ -1,22 +1,24 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pytest
-import torch
 
 from htmlrag_chat.base.cancel import Cancelled
-from htmlrag_chat.base.loader import load_causal_lm
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree
 from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.render import to_numbered_html
+from htmlrag_chat.html.pathtags import to_numbered_html
+from htmlrag_chat.modelio.loader import load_causal_lm
 from htmlrag_chat.scoring import ContextTooLong
-from htmlrag_chat.scoring.generative import GenerativeScorer
 from htmlrag_chat.scoring.token_tree import TokenTrie, TreeLayout
 from tests.conftest import PAGES
 from tests.scoring.reruns import Reruns, rerun_scores
 from tests.stopping import stop_when
 from tests.tiny_models import make_tiny_lm
+
+if TYPE_CHECKING:  # torch, for the scorer's type alone: the tests that run it import it
+    from htmlrag_chat.scoring.generative import GenerativeScorer
 
 
 def tree_of(html: str, max_words: int = 8):
@@ -39,6 +41,8 @@ ARTICLE = (
 
 @pytest.fixture(scope="module")
 def scorer(tiny_lm_dir):
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     return GenerativeScorer(str(tiny_lm_dir), device="cpu")
 
 
@@ -77,6 +81,8 @@ def test_one_pass_gives_the_scores_of_full_reruns_on_real_pages(scorer):
 
 
 def test_tries_longer_than_a_call_are_read_in_pieces_with_the_same_scores(tiny_lm_dir):
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     tree = tree_of(ARTICLE)
     whole = GenerativeScorer(str(tiny_lm_dir), device="cpu")
     pieces = GenerativeScorer(str(tiny_lm_dir), device="cpu", tree_rows=7)
@@ -100,6 +106,8 @@ def test_scores_depend_on_the_question_and_the_page(scorer):
 
 
 def test_probabilities_over_paths_sum_to_one(scorer):
+    import torch
+
     scores = scorer.score("license", tree_of(ARTICLE))
     assert sum(torch.tensor(scores).exp().tolist()) == pytest.approx(1.0, abs=1e-4)
 
@@ -147,6 +155,8 @@ def test_control_tokens_in_the_question_stay_text(scorer):
 
 
 def test_input_longer_than_the_context_is_refused_clearly(tmp_path, tiny_tokenizer_dir):
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     small = make_tiny_lm(tmp_path / "small", tiny_tokenizer_dir, max_positions=256)
     with pytest.raises(ContextTooLong, match="reads at most 256"):
         GenerativeScorer(str(small), device="cpu").score("license", tree_of(ARTICLE))
@@ -155,6 +165,8 @@ def test_input_longer_than_the_context_is_refused_clearly(tmp_path, tiny_tokeniz
 def test_a_path_of_thousands_of_tokens_is_scored_without_recursion(tiny_lm_dir):
     """A deeply nested page has block paths of thousands of tokens; the trie is laid out
     with stacks of its own, not one Python frame per token, and read in pieces."""
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     scorer = GenerativeScorer(str(tiny_lm_dir), device="cpu")
     _, tokenizer = load_causal_lm(scorer.model_name, "cpu")
     end, deep = tokenizer.eos_token_id, [7] * 3000  # a shared prefix far past the recursion limit
@@ -169,6 +181,8 @@ def test_a_path_of_thousands_of_tokens_is_scored_without_recursion(tiny_lm_dir):
 
 
 def test_a_stopped_question_stops_inside_the_prompt_pass(tiny_lm_dir):
+    from htmlrag_chat.scoring.generative import GenerativeScorer
+
     page = next(p for p in PAGES if p.name == "docker-engine")
     tree = build_block_tree(Document.from_pages([(Page(page.name), clean_html(page.data))]), 16)
     scorer = GenerativeScorer(str(tiny_lm_dir), device="cpu")  # its stats start at zero

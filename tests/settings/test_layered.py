@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import UserError
+from htmlrag_chat.commands.options import REGISTRATIONS
 from htmlrag_chat.reader.discover import DEFAULT_PORTS
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.layered import Origin, config_origin, resolve
@@ -42,7 +43,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def load_reader_settings(path: Path | None = None, **options: object) -> ReaderSettings:
-    return ReaderSettings(**resolve(path, options).section("reader"))
+    return ReaderSettings.of(resolve(path, options).section("reader"))
 
 
 def config_path() -> Path:
@@ -278,10 +279,10 @@ def test_each_value_names_where_it_came_from(
     monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
     monkeypatch.setenv("HTMLRAG_CHAT_PROBE_PORTS", "11434")
     resolved = resolve(path, {"model": "llama3.1:8b", "device": None})
-    settings = ReaderSettings(**resolved.section("reader"))
+    settings = ReaderSettings.of(resolved.section("reader"))
     origins = {key.removeprefix("reader."): o for key, o in resolved.origins.items()}
     assert settings.model == "llama3.1:8b" and settings.reader == "openai"
-    assert {key: origins[key] for key in vars(settings)} == {
+    assert {key: origin for key, origin in origins.items() if "." not in key} == {
         "reader": Origin("file", str(path)),
         "model": Origin("option", "--model"),
         "base_url": Origin("environment", "HTMLRAG_CHAT_BASE_URL"),
@@ -296,6 +297,7 @@ def test_each_value_names_where_it_came_from(
         "probe_ports": Origin("environment", "HTMLRAG_CHAT_PROBE_PORTS"),
     }
     assert settings.probe_ports == (11434,)
+    assert REGISTRATIONS  # imported: the GGUF backend's gpu_layers is in the tree
 
 
 def test_the_config_file_says_where_it_was_chosen(

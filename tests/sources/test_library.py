@@ -16,9 +16,9 @@ import pytest
 
 from htmlrag_chat.base.errors import InputError
 from htmlrag_chat.base.events import Event, Notice, Progress, StageFinished
-from htmlrag_chat.base.extras import install_line
 from htmlrag_chat.documents import pdf as pdf_module
 from htmlrag_chat.documents.walk import FoundFile
+from htmlrag_chat.modelio.extras import install_line
 from htmlrag_chat.sources import library as library_module
 from htmlrag_chat.sources.library import DocumentLibrary
 from htmlrag_chat.store.db import Store
@@ -108,7 +108,7 @@ def test_a_document_is_a_page_with_a_file_url_title_and_modified_day(
 
 def test_a_broken_file_is_said_once_and_not_parsed_again(folder: Path, store: Store) -> None:
     shutil.copy(FIXTURES / "locked.pdf", folder / "locked.pdf")
-    (folder / "scan.docx").write_bytes(b"PK\x03\x04")
+    (folder / "scan.odt").write_bytes(b"PK\x03\x04")
     (folder / "empty.md").write_text("\n")
     library = DocumentLibrary.of([str(folder)], store)
     pages, events = find(library)
@@ -117,7 +117,7 @@ def test_a_broken_file_is_said_once_and_not_parsed_again(folder: Path, store: St
     assert sorted(events.notes()) == [
         f"document not used: {folder.resolve() / 'empty.md'}: no text in it",
         f"document not used: {folder.resolve() / 'locked.pdf'}: encrypted (it needs a password)",
-        "left out 1 file(s) of types not read (HTML, Markdown, text and PDF are): .docx 1",
+        "left out 1 file(s) of types not read (HTML, Markdown, text, PDF and Word are): .odt 1",
     ]
     assert events.progress()[-1] == (6, 6, 2)
     _, events = find(library)  # the same session: said already

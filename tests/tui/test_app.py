@@ -14,11 +14,11 @@ from textual.widgets import Markdown, Static
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.events import AnswerDelta
-from htmlrag_chat.base.loader import load_count
 from htmlrag_chat.cli import main
 from htmlrag_chat.commands.common import history_store
 from htmlrag_chat.conversations.session import ChatSession, title_for
 from htmlrag_chat.evidence.correction import MARK
+from htmlrag_chat.modelio.loader import load_count
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import Source
 from htmlrag_chat.reader.extractive import HEADER

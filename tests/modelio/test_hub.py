@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.hub import not_a_model
 from htmlrag_chat.cli import main
+from htmlrag_chat.modelio.hub import not_a_model
 from tests.conftest import DEMO, import_demo
 
 ROOT = Path(__file__).resolve().parents[2]

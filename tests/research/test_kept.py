@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.research.cache import PART, ResearchCache, kept_answer, key
+from htmlrag_chat.research.kept import PART, ResearchCache, kept_answer, key
 from htmlrag_chat.store.db import Store
 
 

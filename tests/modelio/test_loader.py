@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
-from htmlrag_chat.base.loader import load_causal_lm, load_count
 from htmlrag_chat.cli import main
+from htmlrag_chat.modelio.loader import load_causal_lm, load_count
 from htmlrag_chat.scoring import DEFAULT_EMBED_MODEL
 from htmlrag_chat.scoring.embed import load_embedding_model
 from tests.conftest import import_demo
@@ -56,6 +55,8 @@ def load_together(*loads: Callable[[], Any]) -> list[Any]:
 def test_concurrent_loads_of_an_embedding_model_and_two_causal_lms_never_fail(
     tmp_path: Path, max_pooled_minilm: Path, tiny_lm_dir: Path, tiny_tied_lm_dir: Path
 ) -> None:
+    import torch
+
     for round in range(ROUNDS):
         minilm, untied, tied = (
             fresh_name(tmp_path, folder, f"{round}-{kind}")
@@ -95,6 +96,8 @@ def test_ask_loads_the_reader_and_the_pruner_on_the_device_asked_for(
 ) -> None:
     """``--device`` reaches the loading code: both models are loaded for it, once, in the
     device's dtype (a GPU's placement by ``device_map`` is measured by bench/gpu.py)."""
+    import torch
+
     recording = import_demo(tmp_path)
     capsys.readouterr()  # what the import printed
     reader = fresh_name(tmp_path, tiny_lm_dir, "reader")

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from htmlrag_chat.base.extras import install_line, missing_module
-from htmlrag_chat.base.hub import cached_snapshot, complete_model, hub_endpoint
 from htmlrag_chat.base.paths import expand_user
+from htmlrag_chat.modelio.extras import install_line, missing_module
+from htmlrag_chat.modelio.hub import cached_snapshot, complete_model, hub_endpoint
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ModelRow:
 
 
 @dataclass(frozen=True)
-class Found:
+class Located:
     where: str
     location: str | None
     present: bool
@@ -46,18 +46,18 @@ class Found:
         )
 
 
-def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None = None) -> Found:
+def locate(name: str, complete: Callable[[Path], bool], cache_dir: Path | None = None) -> Located:
     """Where ``name`` resolves, as ``hub.load_pretrained`` looks: a folder, then the cache,
     then the hub (where a download would come from)."""
     path = expand_user(name)
     if path.is_dir():
-        return Found("folder", str(path), complete(path), folder_bytes(path))
+        return Located("folder", str(path), complete(path), folder_bytes(path))
     snapshot = cached_snapshot(name, cache_dir)
     if snapshot is not None:
-        return Found("hf-cache", str(snapshot), complete(snapshot), folder_bytes(snapshot))
+        return Located("hf-cache", str(snapshot), complete(snapshot), folder_bytes(snapshot))
     if name.count("/") == 1 and not path.is_absolute() and not name.startswith("."):
-        return Found("hub", f"{hub_endpoint()}/{name}", False, None)
-    return Found("nowhere", None, False, None)  # a path that does not exist
+        return Located("hub", f"{hub_endpoint()}/{name}", False, None)
+    return Located("nowhere", None, False, None)  # a path that does not exist
 
 
 def model_row(

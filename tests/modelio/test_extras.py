@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from htmlrag_chat.base.extras import EXTRAS, install_line
+from htmlrag_chat.modelio.extras import EXTRAS, install_line
 
 ROOT = Path(__file__).resolve().parents[2]
 

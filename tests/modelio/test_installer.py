@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
-from htmlrag_chat.base.installer import CHECKOUT, Installer, source_path
+from htmlrag_chat.modelio.installer import CHECKOUT, Installer, source_path
 
 
 def checkout(parent: Path, name: str) -> Path:

@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from htmlrag_chat.base.errors import ModelUnavailable
-from htmlrag_chat.base.extras import needed
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import defuse_control_tokens
+from htmlrag_chat.modelio.extras import needed
 from htmlrag_chat.reader import CallStats, Message
+from htmlrag_chat.reader.gguf import EXTRA
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning
 from htmlrag_chat.reader.verdict import from_logits, word_ids
@@ -111,6 +112,13 @@ class GGUFChat:
         )
         add_bos = not getattr(rendered, "added_special", False)
         return llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=add_bos, special=True)
+
+    def identity(self) -> dict[str, str]:
+        """The sha256 of the file's bytes: a file replaced under the same name is another
+        model (an evaluation measures it again)."""
+        from htmlrag_chat.modelio.wheel_model import file_sha256
+
+        return {"sha256": file_sha256(expand_user(self.path))}
 
     def forget(self) -> None:
         """Drop the kept state, so that the next call prefills its whole prompt as a fresh
@@ -242,6 +250,17 @@ def _prefill(llama: Any, ids: Sequence[int], stop: threading.Event) -> int:
     return len(ids) - shared
 
 
+def judge_on_file(path: Path, reader: object, context: int) -> GGUFChat:
+    """The GGUF file at ``path`` as the evidence check's judge (``--judge-model``): the
+    reader's own model when it reads that very file, else the file opened on its own and
+    loaded now (one that cannot be loaded is an error, ``ModelUnavailable``)."""
+    if isinstance(reader, GGUFChat) and expand_user(reader.path) == path:
+        return reader
+    judge = GGUFChat(str(path), context=context)
+    judge.load()
+    return judge
+
+
 def gpu_offload() -> bool:
     """Whether the installed llama.cpp was built with a GPU backend (CUDA, Metal, Vulkan,
     ...), so that it can offload layers; False without llama-cpp-python."""
@@ -258,7 +277,7 @@ def _llama_cpp(purpose: str = "a GGUF reader") -> Any:
     # 6x slower (measured with 2 threads on 2 shared cores); sleeping costs little when
     # idle. Read when llama.cpp's OpenMP runtime loads, so before the import.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    with needed("gguf", purpose):
+    with needed(EXTRA.name, purpose):
         import llama_cpp
     return llama_cpp
 

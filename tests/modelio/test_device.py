@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.device import gpu_possible, prepare_attention
+from htmlrag_chat.modelio.device import gpu_possible, prepare_attention
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_auto_is_the_device_torch_picks_and_imports_torch_only_where_a_gpu_can_be():
     code = (
-        "import sys; from htmlrag_chat.base.device import gpu_possible, pick_device; "
+        "import sys; from htmlrag_chat.modelio.device import gpu_possible, pick_device; "
         "print(pick_device(), pick_device('auto'), gpu_possible(), 'torch' in sys.modules)"
     )
     env = os.environ | {"PYTHONPATH": str(ROOT)}

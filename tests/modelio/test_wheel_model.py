@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from htmlrag_chat.base.installer import Installer
-from htmlrag_chat.base.wheel_model import (
+from htmlrag_chat.modelio.installer import Installer
+from htmlrag_chat.modelio.wheel_model import (
     QWEN_CODER_GGUF,
     WheelModelFailed,
     pull_wheel_model,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.base.installer import Installer
+from htmlrag_chat.modelio.installer import Installer
 
 GGUF_MAGIC = b"GGUF"
 _CHUNK = 1 << 20

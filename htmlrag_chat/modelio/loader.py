@@ -26,9 +26,9 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from htmlrag_chat.base import cancel
-from htmlrag_chat.base.device import model_dtype, prepare_attention
-from htmlrag_chat.base.extras import needed
-from htmlrag_chat.base.hub import load_pretrained
+from htmlrag_chat.modelio.device import model_dtype, prepare_attention
+from htmlrag_chat.modelio.extras import needed
+from htmlrag_chat.modelio.hub import load_pretrained
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htmlrag_chat.base.errors import UserError
-from htmlrag_chat.base.extras import install_line
+from htmlrag_chat.modelio.extras import install_line
 
 if TYPE_CHECKING:
     import torch

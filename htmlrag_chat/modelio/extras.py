@@ -5,8 +5,8 @@ tokenizer in ``tokenizers``), so torch, transformers and sentence-transformers, 
 gigabytes of CUDA wheels on a default Linux resolution, are extras named for what they
 enable (pyproject.toml): ``transformers`` for the local reader and the generative pruner,
 ``gpu`` for embeddings through sentence-transformers (a GPU, or a model numpy cannot run),
-``gguf`` for a GGUF reader in this process (llama.cpp), ``pdf`` for PDF documents (PDFium,
-a compiled library of about 9 MB).
+``gguf`` for a GGUF reader in this process (llama.cpp: declared by that backend with
+``declare_extra``), ``pdf`` for PDF documents (PDFium, a compiled library of about 9 MB).
 A module that needs one imports it inside ``needed``, so a missing package is a
 ``MissingExtra``: a ``ModelUnavailable``, which the fallbacks already handle (the
 extractive reader, the first stage alone) and the command line prints as one line.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from htmlrag_chat.base.errors import ModelUnavailable
 
@@ -24,17 +25,31 @@ from htmlrag_chat.base.errors import ModelUnavailable
 EXTRAS: dict[str, tuple[str, ...]] = {
     "transformers": ("torch", "transformers", "accelerate"),
     "gpu": ("torch", "transformers", "sentence_transformers", "accelerate"),
-    "gguf": ("llama_cpp",),
     "pdf": ("pypdfium2",),
 }
 
 
 # What an extra costs besides its download, said wherever it is suggested: llama-cpp-python
 # builds llama.cpp from source when no wheel of PyPI fits (Linux: always), on every core.
-COSTS: dict[str, str] = {
-    "gguf": "it compiles llama.cpp on its first install: 10-40 minutes on 2 cores, "
-    "prebuilt CPU wheels in docs/install.md",
-}
+COSTS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Extra:
+    """An extra a part above the base needs (a reader backend's): its name in
+    pyproject.toml, the top-level modules it installs, what it costs besides the download."""
+
+    name: str
+    modules: tuple[str, ...]
+    cost: str | None = None
+
+
+def declare_extra(extra: Extra) -> None:
+    """Make ``extra`` known here (``needed``, ``install_line``, ``models``), as its owner
+    declares it when imported."""
+    EXTRAS[extra.name] = extra.modules
+    if extra.cost is not None:
+        COSTS[extra.name] = extra.cost
 
 
 class MissingExtra(ModelUnavailable):
@@ -50,9 +65,9 @@ class MissingExtra(ModelUnavailable):
 
 def install_line(extra: str) -> str:
     """The command that installs ``extra`` here: through the installer that made this
-    environment, from the checkout or wheel it came from (``base/installer.py``), with what
+    environment, from the checkout or wheel it came from (``modelio/installer.py``), with what
     it costs besides the download when that is more than a wait (``COSTS``)."""
-    from htmlrag_chat.base.installer import current
+    from htmlrag_chat.modelio.installer import current
 
     cost = COSTS.get(extra)
     return current().extra(extra) + (f" ({cost})" if cost else "")
