@@ -41,8 +41,8 @@ from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.local import LocalChat
 from htmlrag_chat.reader.registry import backend_of
 from htmlrag_chat.settings.tree import BUDGET
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import ThreadLocalEmbeddings
 from htmlrag_chat.store.recording import import_jsonl

@@ -51,8 +51,8 @@ from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 

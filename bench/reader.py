@@ -43,8 +43,8 @@ from htmlrag_chat.reader.gguf.chat import (
 from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import import_jsonl
 

@@ -42,8 +42,8 @@ from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.settings.tree import CPU_BUDGET
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.embeddings import embeddings_for
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult

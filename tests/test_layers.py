@@ -205,7 +205,7 @@ CONTRACTS = (
         "the local sources (sources/library.py, the documents; sources/saved.py, saved web "
         "pages) never reach the network",
         LOCAL,
-        forbidden=(*WEB, *RECORDER, "htmlrag_chat.sources.web", *READER, *SETTINGS, *UPPER),
+        forbidden=(*WEB, *RECORDER, "htmlrag_chat.sources.online", *READER, *SETTINGS, *UPPER),
     ),
     Contract(
         "reader/settings.py sits below the parts it configures: no other reader module, "

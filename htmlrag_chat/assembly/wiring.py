@@ -166,9 +166,9 @@ def page_sources(options: AgentOptions, store: Store, emit: EventSink) -> list[P
     own pages first, then the web (``--no-web``: the list without it). A new source is
     one line here and its setting."""
     from htmlrag_chat.sources.library import DocumentLibrary
+    from htmlrag_chat.sources.online import WebSource
     from htmlrag_chat.sources.recorder import WebRecorder
     from htmlrag_chat.sources.saved import SavedPages
-    from htmlrag_chat.sources.web import WebSource
     from htmlrag_chat.web.search import WebSearcher
 
     sources: list[PageSource] = []

@@ -262,6 +262,7 @@ class ContextService:
         from htmlrag_chat.research.runner import Researcher
 
         question = _checked_query(question, "question")
+        await self.loading.parts()
         given = given_parts(parts, self.parts.options.max_parts)
         session = ChatSession(self.history)
         agent = self.parts.agent(self.cache, emit)

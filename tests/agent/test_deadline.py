@@ -11,8 +11,8 @@ from htmlrag_chat.pruning.pipeline import Stage
 from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.fetch import Fetcher, FetchPolicy
 from htmlrag_chat.web.results import SearchResult

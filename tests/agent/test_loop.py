@@ -43,8 +43,8 @@ from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring.bert import MAX_WORKERS
 from htmlrag_chat.scoring.bm25 import BM25Scorer
 from htmlrag_chat.scoring.embed import EmbeddingScorer, load_embedding_model
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import NOT_RECORDED, WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from htmlrag_chat.web.settings import SearchSettings

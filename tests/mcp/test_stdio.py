@@ -339,8 +339,20 @@ def test_initialize_is_answered_while_the_models_are_still_loading(
                     await asyncio.wait_for(s.initialize(), 120)  # long before the pipe is read
                     tools = {tool.name for tool in (await s.list_tools()).tools}
                     assert tools == {"web_context", "page_context", "answer", "research"}
+                    # A research asked now waits for the loading too (it once read the
+                    # parts before they were loaded, and failed).
+                    researching = asyncio.create_task(
+                        s.call_tool(
+                            "research",
+                            {"question": QUESTION["question"], "parts": [QUESTION["question"]]},
+                        )
+                    )
+                    await asyncio.sleep(0.5)
+                    assert not researching.done()
                 finally:
                     releaser.start()  # else the server would wait for it to its end
+                report = structured(await asyncio.wait_for(researching, 120))
+                assert [part["state"] for part in report["parts"]] == ["answered"]
                 context = structured(
                     await s.call_tool(
                         "web_context", {"query": QUESTION["question"], "budget_tokens": 512}

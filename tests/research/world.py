@@ -19,8 +19,8 @@ from htmlrag_chat.pruning.tokens import ApproxTokenCounter
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.scoring.bm25 import BM25Scorer
+from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
-from htmlrag_chat.sources.web import WebSource
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
 from tests.openai_server import ScriptedLLM
