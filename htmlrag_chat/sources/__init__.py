@@ -1,3 +1,3 @@
 """Where the agent's pages come from: one protocol (``source.py``) that the web through its
-recorder (``web.py``, ``recorder.py``), the user's documents (``library.py``) and the pages
+recorder (``online.py``, ``recorder.py``), the user's documents (``library.py``) and the pages
 a browser saved (``saved.py``) implement."""
