@@ -119,6 +119,17 @@ class Backend:
         of help), given what is ``around``; none by default (servers are listed apart)."""
         return []
 
+    def on_disk(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        """The palette entry of the model this backend found on disk (``look``), run in
+        this process: a backend of a local model returns it as its ``palette``."""
+        here = around.here.get(self.name)
+        if here is None:
+            return []
+        chosen = replace(current, reader="local", model=here, base_url=None)
+        return [(chosen, "The model on disk, run in this process")]
+
     def offered(self, device: str, cache_dir: Path | None) -> ModelRow | None:
         """The model ``models pull reader`` would get for it on ``device``, listed when
         nothing answers but the extractive reader; None when it is not the one to get."""

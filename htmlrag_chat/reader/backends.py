@@ -8,7 +8,6 @@ used is a plan with a ``problem``, never an extractive answer.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -173,11 +172,7 @@ class TransformersModel(Backend):
     def palette(
         self, current: ReaderSettings, around: Surroundings
     ) -> list[tuple[ReaderSettings, str]]:
-        here = around.here.get(self.name)
-        if here is None:
-            return []
-        chosen = replace(current, reader="local", model=here, base_url=None)
-        return [(chosen, "The model on disk, run in this process")]
+        return self.on_disk(current, around)
 
     def offered(self, device: str, cache_dir: Path | None) -> ModelRow | None:
         """On a GPU, the method's reader, Llama-3.1-8B-Instruct."""

@@ -57,7 +57,7 @@ from htmlrag_chat.documents.walk import (
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
 from htmlrag_chat.modelio.extras import MissingExtra
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.sources.source import Asking, Chosen, PageSource
+from htmlrag_chat.sources.source import Asking, Chosen, PageSource, interleaved
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.documents import StoredDocument, path_key, storable_mtime
 from htmlrag_chat.store.embeddings import derived_cache_path
@@ -224,12 +224,7 @@ class DocumentLibrary(PageSource):
             scores = sum_by_text(shares, len(usable))
             ranked = sorted(range(len(usable)), key=lambda index: -scores[index])
             rankings.append([index for index in ranked if scores[index] > 0])
-        chosen: list[int] = []
-        for rank in range(max(map(len, rankings), default=0)):
-            for ranking in rankings:
-                if rank < len(ranking) and ranking[rank] not in chosen:
-                    chosen.append(ranking[rank])
-        return [usable[index] for index in chosen[:limit]]
+        return [usable[index] for index in interleaved(rankings, limit)]
 
     # -- plumbing
 

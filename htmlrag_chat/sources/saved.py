@@ -33,7 +33,7 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.sources.source import Asking, Chosen, PageSource
+from htmlrag_chat.sources.source import Asking, Chosen, PageSource, interleaved
 
 OPTION = "--saved"
 RESOURCES = "_files"  # the folder a browser saves a page's images, styles and frames in
@@ -137,9 +137,4 @@ def _best(texts: list[str], queries: Sequence[str], limit: int) -> list[int]:
         scores = bm25_scores(query, texts)
         ranked = sorted(range(len(texts)), key=lambda index: -scores[index])
         rankings.append([index for index in ranked if scores[index] > 0])
-    chosen: list[int] = []
-    for rank in range(max(map(len, rankings), default=0)):
-        for ranking in rankings:
-            if rank < len(ranking) and ranking[rank] not in chosen:
-                chosen.append(ranking[rank])
-    return chosen[:limit]
+    return interleaved(rankings, limit)

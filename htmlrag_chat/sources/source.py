@@ -134,3 +134,15 @@ class PageSource:
         """The page at ``url`` alone (the MCP server's ``page_context``), or None when
         this source fetches no page by its address."""
         return None
+
+
+def interleaved(rankings: Sequence[Sequence[int]], limit: int) -> list[int]:
+    """The first ``limit`` of several rankings of the same items taken a rank at a time
+    (each query's best, then each one's second...), each item once: how a local source
+    shares a round's pages among its queries, as the web shares its results."""
+    chosen: list[int] = []
+    for rank in range(max(map(len, rankings), default=0)):
+        for ranking in rankings:
+            if rank < len(ranking) and ranking[rank] not in chosen:
+                chosen.append(ranking[rank])
+    return chosen[:limit]

@@ -109,11 +109,7 @@ class GGUFFile(Backend):
     def palette(
         self, current: ReaderSettings, around: Surroundings
     ) -> list[tuple[ReaderSettings, str]]:
-        here = around.here.get(self.name)
-        if here is None:
-            return []
-        chosen = replace(current, reader="local", model=here, base_url=None)
-        return [(chosen, "The model on disk, run in this process")]
+        return self.on_disk(current, around)
 
     def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.gguf.chat import GGUFChat
