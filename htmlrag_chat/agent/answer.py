@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 
 from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.safety import json_safe, markdown_safe, one_line, safe_url, terminal_safe
-from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.claims import Claim, cited_numbers, found_numbers
 from htmlrag_chat.evidence.correction import unmarked
 from htmlrag_chat.evidence.records import claim_record
 from htmlrag_chat.evidence.words import correction_lines
@@ -73,7 +73,7 @@ class Answer:
     def cited_numbers(self) -> set[int]:
         """The sources the answer cites, as it shows them (corrected citations included; the
         others were read and not cited)."""
-        return {number for claim in self.claims for number in claim.shown}
+        return cited_numbers(self.claims)
 
     @property
     def corrections(self) -> list[str]:
@@ -84,13 +84,7 @@ class Answer:
     def found_numbers(self) -> set[int]:
         """The sources it does not cite that the check found backing one of its sentences
         (one that cites nothing, or the wrong source): no ``[n]`` of the text points at them."""
-        found = {
-            quote.source
-            for claim in self.claims
-            for quote in (*claim.backing, *claim.elsewhere)
-            if quote.added
-        }
-        return found - self.cited_numbers
+        return found_numbers(self.claims)
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` record: everything a script needs, the reader's input included.

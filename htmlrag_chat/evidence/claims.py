@@ -94,6 +94,23 @@ class Claim:
         return tuple(quote for quote in self.quotes if quote.added and quote.backs)
 
 
+def cited_numbers(claims: Sequence[Claim]) -> set[int]:
+    """The sources an answer cites, as it shows them (corrected citations included)."""
+    return {number for claim in claims for number in claim.shown}
+
+
+def found_numbers(claims: Sequence[Claim]) -> set[int]:
+    """The sources an answer does not cite that the check found backing one of its
+    sentences (one that cites nothing, or the wrong source): no ``[n]`` points at them."""
+    found = {
+        quote.source
+        for claim in claims
+        for quote in (*claim.backing, *claim.elsewhere)
+        if quote.added
+    }
+    return found - cited_numbers(claims)
+
+
 @dataclass(frozen=True)
 class _Scored:
     passage: int  # index in the collection

@@ -22,7 +22,7 @@ from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.research import Research
 from htmlrag_chat.base.safety import json_safe, one_line, safe_url
 from htmlrag_chat.base.sources import Source
-from htmlrag_chat.evidence.claims import Claim
+from htmlrag_chat.evidence.claims import Claim, cited_numbers, found_numbers
 from htmlrag_chat.evidence.correction import MARK
 from htmlrag_chat.evidence.records import claim_record
 from htmlrag_chat.evidence.words import correction_lines, flag_lines
@@ -131,18 +131,12 @@ class Report:
 
     @property
     def cited_numbers(self) -> set[int]:
-        return {number for claim in self.claims for number in claim.shown}
+        return cited_numbers(self.claims)
 
     @property
     def found_numbers(self) -> set[int]:
         """References no sentence cites that the check found backing one."""
-        found = {
-            quote.source
-            for claim in self.claims
-            for quote in (*claim.backing, *claim.elsewhere)
-            if quote.added
-        }
-        return found - self.cited_numbers
+        return found_numbers(self.claims)
 
     @property
     def single(self) -> bool:
