@@ -25,15 +25,16 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from pathlib import Path
+
+from latency import ServerChat  # the server as a reader, its calls counted from its log
 
 from benchlib import ROOT, write_report
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
-from htmlrag_chat.reader import CallStats, Message, Source, Turn
+from htmlrag_chat.reader import CallStats, Source, Turn
 from htmlrag_chat.reader.gguf.chat import (
     EXTRA_BUFFERS_ENV,
     MODEL_LOCK,
@@ -42,7 +43,6 @@ from htmlrag_chat.reader.gguf.chat import (
 )
 from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
-from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
 from htmlrag_chat.store.db import Store
@@ -53,30 +53,6 @@ from tests.smollm2 import llama_server
 
 DEMO = ROOT / "demo"
 FOLLOW_UP = "Shorter please, in one sentence."
-
-
-@dataclass
-class ServerChat(OpenAIChat):
-    """The server as a reader, each call's evaluated tokens read from the server's log."""
-
-    log: Path | None = None
-    local: GGUFChat | None = None  # the same GGUF, to count the prompt's tokens
-    seen: int = 0
-    counted: list[CallStats] = field(default_factory=list)
-
-    async def stream(self, messages: Sequence[Message], max_tokens: int) -> AsyncIterator[str]:
-        assert self.log is not None and self.local is not None
-        async for chunk in super().stream(messages, max_tokens):
-            yield chunk
-        prompt = len(self.local.prompt_ids(messages))
-        text = self.log.read_text(errors="replace")
-        new, self.seen = text[self.seen :], len(text)
-        evaluated = prompt
-        for line in new.splitlines():
-            if "prefix-match hit" in line:
-                words = line.split()
-                evaluated = int(words[words.index("remaining") + 1])
-        self.counted.append(CallStats(prompt, evaluated))
 
 
 def conversation(
