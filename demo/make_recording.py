@@ -44,7 +44,7 @@ from htmlrag_chat.html.blocks import page_title
 from htmlrag_chat.html.clean import clean_html
 from htmlrag_chat.html.decode import decode_html
 from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
-from htmlrag_chat.scoring.bm25 import terms
+from htmlrag_chat.lexical import terms
 from htmlrag_chat.store.db import Store
 from htmlrag_chat.store.recording import export_jsonl
 from htmlrag_chat.web.results import FetchResult, Outcome, SearchResult
