@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -40,14 +41,14 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, write_report
+
+sys.path.insert(0, str(ROOT / "demo"))  # the demo recording's own reading of the corpus
+from make_recording import CorpusPage, load_pages, load_questions
+
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.agent.planning import first_queries, rewrite
 from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
 from htmlrag_chat.base.events import Event, StageFinished
-from htmlrag_chat.html.blocks import page_title
-from htmlrag_chat.html.clean import clean_html
-from htmlrag_chat.html.decode import decode_html
-from htmlrag_chat.html.text import NEVER_VISIBLE, normalize_space, visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.settings import ReaderSettings
@@ -63,32 +64,7 @@ MAX_PAGE_BYTES = 250_000  # other than gold pages, as the demo recording's
 MAX_QUERIES = 3  # the product's default
 
 
-@dataclass(frozen=True)
-class Page:
-    url: str
-    data: bytes
-    title: str
-    text: str
-
-
-def corpus_pages(corpus: Path) -> dict[str, Page]:
-    """Every corpus page with its original URL, title and visible text, by file."""
-    urls: dict[str, str] = {}
-    for name in ("qa.jsonl", "retention.jsonl"):
-        for line in (corpus / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                urls.setdefault(record["file"], record["url"])
-    pages = {}
-    for file, url in sorted(urls.items()):
-        data = (corpus / file).read_bytes()
-        root = clean_html(decode_html(data).utf8)
-        text = normalize_space(visible_text(root, NEVER_VISIBLE | {"title"}))
-        pages[file] = Page(url, data, page_title(root), text)
-    return pages
-
-
-def search(query: str, pages: dict[str, Page], gold: set[str]) -> list[str]:
+def search(query: str, pages: dict[str, CorpusPage], gold: set[str]) -> list[str]:
     """The files of the corpus pages BM25 ranks highest for ``query``."""
     files = [f for f, p in pages.items() if f in gold or len(p.data) < MAX_PAGE_BYTES]
     scores = bm25_scores(query, [f"{pages[f].title} {pages[f].text}" for f in files])
@@ -96,7 +72,7 @@ def search(query: str, pages: dict[str, Page], gold: set[str]) -> list[str]:
     return [files[i] for i in ranked[:RESULTS]]
 
 
-def gold_ranks(question: dict[str, Any], pages: dict[str, Page]) -> list[int]:
+def gold_ranks(question: dict[str, Any], pages: dict[str, CorpusPage]) -> list[int]:
     """Where the simulated search puts each half's gold page for the question as typed."""
     files = list(pages)
     scores = bm25_scores(question["question"], [f"{p.title} {p.text}" for p in pages.values()])
@@ -104,7 +80,7 @@ def gold_ranks(question: dict[str, Any], pages: dict[str, Page]) -> list[int]:
     return [ranked.index(file) + 1 for file in question["files"]]
 
 
-def record(questions: list[dict[str, Any]], pages: dict[str, Page], path: Path) -> None:
+def record(questions: list[dict[str, Any]], pages: dict[str, CorpusPage], path: Path) -> None:
     """The searches of every question and sub-query, with their pages, into a cache file."""
     with Store.open(path) as store:
         for question in questions:
@@ -207,7 +183,7 @@ def main() -> int:
         plans(questions, args.model)
         return 0
     questions = [q for q in questions if not args.only or q["id"] in args.only]
-    pages = corpus_pages(args.corpus)
+    pages = load_pages(args.corpus, load_questions(args.corpus))
     by_file = {file: page.url for file, page in pages.items()}
     report: dict[str, Any] = {
         "machine": f"{os.cpu_count()} CPUs, load average at start {os.getloadavg()[0]:.1f}",
