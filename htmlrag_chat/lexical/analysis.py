@@ -10,7 +10,9 @@ in its own language (``lexical.language``):
   halves are both words of the pages or the question also yields the halves' stems, so
   "Fahrercheck" meets "Fahrer" and "Check"; the halves are looked up in the vocabulary of
   the texts at hand, not a dictionary, so nothing is shipped and a name is never cut into
-  words that do not occur;
+  words that do not occur. A compound that ends in a word of the question is split whatever
+  its head: the last part names what the thing is ("Weizenmehl" is a "Mehl", a
+  "Naturschutzpreis" a "Preis"), and the head may be a word the pages never use alone;
 - runs of CJK characters become overlapping character bigrams (a lone character stays
   itself): a two-character word such as 体罰 is one term, which single characters are not.
 
@@ -90,13 +92,18 @@ def stem(words: list[str], language: str) -> list[str]:
     return _stemmer(language).stemWords(words)
 
 
-def split_compound(word: str, vocabulary: set[str]) -> tuple[str, str] | None:
+def split_compound(
+    word: str, vocabulary: set[str], asked: frozenset[str] = frozenset()
+) -> tuple[str, str] | None:
     """The two halves of a compound that are both in ``vocabulary`` (the head may end in
-    a linking "s"), the shortest head first; None for a word that is not one."""
+    a linking "s"), or whose tail is one of the ``asked`` words (the question's), the
+    shortest head first; None for a word that is not one."""
     if len(word) < MIN_COMPOUND:
         return None
     for cut in range(MIN_PART, len(word) - MIN_PART + 1):
         head, tail = word[:cut], word[cut:]
+        if tail in asked:
+            return head, tail
         if tail in vocabulary and (
             head in vocabulary or (head.endswith("s") and head[:-1] in vocabulary)
         ):
@@ -112,11 +119,15 @@ def analyze(text: str, language: str, vocabulary: set[str] | None = None) -> lis
 
 
 def _terms(
-    words: list[str], runs: list[str], language: str, vocabulary: set[str] | None
+    words: list[str],
+    runs: list[str],
+    language: str,
+    vocabulary: set[str] | None,
+    asked: frozenset[str] = frozenset(),
 ) -> list[str]:
     terms = stem(words, language)
     if vocabulary is not None and language in COMPOUNDING:
-        pairs = [split_compound(word, vocabulary) for word in words]
+        pairs = [split_compound(word, vocabulary, asked) for word in words]
         terms = terms + stem([part for pair in pairs if pair for part in pair], language)
     for run in runs:
         terms.extend(bigrams(run))
@@ -140,8 +151,9 @@ def analyze_all(
         majority = found.most_common(1)[0][0]
         language = [lang or majority for lang in language]
     vocabulary = {word for words, _ in split for word in words} | set(query_words)
+    asked = frozenset(word for word in query_words if len(word) >= MIN_PART)
     documents = [
-        _terms(words, runs, lang, vocabulary)
+        _terms(words, runs, lang, vocabulary, asked)
         for (words, runs), lang in zip(split, language, strict=True)
     ]
     readings = {script_language(query, query_words), *found}

@@ -56,6 +56,21 @@ def test_compounds_split_into_halves_found_in_the_vocabulary():
     assert split_compound("check", vocabulary) is None  # too short to be a compound
 
 
+def test_a_compound_ending_in_a_word_of_the_question_splits_whatever_its_head():
+    # hold-010: "Wie viel Mehl ...?" and the ingredient "350 Gramm Weizenmehl", where
+    # "Weizen" is no word of the pages on its own.
+    assert split_compound("weizenmehl", {"mehl"}) is None
+    assert split_compound("weizenmehl", {"mehl"}, frozenset({"mehl"})) == ("weizen", "mehl")
+    texts = [
+        "Für den Teig braucht man 350 Gramm Weizenmehl, vier Eier und die Butter.",
+        "Dann den Zucker und die Butter mit den Eiern verrühren und den Kuchen backen.",
+    ]
+    query, documents = analyze_all("Wie viel Mehl braucht man für den Kuchen?", texts, [0, 0])
+    assert "mehl" in query and "mehl" in documents[0]
+    scores = lexical_scores("Wie viel Mehl braucht man für den Kuchen?", texts, [0, 0])
+    assert scores[0] > scores[1]
+
+
 def test_only_compounding_languages_split():
     vocabulary = {"fahrer", "check"}
     query, _ = analyze_all("Was ist der Fahrercheck?", ["Der Fahrer und der Check"], [0])
