@@ -115,13 +115,18 @@ class ReaderBusy:
     tokens: int | None = None
 
 
+# How a research's parts were made: given by the user, listed as such in the question, or
+# split by the reader (``PartsPlanned.how``, ``research.report.Report.how``).
+GIVEN, WRITTEN, BY_READER = "given", "written", "reader"
+
+
 @dataclass(frozen=True)
 class PartsPlanned:
-    """A research (``research/``) is taken apart: the ``parts`` it asks one by one, as the
-    reader split the question or as the user gave them (``given``)."""
+    """A research (``research/``) is taken apart: the ``parts`` it asks one by one, and
+    ``how`` they were made (``GIVEN``, ``WRITTEN`` or ``BY_READER``)."""
 
     parts: tuple[str, ...]
-    given: bool = False
+    how: str = BY_READER
 
 
 @dataclass(frozen=True)

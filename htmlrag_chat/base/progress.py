@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from htmlrag_chat.base.events import (
+    BY_READER,
+    GIVEN,
+    WRITTEN,
     AnswerDelta,
     AnswerRetracted,
     Event,
@@ -74,11 +77,18 @@ def event_line(event: Event) -> str | None:
     return None
 
 
+PARTS_MADE = {  # how a research's parts were made, in words (progress and exports)
+    GIVEN: "as given",
+    WRITTEN: "as the question lists them",
+    BY_READER: "as the reader split the question",
+}
+
+
 def part_line(event: PartsPlanned | PartStarted | PartEnded) -> str:
     """A research's parts (``research in 2 parts:`` and a line each), a part begun
     (``part 1/2: Who founded Shabka?``) or ended (``part 1/2 answered: 2 sentences...``)."""
     if isinstance(event, PartsPlanned):
-        how = "as given" if event.given else "as the reader split the question"
+        how = PARTS_MADE[event.how]
         count = f"{len(event.parts)} part{'s' if len(event.parts) != 1 else ''}"
         lines = [f"research in {count}, {how}:"]
         lines += [f"  {n}. {one_line(part)}" for n, part in enumerate(event.parts, 1)]

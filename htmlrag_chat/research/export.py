@@ -9,6 +9,7 @@ keep web pages and files only (``markdown_safe``), as in every exported conversa
 
 from __future__ import annotations
 
+from htmlrag_chat.base.progress import PARTS_MADE
 from htmlrag_chat.base.safety import markdown_safe, no_raw_html, one_line, safe_url
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.conversations.export import evidence_markdown
@@ -39,8 +40,7 @@ def report_markdown(report: Report) -> str:
 def made(report: Report) -> str:
     """Who researched it, in how many parts, in how long."""
     parts = len(report.sections)
-    how = "as given" if report.given else "as the reader split it"
-    count = f"{parts} part{'s' if parts != 1 else ''} {how}"
+    count = f"{parts} part{'s' if parts != 1 else ''} {PARTS_MADE[report.how]}"
     took = duration(report.total_ms / 1000)
     by = one_line(report.model) or report.reader
     return f"Researched by {by} ({report.reader}), {count}, in {took}."

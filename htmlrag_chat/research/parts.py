@@ -1,5 +1,12 @@
 """A research question taken apart into the questions it asks, each looked up on its own.
 
+A question written as a list of questions ("Who founded A, and how much did B cost?", "In
+what year ..., what share ..., and in how many ...?", the same in German, French and Spanish)
+is split where its writer split it (``written_parts``), word for word and without a call to
+the reader: Qwen 1.5B, asked to split "Who founded The Reckoning Crew, the South Carolina
+political organizing group ..., and who was ...?", dropped the group's description, and the
+bare name then found another page. Any other question goes to the reader.
+
 The reader splits it (``prompts/parts.md``): one ``PART:`` line per question, a line format
 because small models break JSON; bullets, numbering ("PART 2:"), bold and quotes are
 tolerated, and a line that only echoes the request is no part. A simple question stays one
@@ -33,6 +40,80 @@ MAX_PARTS = _BOUNDS.most  # a research asks at most this many questions (setting
 SPLIT_TOKENS = 256  # five questions of some thirty words, with room for a preamble
 LONGEST_PART = 300  # characters: longer is a paragraph, not a question
 _MARKER = r"part(?:\s*\d+)?"  # "PART:", and "PART 2:" as some models number them
+
+
+# Words that open a question (the first three words of a clause hold one: "in what year",
+# "by how much", "und mit wie vielen"), and the conjunctions that join the last question of
+# a list to the others; English, German, French and Spanish.
+_OPENERS = frozenset(
+    """
+    who whom whose what which when where why how
+    wer wen wem wessen was welche welcher welches welchen welchem wann wo woher wohin wie
+    warum weshalb wieso qui quoi quel quelle quels quelles quand où comment pourquoi combien
+    quién quiénes qué cuál cuáles cuándo dónde cómo cuánto cuánta cuántos cuántas
+    """.split()
+)
+_CONJUNCTIONS = frozenset({"and", "und", "et", "y"})
+# A later question that points back ("and when did she ...") is no question on its own.
+_BACK_REFERENCES = frozenset("he she it they him her his its their them".split())
+_OPENING_WORDS = 3
+_SHORTEST_CLAUSE = 4  # words: "how much does X cost"; shorter is a fragment
+_SEPARATOR = re.compile(
+    rf"(,\s+|\s+(?=(?:{'|'.join(_CONJUNCTIONS)})\s+(?:{'|'.join(_OPENERS)})\b))", re.IGNORECASE
+)
+
+
+def written_parts(question: str, max_parts: int = MAX_PARTS) -> tuple[str, ...]:
+    """The questions ``question`` lists one after another, as written, when it plainly is
+    such a list: a clause starts where a question word opens a comma's or a conjunction's
+    piece, once the clause before has asked something ("When planting a hydrangea in a
+    container, how much ..." is one clause: "when" + a gerund opens a circumstance); the
+    last one follows a conjunction; none is shorter than four words or points back with a
+    pronoun; at most ``max_parts``. Otherwise none, and the reader splits it."""
+    pieces = _SEPARATOR.split(question.strip().lstrip("¿¡").rstrip("?").strip())
+    clauses: list[str] = []
+    asked: list[bool] = []  # whether each clause has opened a question yet
+    joined: list[bool] = []  # whether each clause follows a conjunction
+    for index in range(0, len(pieces), 2):
+        words = pieces[index].split()
+        conjunction = bool(words) and words[0].casefold() in _CONJUNCTIONS
+        opens = _opens_question(words[conjunction:])
+        if clauses and not (opens and asked[-1]):
+            clauses[-1] += pieces[index - 1] + pieces[index]
+            asked[-1] = asked[-1] or opens
+            continue
+        clauses.append(" ".join(words[conjunction:]))
+        asked.append(opens)
+        joined.append(conjunction)
+    if (
+        not 1 < len(clauses) <= max_parts
+        or not all(asked)
+        or not joined[-1]
+        or any(len(clause.split()) < _SHORTEST_CLAUSE for clause in clauses)
+        or any(_points_back(clause) for clause in clauses[1:])
+    ):
+        return ()
+    return tuple(clause[:1].upper() + clause[1:] + "?" for clause in clauses)
+
+
+def _opens_question(words: Sequence[str]) -> bool:
+    opening = [word.casefold().strip("¿¡") for word in words[: _OPENING_WORDS + 1]]
+    for at, word in enumerate(opening[:_OPENING_WORDS]):
+        if word in _OPENERS:
+            following = opening[at + 1] if at + 1 < len(opening) else ""
+            return not following.endswith("ing")
+    return False
+
+
+def _points_back(clause: str) -> bool:
+    """Whether a pronoun comes before the clause names anything (a capitalised word after
+    its first): "and when did she retire" does, "what did Tom Francis call his" does not."""
+    for word in re.findall(r"\w+", clause)[1:]:
+        if word[:1].isupper():
+            return False
+        if word in _BACK_REFERENCES:
+            return True
+    return False
 
 
 def given_parts(parts: Sequence[str], max_parts: int = MAX_PARTS) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.research import Research
+from htmlrag_chat.base.events import BY_READER, GIVEN
 from htmlrag_chat.base.safety import json_safe, one_line, safe_url
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.evidence.claims import Claim, cited_numbers, found_numbers
@@ -94,7 +95,7 @@ class Report:
     model: str
     sections: list[Section]
     references: list[Source]
-    given: bool = False  # the parts were the user's, not the reader's split
+    how: str = BY_READER  # how the parts were made (base/events.py)
     stopped: bool = False  # stopped before every part was done
     total_ms: float = 0.0
 
@@ -105,7 +106,7 @@ class Report:
         reader: str,
         model: str,
         results: Sequence[PartResult],
-        given: bool = False,
+        how: str = BY_READER,
         stopped: bool = False,
         total_ms: float = 0.0,
     ) -> Report:
@@ -122,8 +123,13 @@ class Report:
                 section.claims = renumber_claims(answer.claims, numbers)
                 section.sources = tuple(sorted(numbers.values()))
             sections.append(section)
-        return cls(question, reader, model, sections, numbering.references, given, stopped,
+        return cls(question, reader, model, sections, numbering.references, how, stopped,
                    total_ms)  # fmt: skip
+
+    @property
+    def given(self) -> bool:
+        """Whether the parts were the user's."""
+        return self.how == GIVEN
 
     @property
     def claims(self) -> list[Claim]:

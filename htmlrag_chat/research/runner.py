@@ -22,7 +22,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from htmlrag_chat.base.events import EventSink, PartEnded, PartsPlanned, PartStarted
+from htmlrag_chat.base.events import (
+    BY_READER,
+    GIVEN,
+    WRITTEN,
+    EventSink,
+    PartEnded,
+    PartsPlanned,
+    PartStarted,
+    stage,
+)
 from htmlrag_chat.research.kept import (
     PART,
     SPLIT,
@@ -32,7 +41,12 @@ from htmlrag_chat.research.kept import (
     part_key,
     split_key,
 )
-from htmlrag_chat.research.parts import MAX_PARTS, distinct_parts, split_question
+from htmlrag_chat.research.parts import (
+    MAX_PARTS,
+    distinct_parts,
+    split_question,
+    written_parts,
+)
 from htmlrag_chat.research.report import (
     ANSWERED,
     FAILED,
@@ -61,7 +75,7 @@ class Researcher:
     max_parts: int = MAX_PARTS
     clock: Callable[[], float] = time.perf_counter
     _question: str = field(default="", init=False, repr=False)
-    _given: bool = field(default=False, init=False, repr=False)
+    _how: str = field(default=BY_READER, init=False, repr=False)
     _results: list[PartResult] = field(default_factory=list, init=False, repr=False)
     _start: float = field(default=0.0, init=False, repr=False)
 
@@ -72,11 +86,14 @@ class Researcher:
     async def run(self, question: str, given: Sequence[str] = ()) -> Report:
         """The report of ``question``, split into ``given`` parts or as the reader splits
         it. Cancelled, it raises as a question does; ``report()`` has what was done."""
-        self._question, self._given, self._results = question, bool(given), []
+        self._question, self._results = question, []
         self._start = self.clock()
-        parts = tuple(given) or await self._split(question)
+        if given:
+            parts, self._how = tuple(given), GIVEN
+        else:
+            parts, self._how = await self._split(question)
         self._results = [PartResult(n, part) for n, part in enumerate(parts, 1)]
-        self.emit(PartsPlanned(parts, self._given))
+        self.emit(PartsPlanned(parts, self._how))
         for result in self._results:
             await self._ask(result)
         return self.report()
@@ -86,22 +103,27 @@ class Researcher:
         reader = self.agent.reader
         stopped = any(result.state == STOPPED for result in self._results)
         return Report.of(
-            self._question, reader.kind, reader.name, self._results, self._given, stopped,
+            self._question, reader.kind, reader.name, self._results, self._how, stopped,
             (self.clock() - self._start) * 1000,
         )  # fmt: skip
 
-    async def _split(self, question: str) -> tuple[str, ...]:
-        """The reader's split, or the one it made for this question before."""
+    async def _split(self, question: str) -> tuple[tuple[str, ...], str]:
+        """The question's own list of questions, else the reader's split, or the one it
+        made for this question before; and how they were made."""
         reader = self.agent.reader
+        if written := written_parts(question, self.max_parts):
+            with stage(self.emit, "split") as counts:  # no reader call: nothing to keep
+                counts["parts"] = len(written)
+            return written, WRITTEN
         key = split_key(self.agent, question, self.max_parts)
         kept = self.cache.get(SPLIT, key) if self.cache is not None else None
         if isinstance(kept, list) and kept and all(isinstance(part, str) for part in kept):
             parts = distinct_parts(kept)[: self.max_parts]  # as this code reads a split
-            return parts if len(parts) > 1 else (question,)
+            return (parts if len(parts) > 1 else (question,)), BY_READER
         parts = await split_question(reader.chat, question, self.max_parts, self.emit)
         if self.cache is not None and reader.chat is not None:
             self.cache.put(SPLIT, key, list(parts))
-        return parts
+        return parts, BY_READER
 
     async def _ask(self, result: PartResult) -> None:
         total = len(self._results)

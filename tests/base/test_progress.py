@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from htmlrag_chat.base.events import (
+    GIVEN,
+    WRITTEN,
     AnswerDelta,
     Notice,
     PartEnded,
@@ -97,4 +99,7 @@ def test_a_research_s_parts_are_said_in_one_line_each_and_safe() -> None:
     assert event_line(ended) == (
         "part 1/3 answered (from the cache): 1 sentence, 1 backed, 2 sources"
     )
-    assert event_line(PartsPlanned(("Q",), given=True)) == "research in 1 part, as given:\n  1. Q"
+    assert event_line(PartsPlanned(("Q",), GIVEN)) == "research in 1 part, as given:\n  1. Q"
+    assert event_line(PartsPlanned(("Q?", "R?"), WRITTEN)).startswith(
+        "research in 2 parts, as the question lists them:"
+    )

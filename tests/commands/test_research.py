@@ -102,6 +102,25 @@ def test_parts_given_are_answered_from_their_files_and_reported_once(
     assert "Orla Vance" in shown and "beekeeping.md" not in shown.split("**Sources**")[0]
 
 
+def test_the_extractive_reader_researches_a_question_written_as_a_list_without_parts_given(
+    folder: Path, tmp_path: Path, no_network: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = research(
+        capsys, QUESTION, "--cache", str(tmp_path / "c.db"), "--docs", str(folder), "--no-web",
+        "--reader", "extractive", "--pruner", "bm25", "--json",
+    )  # fmt: skip
+    record = json.loads(out)
+    assert [p["part"] for p in record["parts"]] == [
+        SWARM,
+        "How much paraffin does the lamp burn?",
+    ]
+    assert not record["parts_given"] and "give its parts with --part" not in err
+    assert "research in 2 parts, as the question lists them:" in err
+    for part, (fact, file) in zip(record["parts"], FACTS.values(), strict=True):
+        assert part["state"] == "answered" and fact in part["answer"]
+        assert file in cited_files(part, record["references"])
+
+
 def test_the_same_research_again_comes_from_the_cache(
     folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,7 +11,13 @@ from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.events import Event, Notice, ReaderBusy
 from htmlrag_chat.base.prompts import load_prompt
 from htmlrag_chat.reader.openai import OpenAIChat
-from htmlrag_chat.research.parts import MAX_PARTS, given_parts, parse_parts, split_question
+from htmlrag_chat.research.parts import (
+    MAX_PARTS,
+    given_parts,
+    parse_parts,
+    split_question,
+    written_parts,
+)
 from tests.openai_server import ScriptedLLM, serve_llm
 
 REQUEST = load_prompt("parts").format(question="", max_parts="")
@@ -55,6 +61,75 @@ def test_parts_are_read_from_lines_as_small_models_write_them(
     reply: str, parts: tuple[str, ...]
 ) -> None:
     assert parse_parts(reply, MAX_PARTS, REQUEST) == parts
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        # Qualifiers stay with their question (rm-05: the reader dropped the group's).
+        (
+            "Who was the first Somali American mayor of a U.S. city, selected by the South "
+            "Portland, Maine council in 2021, and who founded The Reckoning Crew, the South "
+            "Carolina group that backed Joe Biden in 2020?",
+            (
+                "Who was the first Somali American mayor of a U.S. city, selected by the South "
+                "Portland, Maine council in 2021?",
+                "Who founded The Reckoning Crew, the South Carolina group that backed Joe Biden "
+                "in 2020?",
+            ),
+        ),
+        # A series, question words after a preposition or an adverb, a pronoun after a name.
+        (
+            "In what year was Shabka founded, what share of the speakers were women, and "
+            "roughly how much did Tom Francis pay for his High Elf's armour?",
+            (
+                "In what year was Shabka founded?",
+                "What share of the speakers were women?",
+                "Roughly how much did Tom Francis pay for his High Elf's armour?",
+            ),
+        ),
+        # "When" with a gerund opens a circumstance, not a question.
+        (
+            "When planting a hydrangea in a pot, how much space should be left at the top, "
+            "and what size of pots does the lemon guide list?",
+            (
+                "When planting a hydrangea in a pot, how much space should be left at the top?",
+                "What size of pots does the lemon guide list?",
+            ),
+        ),
+        (
+            "Wie viel Mehl braucht man für den Zitronenkuchen, und mit wie vielen Punkten "
+            "gewann Marius Lindvik in Willingen?",
+            (
+                "Wie viel Mehl braucht man für den Zitronenkuchen?",
+                "Mit wie vielen Punkten gewann Marius Lindvik in Willingen?",
+            ),
+        ),
+        # Not plainly a list: the reader splits these.
+        ("What is the capital of France?", ()),
+        ("Who founded the company, which was based in Ohio, in 1990?", ()),  # no conjunction
+        ("Who won the 2019 race and when did she retire from racing?", ()),  # points back
+        ("How tall is the Eiffel Tower, and how old?", ()),  # a fragment
+        ("For the logbook: who caught the swarm, and how much paraffin does the lamp burn?", ()),
+        (
+            "Who gave the model of leadership as a continuum, ranging between autocratic and "
+            "free-rein styles, and in t-SNE, the Student t-distribution with one degree of "
+            "freedom is the same as which distribution?",
+            (),
+        ),
+    ],
+)
+def test_a_question_written_as_a_list_is_split_where_its_writer_split_it(
+    question: str, parts: tuple[str, ...]
+) -> None:
+    assert written_parts(question) == parts
+
+
+def test_a_written_list_longer_than_the_bound_goes_to_the_reader() -> None:
+    question = "Who built the tower, who paid for the tower, and when did the tower open?"
+    assert len(written_parts(question, 3)) == 3
+    assert written_parts(question, 2) == ()
+    assert len(written_parts("Who built the tower, and when did the tower open?", 2)) == 2
 
 
 def test_at_most_max_parts_are_kept() -> None:

@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from htmlrag_chat.base.events import Event, PartEnded, PartsPlanned, PartStarted, Searching
+from htmlrag_chat.base.events import (
+    BY_READER,
+    GIVEN,
+    WRITTEN,
+    Event,
+    PartEnded,
+    PartsPlanned,
+    PartStarted,
+    Searching,
+)
 from htmlrag_chat.pruning.pipeline import Stage
 from htmlrag_chat.research.kept import ResearchCache
 from htmlrag_chat.research.report import ANSWERED, NOTHING, STOPPED, Report
@@ -44,6 +53,7 @@ def research(
     given: tuple[str, ...] = (),
     events: list[Event] | None = None,
     stop_at: int | None = None,
+    question: str = QUESTION,
     **options: Any,
 ) -> tuple[Report, list[Event]]:
     """One research against a fresh server; ``stop_at``: stopped (cancelled, as Ctrl+C
@@ -65,7 +75,7 @@ def research(
 
             researcher.agent.emit = emit
             try:
-                return await researcher.run(QUESTION, given)
+                return await researcher.run(question, given)
             except asyncio.CancelledError:
                 return researcher.report()
 
@@ -80,7 +90,7 @@ def test_the_question_is_split_each_part_answered_and_the_citations_renumbered(
     report, events = research(llm, store)
     assert len(requests(llm, "split")) == 1
     assert [e for e in events if isinstance(e, PartsPlanned)] == [
-        PartsPlanned((SWARM, PARAFFIN), False)
+        PartsPlanned((SWARM, PARAFFIN), BY_READER)
     ]
     # Each part searched as typed, on its own: its own round, its own pages.
     assert [e.queries for e in events if isinstance(e, Searching)] == [(SWARM,), (PARAFFIN,)]
@@ -99,6 +109,19 @@ def test_the_question_is_split_each_part_answered_and_the_citations_renumbered(
     assert {report.references[q.source - 1].url for q in claim.backing} == {LAMP}
     assert report.short_answer() == [first.text, second.text]
     assert [e.state for e in events if isinstance(e, PartEnded)] == [ANSWERED, ANSWERED]
+
+
+def test_a_question_written_as_a_list_of_questions_is_split_as_written(store: Store) -> None:
+    reader = Reader()
+    llm = ScriptedLLM(reply=reader)
+    listed = f"{SWARM[:-1]}, and {PARAFFIN[0].lower()}{PARAFFIN[1:]}"
+    report, events = research(llm, store, question=listed)
+    assert requests(llm, "split") == []  # the writer's own split: no call, nothing dropped
+    assert [e for e in events if isinstance(e, PartsPlanned)] == [
+        PartsPlanned((SWARM, PARAFFIN), WRITTEN)
+    ]
+    assert reader.asked == [SWARM, PARAFFIN]
+    assert [s.state for s in report.sections] == [ANSWERED, ANSWERED]
 
 
 def test_a_part_already_answered_is_not_asked_again(store: Store) -> None:
@@ -146,7 +169,7 @@ def test_parts_given_are_researched_as_given_without_a_split(store: Store) -> No
     llm = ScriptedLLM(reply=Reader())
     report, events = research(llm, store, given=(PARAFFIN,))
     assert requests(llm, "split") == []
-    assert [e for e in events if isinstance(e, PartsPlanned)] == [PartsPlanned((PARAFFIN,), True)]
+    assert [e for e in events if isinstance(e, PartsPlanned)] == [PartsPlanned((PARAFFIN,), GIVEN)]
     assert report.single and report.given
     assert report.body() == report.sections[0].markdown
 

@@ -34,7 +34,10 @@ HIVES, LAMP, BOATS = (
     "https://lights.example/skarvik",
     "https://boats.example/shed",
 )
-QUESTION = "Who caught the blue hive's swarm, and how much paraffin does the Skarvik lamp burn?"
+QUESTION = (
+    "For the logbook: who caught the blue hive's swarm, and how much paraffin does the Skarvik "
+    "lamp burn?"
+)  # not a plain list of questions: the reader splits it
 SWARM = "Who caught the swarm from the blue hive?"
 PARAFFIN = "How much paraffin does the Skarvik lamp burn a week in winter?"
 NOWHERE = "Who painted the boathouse door?"

@@ -19,7 +19,10 @@ from tests.openai_server import ScriptedLLM, serve_llm
 from tests.tui.conftest import SIZE, answers, ask, make_app, options, run, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
-QUESTION = "Who caught the blue hive's swarm, and how much paraffin does the Skarvik lamp burn?"
+QUESTION = (
+    "For the logbook: who caught the blue hive's swarm, and how much paraffin does the Skarvik "
+    "lamp burn?"
+)  # not a plain list of questions: the reader splits it
 SWARM = "Who caught the swarm from the blue hive?"
 PARAFFIN = "How much paraffin does the Skarvik lamp burn a week in winter?"
 
