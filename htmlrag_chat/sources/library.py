@@ -57,7 +57,9 @@ from htmlrag_chat.documents.walk import (
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
 from htmlrag_chat.modelio.extras import MissingExtra
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.sources.source import Asking, Chosen, PageSource, interleaved
+from htmlrag_chat.settings.kinds import Paths
+from htmlrag_chat.settings.tree import ANSWERING, Setting
+from htmlrag_chat.sources.source import Asking, Chosen, PageSource, SourceEntry, interleaved
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.documents import StoredDocument, path_key, storable_mtime
 from htmlrag_chat.store.embeddings import derived_cache_path
@@ -285,3 +287,18 @@ def _day(mtime_ns: int) -> str:
         return dt.date.fromtimestamp(mtime_ns / 1e9).isoformat()
     except (OverflowError, ValueError, OSError):
         return ""
+
+
+# ``--docs``, as the rest of the program reads it from ``sources/registry.py``.
+DOCUMENTS = SourceEntry(
+    Setting(
+        "research", "docs", Paths(), (),
+        "your own documents as sources beside the web: a file or a folder (read "
+        "recursively; docs/docs.md lists the types read), repeatable", ANSWERING,
+        example=("~/notes",),
+    ),
+    called="your documents",
+    listed="documents",
+    check=check_roots,
+    build=DocumentLibrary.of,
+)  # fmt: skip
