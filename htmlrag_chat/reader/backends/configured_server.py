@@ -25,6 +25,12 @@ class ConfiguredServer(ServerBackend):
     chosen_by = ("auto", "openai")
     configured = True
 
+    def palette(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        """Each chat model the configured server lists (none when it lists none)."""
+        return [] if around.configured is None else self.served(current, around.configured)
+
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         server = around.configured
         if server is not None:

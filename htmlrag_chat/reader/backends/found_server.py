@@ -24,6 +24,12 @@ class FoundServer(ServerBackend):
     name = "found"
     chosen_by = ("auto",)
 
+    def palette(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        """Each chat model of each server found, read there (without the API key)."""
+        return [entry for server in around.found for entry in self.served(current, server)]
+
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         choice = choose_server(around.found, settings.model)
         if choice is None:

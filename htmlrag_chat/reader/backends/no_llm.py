@@ -6,6 +6,7 @@ instead (``registry.reader_row``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,14 @@ class Extractive(Backend):
 
     name = "extractive"
     chosen_by = ("auto", "extractive")
+    palette_rank = 0
+
+    def palette(
+        self, current: ReaderSettings, around: Surroundings
+    ) -> list[tuple[ReaderSettings, str]]:
+        """Always offered, first."""
+        chosen = replace(current, reader="extractive")
+        return [(chosen, "Quote the sources' best sentences, each cited")]
 
     def plan(self, settings: ReaderSettings, around: Surroundings) -> ReaderPlan | None:
         if settings.reader == "extractive":

@@ -6,6 +6,7 @@ row in ``models`` saying whether it lists the model. The configured server
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -13,17 +14,33 @@ from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.modelio.listing import ModelRow
 from htmlrag_chat.reader.backend import Backend, Counting, LoadedReader, ReaderPlan, Warn
-from htmlrag_chat.reader.discover import best_model
+from htmlrag_chat.reader.discover import Server, best_model, chat_models
 from htmlrag_chat.reader.llm import LLMReader
 
 if TYPE_CHECKING:
     from htmlrag_chat.reader.openai import OpenAIChat
+    from htmlrag_chat.reader.settings import ReaderSettings
 
 
 class ServerBackend(Backend):
     """An OpenAI-compatible server: what the configured and the found one share."""
 
     configured = False  # the API key goes to the configured server only
+    palette_rank = 2
+
+    def served(self, current: ReaderSettings, server: Server) -> list[tuple[ReaderSettings, str]]:
+        """The palette's entries for ``server``: each chat model it lists, read there."""
+        api_key = current.api_key if self.configured else None
+        return [
+            (
+                replace(
+                    current, reader="openai", base_url=server.base_url, model=model,
+                    api_key=api_key,
+                ),
+                f"The model served at {server.base_url}",
+            )
+            for model in chat_models(server.models)
+        ]  # fmt: skip
 
     def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
         from htmlrag_chat.reader.openai import OpenAIChat
