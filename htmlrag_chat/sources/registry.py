@@ -30,6 +30,8 @@ def register(*entries: SourceEntry) -> None:
     """Make ``entries`` sources the user can name: their settings drawn into the tree (the
     options, the file's checks, ``config``), each listed after those already here."""
     for entry in entries:
+        if entry.setting.section != "research":  # ``AgentOptions`` reads them from there
+            raise ValueError(f"a source's setting belongs in [research]: {entry.setting.key}")
         declare(entry.setting, before=WEB_SWITCH)
         if entry not in SOURCES:
             SOURCES.append(entry)
