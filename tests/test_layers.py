@@ -45,6 +45,15 @@ DOCUMENTS = ("htmlrag_chat.documents",)
 SOURCES = ("htmlrag_chat.sources",)
 RECORDER = ("htmlrag_chat.sources.recorder",)
 LOCAL = ("htmlrag_chat.sources.library", "htmlrag_chat.sources.saved")
+SOURCE_LIST = ("htmlrag_chat.sources.registry",)
+# Each reader backend's module (the servers' shared base, server_backend, is none).
+BACKENDS = (
+    "htmlrag_chat.reader.backends.configured_server",
+    "htmlrag_chat.reader.backends.found_server",
+    "htmlrag_chat.reader.backends.transformers_model",
+    "htmlrag_chat.reader.backends.no_llm",
+    "htmlrag_chat.reader.gguf.backend",
+)
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
 RESEARCH = ("htmlrag_chat.research",)
@@ -206,6 +215,18 @@ CONTRACTS = (
         "pages) never reach the network",
         LOCAL,
         forbidden=(*WEB, *RECORDER, "htmlrag_chat.sources.online", *READER, *SETTINGS, *UPPER),
+    ),
+    Contract(
+        "a source the user names (sources/library.py, sources/saved.py) knows no other such "
+        "source and not their list (sources/registry.py), which reads each one's entry",
+        LOCAL,
+        forbidden=(*LOCAL, *SOURCE_LIST),
+    ),
+    Contract(
+        "a reader backend is a module of its own (reader/backends/, reader/gguf/backend.py): "
+        "none imports another's; reader/registry.py lists them",
+        BACKENDS,
+        forbidden=BACKENDS,
     ),
     Contract(
         "reader/settings.py sits below the parts it configures: no other reader module, "

@@ -16,9 +16,9 @@ error. Only assembly lives here; what each part is made of is decided below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from htmlrag_chat.base.counting import TokenCounter
 from htmlrag_chat.base.errors import UserError
@@ -41,13 +41,14 @@ from htmlrag_chat.reader.registry import load_reader, look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.settings.layered import Resolved
 from htmlrag_chat.settings.tree import default
+from htmlrag_chat.sources.registry import named, nothing_to_read
 from htmlrag_chat.web.settings import SearchSettings
 
 if TYPE_CHECKING:  # torch and transformers load only when a model is actually used
     from htmlrag_chat.agent.checking import Checker
     from htmlrag_chat.agent.loop import Agent
     from htmlrag_chat.reader.backend import LoadedReader
-    from htmlrag_chat.sources.source import PageSource
+    from htmlrag_chat.sources.source import PageSource, SourceEntry
     from htmlrag_chat.store.db import Store
 
 
@@ -65,25 +66,43 @@ class AgentOptions:
     refresh: float | None = None  # --refresh: redo cached searches and pages older than this
     deadline: float | None = default("web.deadline")  # seconds after the first page
     search: SearchSettings = field(default_factory=SearchSettings)
-    docs: tuple[str, ...] = default("research.docs")  # the user's documents, beside the web
-    saved: tuple[str, ...] = default("research.saved")  # pages a browser saved
-    web: bool = default("research.web")  # False: only the documents, and no network
+    web: bool = default("research.web")  # False: only the sources the user names, no network
     max_parts: int = default("research.max_parts")  # a research's parts (research/)
+    # The settings of the sources the user names (``sources/registry.py``: --docs, --saved)
+    # that differ from their defaults, by name.
+    sources: dict[str, Any] = field(default_factory=dict, hash=False)
 
     @classmethod
     def of(
         cls, settings: Resolved, replay: bool = False, refresh: float | None = None
     ) -> AgentOptions:
-        """The options the settings in effect give, each section to its dataclass."""
+        """The options the settings in effect give, each section to its dataclass; the
+        ``[research]`` settings that are no field here are the sources'."""
+        research, own = settings.section("research"), {f.name for f in fields(cls)}
+        sources = {
+            name: value
+            for name, value in research.items()
+            if name not in own and value != default(f"research.{name}")
+        }
         return cls(
             reader=ReaderSettings.of(settings.section("reader")),
             prune=PruneSettings.of(settings),
             search=SearchSettings(**settings.section("search")),
             replay=replay,
             refresh=refresh,
-            **settings.section("research"),
+            sources=sources,
+            **{name: value for name, value in research.items() if name in own},
             **settings.section("web"),
         )
+
+    def source(self, name: str) -> Any:
+        """The setting ``name`` of a source the user names: as given, else its default."""
+        return self.sources[name] if name in self.sources else default(f"research.{name}")
+
+    def named_sources(self) -> list[tuple[SourceEntry, Any]]:
+        """The sources these options name, each with its setting's value, in the order each
+        round asks them (``sources.registry.named``)."""
+        return named(self.source)
 
 
 @dataclass(frozen=True)
@@ -162,20 +181,14 @@ class Parts:
 
 
 def page_sources(options: AgentOptions, store: Store, emit: EventSink) -> list[PageSource]:
-    """Where the agent's pages come from, in the order each round asks them: the user's
-    own pages first, then the web (``--no-web``: the list without it). A new source is
-    one line here and its setting."""
-    from htmlrag_chat.sources.library import DocumentLibrary
+    """Where the agent's pages come from, in the order each round asks them: the sources
+    the user names first (``sources/registry.py``), then the web (``--no-web``: the list
+    without it)."""
     from htmlrag_chat.sources.online import WebSource
     from htmlrag_chat.sources.recorder import WebRecorder
-    from htmlrag_chat.sources.saved import SavedPages
     from htmlrag_chat.web.search import WebSearcher
 
-    sources: list[PageSource] = []
-    if options.docs:
-        sources.append(DocumentLibrary.of(options.docs, store))
-    if options.saved:
-        sources.append(SavedPages.of(options.saved))
+    sources = [entry.build(value, store) for entry, value in options.named_sources()]
     if options.web:
         searcher = WebSearcher(options.search, emit)
         recorder = WebRecorder(store, searcher, replay=options.replay, max_age=options.refresh)
@@ -225,18 +238,10 @@ def build_checker(settings: ReaderSettings, reader: LoadedReader, emit: EventSin
 
 
 def check_sources(options: AgentOptions) -> None:
-    """The documents and saved pages named are there and of types read, and something is
-    to be read at all: one line before any model loads."""
-    if not options.web and not options.docs and not options.saved:
-        raise UserError(
-            "--no-web leaves nothing to read: give your documents with --docs PATH "
-            "or saved pages with --saved PATH"
-        )
-    if options.docs:
-        from htmlrag_chat.documents.walk import check_roots
-
-        check_roots(options.docs)
-    if options.saved:
-        from htmlrag_chat.sources.saved import SavedPages
-
-        SavedPages.of(options.saved)
+    """The sources the user names are there and readable (each its own check), and
+    something is to be read at all: one line before any model loads."""
+    given = options.named_sources()
+    if not options.web and not given:
+        raise UserError(nothing_to_read())
+    for entry, value in given:
+        entry.check(value)

@@ -9,7 +9,8 @@ option not given is simply absent, so ``settings_of`` leaves the file and the en
 in charge of it.
 
 The tree holds the program's own settings and those its registrations declare (each search
-engine's key: ``web/engines.py``; a reader backend's own: ``reader/registry.py``), so this
+engine's key: ``web/engines.py``; a reader backend's own: ``reader/registry.py``; each
+source the user names: ``sources/registry.py``), so this
 module imports those tables: every command reads its settings through here, and so sees the
 whole tree.
 """
@@ -25,10 +26,11 @@ from htmlrag_chat.commands.common import replaying
 from htmlrag_chat.reader import registry
 from htmlrag_chat.settings.layered import CONFIG_ENV, Resolved, resolve
 from htmlrag_chat.settings.tree import SETTINGS, Setting, for_command
+from htmlrag_chat.sources import registry as sources
 from htmlrag_chat.web import engines
 
 # The tables whose entries declare settings (see above).
-REGISTRATIONS = (engines, registry)
+REGISTRATIONS = (engines, registry, sources)
 
 if TYPE_CHECKING:
     from htmlrag_chat.assembly.wiring import AgentOptions

@@ -106,6 +106,9 @@ class Backend:
     chosen_by: ClassVar[tuple[str, ...]]  # the --reader values that ask it ("auto": all)
     settings: ClassVar[tuple[Setting, ...]] = ()  # its own, in the [reader] section
     extra: ClassVar[Extra | None] = None  # the optional packages it loads with
+    # Where its palette entries sit: 0 first (the extractive reader, always there), 1 the
+    # models on disk, 2 the servers' models; in ``auto``'s order within each.
+    palette_rank: ClassVar[int] = 1
 
     def look(self, settings: ReaderSettings, cache_dir: Path | None) -> str | None:
         """What of its own this machine holds for ``settings`` (a model file, a complete
@@ -116,7 +119,8 @@ class Backend:
         self, current: ReaderSettings, around: Surroundings
     ) -> list[tuple[ReaderSettings, str]]:
         """The chat app's palette entries for it (the settings that choose it, and a line
-        of help), given what is ``around``; none by default (servers are listed apart)."""
+        of help), given what is ``around`` (the palette's: every server it found listed);
+        none by default."""
         return []
 
     def on_disk(

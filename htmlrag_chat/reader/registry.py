@@ -21,12 +21,10 @@ from htmlrag_chat.base.events import EventSink, Notice
 from htmlrag_chat.modelio.extras import declare_extra
 from htmlrag_chat.modelio.listing import ModelRow
 from htmlrag_chat.reader.backend import Backend, LoadedReader, ReaderPlan
-from htmlrag_chat.reader.backends import (
-    ConfiguredServer,
-    Extractive,
-    FoundServer,
-    TransformersModel,
-)
+from htmlrag_chat.reader.backends.configured_server import ConfiguredServer
+from htmlrag_chat.reader.backends.found_server import FoundServer
+from htmlrag_chat.reader.backends.no_llm import Extractive
+from htmlrag_chat.reader.backends.transformers_model import TransformersModel
 from htmlrag_chat.reader.choice import Surroundings, no_llm_hint, servers_around
 from htmlrag_chat.reader.extractive import ExtractiveReader
 from htmlrag_chat.reader.gguf.backend import GGUFFile
@@ -78,9 +76,10 @@ def look_around(settings: ReaderSettings, cache_dir: Path | None = None) -> Surr
 def palette_entries(
     current: ReaderSettings, around: Surroundings
 ) -> list[tuple[ReaderSettings, str]]:
-    """The backends' own entries for the chat app's palette (``Backend.palette``), in
-    ``auto``'s order."""
-    return [entry for backend in BACKENDS for entry in backend.palette(current, around)]
+    """The backends' own entries for the chat app's palette (``Backend.palette``), by
+    their ``palette_rank``, in ``auto``'s order within each."""
+    ranked = sorted(BACKENDS, key=lambda backend: backend.palette_rank)
+    return [entry for backend in ranked for entry in backend.palette(current, around)]
 
 
 def reader_row(plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:

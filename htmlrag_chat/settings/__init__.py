@@ -9,6 +9,7 @@ dataclass its section builds (``reader.settings.ReaderSettings``, ``factory.Prun
 ``web.settings.SearchSettings``, ``auth.McpSettings``, or ``wiring.AgentOptions`` for
 research and web), with ``default("section.name")`` as its default. The option, the
 variable, the file key, the check and the ``config`` row follow. A setting that a
-registration owns (a search engine's key, a reader backend's option) is declared by it
-instead (``tree.declare``: ``web/engines.py``, ``Backend.settings``).
+registration owns (a search engine's key, a reader backend's option, a page source's
+paths) is declared by it instead (``tree.declare``: ``web/engines.py``,
+``Backend.settings``, ``SourceEntry.setting``).
 """

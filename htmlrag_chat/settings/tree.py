@@ -26,7 +26,6 @@ from htmlrag_chat.settings.kinds import (
     Integer,
     Kind,
     Names,
-    Paths,
     Ports,
     Seconds,
     Secret,
@@ -197,19 +196,7 @@ SETTINGS: list[Setting] = [
         "research: the reader splits the question into at most this many parts, each "
         "searched and answered on its own", ("research", "config", "mcp"),
     ),
-    Setting(
-        "research", "docs", Paths(), (),
-        "your own documents as sources beside the web: a file or a folder (read "
-        "recursively; docs/docs.md lists the types read), repeatable", ANSWERING,
-        example=("~/notes",),
-    ),
-    Setting(
-        "research", "saved", Paths(), (),
-        "web pages your browser saved (Save page as: NAME.html with its NAME_files folder), "
-        "a file or a folder, read as the pages they were saved from and cited by that "
-        "address, repeatable", ANSWERING,
-        example=("~/Downloads/saved",),
-    ),
+    # Here the sources the user names (--docs, --saved) declare theirs (sources/registry.py).
     Setting(
         "research", "web", Switch(), True,
         "search the web; --no-web reads only --docs and --saved and touches no network",
@@ -333,19 +320,23 @@ assert len(BY_NAME) == len(SETTINGS), "setting names must be unique across secti
 assert {setting.section for setting in SETTINGS} <= set(SECTIONS)
 
 
-def declare(*settings: Setting) -> None:
+def declare(*settings: Setting, before: str | None = None) -> None:
     """Draw into the tree the settings a registration owns (a search engine's key, a reader
-    backend's option), each after the last of its section, so that the options, the file's
-    checks, ``config`` and the palette take them like any other. The registration's module
-    calls this when it is imported; declaring the same setting again changes nothing, and a
-    name that another setting holds is a programming error."""
+    backend's option, a page source's paths), each after the last of its section, or just
+    before setting ``before`` (a key), so that the options, the file's checks, ``config``
+    and the palette take them like any other. The registration's module calls this when it
+    is imported; declaring the same setting again changes nothing, and a name that another
+    setting holds is a programming error."""
     for setting in settings:
         if BY_KEY.get(setting.key) == setting:
             continue
         if setting.name in BY_NAME or setting.section not in SECTIONS:
             raise ValueError(f"setting {setting.key} clashes or has no section")
-        last = max(i for i, s in enumerate(SETTINGS) if s.section == setting.section)
-        SETTINGS.insert(last + 1, setting)
+        if before is not None:
+            SETTINGS.insert(SETTINGS.index(BY_KEY[before]), setting)
+        else:
+            last = max(i for i, s in enumerate(SETTINGS) if s.section == setting.section)
+            SETTINGS.insert(last + 1, setting)
         BY_KEY[setting.key] = BY_NAME[setting.name] = setting
 
 

@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from htmlrag_chat.base import cancel
 from htmlrag_chat.base.errors import InputError
@@ -57,10 +58,15 @@ from htmlrag_chat.documents.walk import (
 from htmlrag_chat.lexical import counted_bm25_by_term, sum_by_text, terms
 from htmlrag_chat.modelio.extras import MissingExtra
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.sources.source import Asking, Chosen, PageSource, interleaved
-from htmlrag_chat.store.db import Store, StoreError
+from htmlrag_chat.settings.kinds import Paths
+from htmlrag_chat.settings.tree import ANSWERING, Setting
+from htmlrag_chat.sources.source import Asking, Chosen, PageSource, SourceEntry, interleaved
 from htmlrag_chat.store.documents import StoredDocument, path_key, storable_mtime
-from htmlrag_chat.store.embeddings import derived_cache_path
+
+# The store (SQLite through sqlite-utils, which imports numpy) loads when a question reads
+# documents, not with the command line, which imports this module for its setting.
+if TYPE_CHECKING:
+    from htmlrag_chat.store.db import Store
 
 # The conversion that made a cached row: a release that converts differently bumps it, and
 # every document is read again once.
@@ -81,6 +87,8 @@ class DocumentLibrary(PageSource):
     def of(cls, paths: Sequence[str], store: Store) -> DocumentLibrary:
         """The documents under ``paths``, kept in ``store`` (its side file when read-only);
         a path that cannot be used is an error now, before any question."""
+        from htmlrag_chat.store.embeddings import derived_cache_path
+
         roots = check_roots(paths)
         if store.readonly:
             return cls(roots, derived_cache_path(), side=True)
@@ -230,6 +238,8 @@ class DocumentLibrary(PageSource):
 
     def _open(self, emit: EventSink) -> Store:
         """The file documents are kept in; a side file that fails is bypassed for memory."""
+        from htmlrag_chat.store.db import Store, StoreError
+
         try:
             return Store.open(self.cache_path)
         except StoreError as error:
@@ -285,3 +295,18 @@ def _day(mtime_ns: int) -> str:
         return dt.date.fromtimestamp(mtime_ns / 1e9).isoformat()
     except (OverflowError, ValueError, OSError):
         return ""
+
+
+# ``--docs``, as the rest of the program reads it from ``sources/registry.py``.
+DOCUMENTS = SourceEntry(
+    Setting(
+        "research", "docs", Paths(), (),
+        "your own documents as sources beside the web: a file or a folder (read "
+        "recursively; docs/docs.md lists the types read), repeatable", ANSWERING,
+        example=("~/notes",),
+    ),
+    called="your documents",
+    listed="documents",
+    check=check_roots,
+    build=DocumentLibrary.of,
+)  # fmt: skip

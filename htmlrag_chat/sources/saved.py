@@ -33,7 +33,9 @@ from htmlrag_chat.html.dom import parse
 from htmlrag_chat.html.text import visible_text
 from htmlrag_chat.lexical import bm25_scores
 from htmlrag_chat.pruning.pipeline import PageInput
-from htmlrag_chat.sources.source import Asking, Chosen, PageSource, interleaved
+from htmlrag_chat.settings.kinds import Paths
+from htmlrag_chat.settings.tree import ANSWERING, Setting
+from htmlrag_chat.sources.source import Asking, Chosen, PageSource, SourceEntry, interleaved
 
 OPTION = "--saved"
 RESOURCES = "_files"  # the folder a browser saves a page's images, styles and frames in
@@ -138,3 +140,19 @@ def _best(texts: list[str], queries: Sequence[str], limit: int) -> list[int]:
         ranked = sorted(range(len(texts)), key=lambda index: -scores[index])
         rankings.append([index for index in ranked if scores[index] > 0])
     return interleaved(rankings, limit)
+
+
+# ``--saved``, as the rest of the program reads it from ``sources/registry.py``.
+SAVED = SourceEntry(
+    Setting(
+        "research", "saved", Paths(), (),
+        "web pages your browser saved (Save page as: NAME.html with its NAME_files folder), "
+        "a file or a folder, read as the pages they were saved from and cited by that "
+        "address, repeatable", ANSWERING,
+        example=("~/Downloads/saved",),
+    ),
+    called="saved pages",
+    listed="saved pages",
+    check=SavedPages.of,
+    build=lambda paths, store: SavedPages.of(paths),
+)  # fmt: skip

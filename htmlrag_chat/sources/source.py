@@ -11,19 +11,25 @@ question's side of it is ``Asking``: where events go, how many pages a round rea
 deadline, whether other sources answer too, and the question's worker thread for blocking
 work.
 
-A source adds its own setting and one line where the faces' sources are built
-(``assembly/wiring.py``, ``page_sources``); ``sources/saved.py`` is one.
+A source the user names (``--docs``, ``--saved``) declares, in its own module, a
+``SourceEntry``: its setting, how its value is checked, how it is built, its name in words;
+``sources/registry.py`` lists them, and the assembly, the options, the chat app's words and
+the "nothing to read" error read that list. ``sources/saved.py`` is one made this way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from htmlrag_chat.base.events import EventSink
 from htmlrag_chat.pruning.pipeline import PageInput
+from htmlrag_chat.settings.tree import Setting
 from htmlrag_chat.web.settings import SearchSettings
+
+if TYPE_CHECKING:
+    from htmlrag_chat.store.db import Store
 
 T = TypeVar("T")
 
@@ -146,3 +152,21 @@ def interleaved(rankings: Sequence[Sequence[int]], limit: int) -> list[int]:
             if rank < len(ranking) and ranking[rank] not in chosen:
                 chosen.append(ranking[rank])
     return chosen[:limit]
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """A source the user names with a setting, as its module declares it for
+    ``sources/registry.py``: the setting (in ``[research]``: its option, file key, variable,
+    help and example), its name in words, how a value is checked before any model loads,
+    and how the source is built for a question on the cache file."""
+
+    setting: Setting
+    called: str  # what it is to a person, in the welcome and the errors: "your documents"
+    listed: str  # its name in the chat app's mode line: "documents"
+    check: Callable[[Any], object]  # the value named and readable, else an ``InputError``
+    build: Callable[[Any, Store], PageSource]  # the source a question reads, on the store
+
+    @property
+    def name(self) -> str:
+        return self.setting.name

@@ -13,12 +13,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Any
 
 from htmlrag_chat.base.safety import one_line
 from htmlrag_chat.store.files import translate
+
+if (
+    TYPE_CHECKING
+):  # sqlite-utils (and the numpy it imports) loads with the store, not with the options
+    from sqlite_utils import Database
 
 
 @dataclass(eq=False)

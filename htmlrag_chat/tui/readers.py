@@ -1,8 +1,8 @@
 """The reader in the header, and switching it from the command palette.
 
-The palette offers the extractive reader, each backend's own entries (``Backend.palette``:
-the local model when it is on disk), every chat model of the configured server and of the
-servers found on loopback (``reader/discover.py``), and ``auto`` with the reader it picks
+The palette offers each backend's own entries (``Backend.palette``: the extractive reader,
+the local model when it is on disk, every chat model of the configured server and of the
+servers found on loopback, ``reader/discover.py``), and ``auto`` with the reader it picks
 now; entries that name the same reader are listed once. Each entry is named by
 the reader plan of its settings (``reader/registry.py``), as ``ask`` would plan them, and
 the header by the loaded reader's label, both its backend's words. The probe runs each time
@@ -23,13 +23,7 @@ from textual.content import Content
 from textual.markup import escape
 
 from htmlrag_chat.reader.choice import Surroundings
-from htmlrag_chat.reader.discover import (
-    Server,
-    chat_models,
-    configured_server,
-    find_servers,
-    list_models,
-)
+from htmlrag_chat.reader.discover import Server, configured_server, find_servers, list_models
 from htmlrag_chat.reader.registry import look_around, palette_entries, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
@@ -45,43 +39,32 @@ class ReaderChoice:
 
 
 def reader_choices(current: ReaderSettings) -> list[ReaderChoice]:
-    """What the palette offers (blocking: the servers are asked here), ending with ``auto``
-    and the reader it picks now (``reader.registry.plan_reader``, as ``ask`` picks it)."""
+    """What the palette offers (blocking: the servers are asked here): each backend's
+    entries (``reader.registry.palette_entries``: the extractive reader, the models on
+    disk, each server's chat models), ending with ``auto`` and the reader it picks now
+    (``reader.registry.plan_reader``, as ``ask`` picks it)."""
     here = look_around(replace(current, reader="local")).here  # on disk, asking no server
     servers = _servers(current)
     configured = next((server for server, mine in servers if mine), None)
     if configured is None and current.base_url:
         configured = configured_server(current.base_url)
     found = tuple(server for server, mine in servers if not mine)
-    around = Surroundings(configured, () if configured else found, here)
+    around = Surroundings(configured, found, here)
+    listed = {server.base_url: server for server, _ in servers}
 
-    def choice(
-        settings: ReaderSettings, help: str, here: Surroundings = around, auto: bool = False
-    ) -> ReaderChoice:
-        plan = plan_reader(settings, here)
+    def choice(settings: ReaderSettings, help: str, auto: bool = False) -> ReaderChoice:
+        # An entry reading at a server is planned with that server's listing, as ``ask``
+        # would list it.
+        server = listed.get(settings.base_url or "") if settings.reader == "openai" else None
+        plan = plan_reader(settings, Surroundings(server, (), here) if server else around)
         title = f"Reader: auto, now {plan.label}" if auto else f"Reader: {plan.label}"
         return ReaderChoice(title, plan.why if auto else help, settings)
 
-    choices = [
-        choice(
-            replace(current, reader="extractive"), "Quote the sources' best sentences, each cited"
-        )
-    ]
+    choices: list[ReaderChoice] = []
     for settings, help in palette_entries(current, around):
         offered = choice(settings, help)
         if offered.title not in (earlier.title for earlier in choices):
             choices.append(offered)
-    for server, mine in servers:
-        for model in chat_models(server.models):
-            settings = replace(
-                current,
-                reader="openai",
-                base_url=server.base_url,
-                model=model,
-                api_key=current.api_key if mine else None,
-            )
-            help = f"The model served at {server.base_url}"
-            choices.append(choice(settings, help, Surroundings(server, (), here)))
     choices.append(choice(replace(current, reader="auto"), "", auto=True))
     return choices
 

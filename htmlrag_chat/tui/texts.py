@@ -24,10 +24,7 @@ def welcome(options: AgentOptions, kept: bool, recorded: Sequence[str] = ()) -> 
     """The chat's first words: what a question does with these options (the web, the
     documents, or a recording and the questions it holds: a recording opened in the app
     answers only those), the keys, then the mode line."""
-    own = " and ".join(
-        name for name, given in (("your documents", options.docs), ("saved pages", options.saved))
-        if given
-    )  # fmt: skip
+    own = " and ".join(entry.called for entry, _ in options.named_sources())
     if options.replay:
         reads = "replays the recorded searches and pages"
     elif own and not options.web:
@@ -52,9 +49,8 @@ def mode_line(options: AgentOptions, kept: bool) -> str:
     parts = [f"reader: {reader.reader}" + (f" ({reader.model})" if reader.model else "")]
     budget = options.prune.budget or "by reader"
     parts.append(f"pruner: {options.prune.pruner}, budget {budget}")
-    for name, paths in (("documents", options.docs), ("saved pages", options.saved)):
-        if paths:
-            parts.append(f"{name}: {', '.join(paths)}" + ("" if options.web else " only"))
+    for entry, paths in options.named_sources():
+        parts.append(f"{entry.listed}: {', '.join(paths)}" + ("" if options.web else " only"))
     if options.replay:
         parts.append("replay: answers come from the recorded cache only, nothing is fetched")
     if not kept:

@@ -77,6 +77,7 @@ def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default
     from htmlrag_chat.mcp.auth import McpSettings
     from htmlrag_chat.reader.registry import BACKENDS
     from htmlrag_chat.reader.settings import ReaderSettings
+    from htmlrag_chat.sources.registry import SOURCES
     from htmlrag_chat.web.search import SearchSettings
 
     holders = {
@@ -88,9 +89,13 @@ def test_each_section_fills_a_dataclass_with_a_field_per_setting_and_its_default
         "mcp": McpSettings,
     }
     backends = {s.key for backend in BACKENDS for s in backend.settings}
+    sources = {entry.setting.key for entry in SOURCES}
     for setting in SETTINGS:
         if setting.key in backends:  # a reader backend's own: in ``options``, by name
             assert ReaderSettings().option(setting.name) == setting.default, setting.key
+            continue
+        if setting.key in sources:  # a page source's own: in ``AgentOptions.sources``
+            assert AgentOptions().source(setting.name) == setting.default, setting.key
             continue
         defaults = {f.name: f.default for f in fields(holders[setting.section])}
         assert setting.name in defaults, f"add {setting.name} to {holders[setting.section]}"

