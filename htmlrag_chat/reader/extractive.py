@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from htmlrag_chat.html.passages import ROW, SENTENCE, Passage, passages, sentences
 from htmlrag_chat.html.text import count_words
 from htmlrag_chat.lexical import bm25_scores, terms
-from htmlrag_chat.lexical.analysis import STEMMERS
+from htmlrag_chat.lexical.analysis import MIN_PART, STEMMERS, split_compound
 from htmlrag_chat.lexical.language import function_words
 from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.asking import NAME, NUMBER, asked_for
@@ -102,7 +102,9 @@ def best_passages(
         for source in concerned(f"{earlier} {question}", sources)
         for passage in readable_passages(source)
     ]
-    scores = bm25_scores(" ".join(query), [" ".join(stems(p.matched, False)) for p in candidates])
+    asked = frozenset(term for term in terms(question) if len(term) >= MIN_PART)
+    texts = [" ".join(stems(p.matched, False) + asked_tails(p.matched, asked)) for p in candidates]
+    scores = bm25_scores(" ".join(query), texts)
     wanted = asked_for(question)
     weighted = [
         score * ANSWERS if score > 0 and holds(passage.text, wanted, question) else score
@@ -229,6 +231,14 @@ def concerned(topic: str, sources: Sequence[Source]) -> list[Source]:
         return list(sources)
     return [
         source for source, score in zip(sources, scores, strict=True) if score >= best * CONCERNED
+    ]
+
+
+def asked_tails(text: str, asked: frozenset[str]) -> list[str]:
+    """The question's words that compounds of ``text`` end in, as stems: "350 Gramm
+    Weizenmehl" answers "Wie viel Mehl ...?" (``lexical.analysis.split_compound``)."""
+    return [
+        pair[1][:PREFIX] for word in terms(text) if (pair := split_compound(word, set(), asked))
     ]
 
 

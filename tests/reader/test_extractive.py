@@ -169,6 +169,18 @@ def test_a_list_item_is_quoted_after_its_lead_in_and_a_definition_after_its_term
     )
 
 
+def test_an_item_whose_compound_ends_in_the_question_s_word_answers_it() -> None:
+    # hold-010: the ingredient "350 Gramm Weizenmehl" answers "Wie viel Mehl ...?".
+    cake = source(
+        1,
+        "Zitronenkuchen vom Blech",
+        "<h2>Zutaten</h2><ul><li>250 Gramm Butter</li><li>350 Gramm Weizenmehl</li></ul>"
+        "<p>Dieser saftige Zitronenkuchen vom Blech ist ein echter Kuchenklassiker.</p>",
+    )
+    lines = quoted_lines("Wie viel Mehl braucht man für den Zitronenkuchen vom Blech?", [cake])
+    assert "- Zutaten: 350 Gramm Weizenmehl (Zutaten) [1]" in lines
+
+
 def test_a_header_row_states_nothing_and_is_never_quoted() -> None:
     lines = quoted_lines("Which weight and date?", [HARVEST])
     assert lines and not any("Vegetable" in line for line in lines)
