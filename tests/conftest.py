@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,3 +143,16 @@ def import_demo(folder: Path) -> Path:
     argv = ["--cache", str(path), "cache", "import", "--jsonl", str(DEMO / "recording.jsonl.gz")]
     assert main(argv) == 0
     return path
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection or name lookup this process tries fails the test: a local source
+    answering with ``--no-web`` is seen to reach nothing."""
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("--no-web touched the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refused)
+    monkeypatch.setattr(socket.socket, "connect_ex", refused)
+    monkeypatch.setattr(socket, "getaddrinfo", refused)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
@@ -35,18 +34,6 @@ DEMO_QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))
 def folder(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURES / "documents", tmp_path / "docs")
     return tmp_path / "docs"
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any connection or name lookup this process tries fails the test."""
-
-    def refused(*args: object, **kwargs: object) -> None:
-        raise AssertionError("--no-web touched the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refused)
-    monkeypatch.setattr(socket.socket, "connect_ex", refused)
-    monkeypatch.setattr(socket, "getaddrinfo", refused)
 
 
 def ask_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:

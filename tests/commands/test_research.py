@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,15 +37,6 @@ FACTS = {SWARM: ("Orla Vance", "beekeeping.md"), PARAFFIN: ("38 litres", "lighth
 def folder(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURES / "documents", tmp_path / "docs")
     return tmp_path / "docs"
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refused(*args: object, **kwargs: object) -> None:
-        raise AssertionError("--no-web touched the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refused)
-    monkeypatch.setattr(socket, "getaddrinfo", refused)
 
 
 def research(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 0) -> tuple[str, str]:
