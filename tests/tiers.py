@@ -10,7 +10,11 @@ slow thing is one line here. A test whose slowness nothing here can see (a 5 MiB
 evaluation run through the CLI) says ``@pytest.mark.slow`` or its kind itself.
 
 Tests that run SmolLM2 share the ``smollm2`` xdist group: ``--dist loadgroup`` keeps them on
-one worker, so two llama.cpp instances, each asking for every core, never run at once.
+one worker, so two llama.cpp instances, each asking for every core, never run at once. Any
+other test that takes a fixture built once per module or class (a wheel installed in a venv,
+a child pytest's collection, a recording) joins its module's group, so that one worker builds
+that fixture once: handed out test by test, such tests went to both workers, each building
+it, and again each time another module's test came between.
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ REACHES = {
 FIXTURES = {"snap_compare": "snapshot"}
 # Kinds -> the xdist group their tests share (one worker runs them one after another).
 GROUPS = {"smollm2": ("tests.smollm2:smollm2_gguf", "tests.smollm2:llama_server")}
+# Fixture scopes built once for several tests of one module: their tests share its group.
+SHARED_SCOPES = ("module", "class")
 
 
 def _load(where: str) -> object:
@@ -184,7 +190,20 @@ def tiers(item: pytest.Item, reach: Reach) -> tuple[set[str], set[str]]:
     reached = reach.of(*followed)
     kinds |= {reach.kinds[where] for where in reached}
     groups = {group for group, starts in GROUPS.items() if reached.intersection(starts)}
+    if not groups and any(scope in SHARED_SCOPES for scope in _fixture_scopes(item)):
+        groups = {item.nodeid.partition("::")[0]}  # its module's (one group a test: xdist
+        # would join two names into a third group)
     return kinds, groups
+
+
+def _fixture_scopes(item: pytest.Item) -> Iterator[str]:
+    """The scopes of the fixtures ``item`` takes, directly or through other fixtures."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return
+    for definitions in info.name2fixturedefs.values():
+        if definitions:
+            yield definitions[-1].scope
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -195,6 +214,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{kind}: {meaning} (slow; set by tests/tiers.py)")
 
 
+# First: xdist's worker reads the groups from the markers in its own hook of this name, and,
+# registered after the conftests, it would otherwise run before this one and find none (on
+# main at 06467ff no group reached the scheduler: SmolLM2 tests ran on both workers at once).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     reach = Reach(REACHES, {item.module.__name__ for item in items if hasattr(item, "module")})
     for item in items:
