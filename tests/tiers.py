@@ -20,15 +20,13 @@ it, and again each time another module's test came between.
 from __future__ import annotations
 
 import dis
-import importlib
 import inspect
+import sys
 import types
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
-
-from htmlrag_chat.base.errors import ModelUnavailable
 
 # Marker -> what it means (``pytest --markers`` shows these).
 KINDS = {
@@ -67,20 +65,17 @@ GROUPS = {"smollm2": ("tests.smollm2:smollm2_gguf", "tests.smollm2:llama_server"
 SHARED_SCOPES = ("module", "class")
 
 
-def _load(where: str) -> object:
+def _if_imported(where: str) -> object | None:
+    """What ``where`` names, if its module is imported by now (the collected test modules and
+    their helpers are), else None: no code of the suite can hold an object of a module not
+    yet imported, and an import inside a test is read by its name (``REACHES`` modules),
+    so nothing is imported here (torch and transformers took seconds of each child pytest's
+    collection, and a module of a missing extra cannot be imported at all)."""
     module, _, attribute = where.partition(":")
-    loaded = importlib.import_module(module)
+    loaded = sys.modules.get(module)
+    if loaded is None:
+        return None
     return getattr(loaded, attribute) if attribute else loaded
-
-
-def _here(module: str) -> bool:
-    """Whether ``module`` imports here: one that needs a missing extra (torch on a core
-    install) is then reached by its name alone, in the import statements of the tests."""
-    try:
-        importlib.import_module(module)
-    except (ImportError, ModelUnavailable):
-        return False
-    return True
 
 
 class Reach:
@@ -88,7 +83,8 @@ class Reach:
     suite (the ``tests`` package and the collected test modules) into its helpers."""
 
     def __init__(self, reaches: dict[str, str], suite: Iterable[str] = ()) -> None:
-        loaded = {where: _load(where) for where in reaches if ":" in where or _here(where)}
+        imported = {where: _if_imported(where) for where in reaches}
+        loaded = {where: found for where, found in imported.items() if found is not None}
         self.targets = {id(obj): (where, obj) for where, obj in loaded.items()}
         # A module reached through a name imported from it (``from subprocess import run``).
         self.modules = {where for where in reaches if ":" not in where}
