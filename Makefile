@@ -32,7 +32,8 @@ DEMO_QUESTION = $(PY) -c 'import json; print(json.load(open("demo/question.json"
 
 # The tests run on every core (pytest-xdist; JOBS=0 runs them in this process instead).
 # --dist loadgroup keeps the tests of one xdist group on one worker: those running SmolLM2
-# (tests/tiers.py), so that two llama.cpp instances, each using every core, never meet.
+# (tests/tiers.py), so that two llama.cpp instances, each using every core, never meet, and
+# those of one module sharing a module-scoped fixture, so that it is built once.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadgroup
 

@@ -3,6 +3,7 @@ colour under ``NO_COLOR`` on a real terminal (a pseudo-terminal)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pty
@@ -41,8 +42,10 @@ def environment(command: Path, **extra: str) -> dict[str, str]:
     )
 
 
+@functools.cache
 def shell_code(command: Path, shell: str) -> str:
-    """What ``htmlrag-chat completion SHELL`` prints."""
+    """What ``htmlrag-chat completion SHELL`` prints (run once per shell: the same program
+    prints the same code, and each completion below used to start it again)."""
     done = subprocess.run(
         ["htmlrag-chat", "completion", shell],
         env=environment(command), capture_output=True, text=True, timeout=120, check=True,

@@ -57,6 +57,16 @@ def through_another(gguf):
     return gguf
 
 
+@pytest.fixture(scope="module")
+def built_once():
+    return []
+
+
+@pytest.fixture
+def on_one_built_once(built_once):
+    return built_once
+
+
 def test_plain():
     assert sum([1, 2]) == 3
 
@@ -102,6 +112,18 @@ def test_a_property(number):
     assert number == number
 
 
+def test_a_module_fixture(built_once):
+    pass
+
+
+def test_a_module_fixture_through_another(on_one_built_once):
+    pass
+
+
+def test_a_module_fixture_and_smollm2(built_once, gguf):
+    pass
+
+
 @pytest.mark.slow
 def test_said_by_hand():
     pass
@@ -114,18 +136,32 @@ def test_a_kind_said_by_hand():
 
 
 # A plugin for the inner pytest: each collected test's tier markers and xdist groups, as JSON.
+# The groups as a plugin registered after the conftests sees them in its own
+# ``pytest_collection_modifyitems``: so xdist's worker reads them for ``--dist loadgroup``.
 DUMP = """
 import json
 import os
 
 TIERS = {"slow", "model", "subprocess", "pty", "fuzz", "snapshot", "tui", "eval"}
+GROUPS = {}
+
+
+class AsXdistsWorker:
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            names = {marker.args[0] for marker in item.iter_markers("xdist_group")}
+            GROUPS[item.nodeid] = sorted(names)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(AsXdistsWorker())
 
 
 def pytest_collection_finish(session):
     found = {
         item.nodeid: (
             sorted({marker.name for marker in item.iter_markers()} & TIERS),
-            sorted({marker.args[0] for marker in item.iter_markers("xdist_group")}),
+            GROUPS[item.nodeid],
         )
         for item in session.items
     }
@@ -182,6 +218,13 @@ def test_what_a_test_reaches_through_helpers_and_fixtures_makes_it_slow(tiers) -
     assert tiers["test_a_fixture"] == ({"slow", "model"}, {"smollm2"})
     assert tiers["test_a_fixture_of_a_fixture"] == ({"slow", "model"}, {"smollm2"})
     assert tiers["test_a_property"] == ({"slow", "fuzz"}, set())
+
+
+def test_a_module_s_fixture_keeps_its_tests_on_one_worker(tiers) -> None:
+    """So that one worker builds it once; a SmolLM2 test stays in the SmolLM2 group."""
+    assert tiers["test_a_module_fixture"] == (set(), {"test_suite.py"})
+    assert tiers["test_a_module_fixture_through_another"] == (set(), {"test_suite.py"})
+    assert tiers["test_a_module_fixture_and_smollm2"] == ({"slow", "model"}, {"smollm2"})
 
 
 def test_a_test_may_say_it_is_slow(tiers) -> None:

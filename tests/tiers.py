@@ -10,21 +10,23 @@ slow thing is one line here. A test whose slowness nothing here can see (a 5 MiB
 evaluation run through the CLI) says ``@pytest.mark.slow`` or its kind itself.
 
 Tests that run SmolLM2 share the ``smollm2`` xdist group: ``--dist loadgroup`` keeps them on
-one worker, so two llama.cpp instances, each asking for every core, never run at once.
+one worker, so two llama.cpp instances, each asking for every core, never run at once. Any
+other test that takes a fixture built once per module or class (a wheel installed in a venv,
+a child pytest's collection, a recording) joins its module's group, so that one worker builds
+that fixture once: handed out test by test, such tests went to both workers, each building
+it, and again each time another module's test came between.
 """
 
 from __future__ import annotations
 
 import dis
-import importlib
 import inspect
+import sys
 import types
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
-
-from htmlrag_chat.base.errors import ModelUnavailable
 
 # Marker -> what it means (``pytest --markers`` shows these).
 KINDS = {
@@ -59,22 +61,21 @@ REACHES = {
 FIXTURES = {"snap_compare": "snapshot"}
 # Kinds -> the xdist group their tests share (one worker runs them one after another).
 GROUPS = {"smollm2": ("tests.smollm2:smollm2_gguf", "tests.smollm2:llama_server")}
+# Fixture scopes built once for several tests of one module: their tests share its group.
+SHARED_SCOPES = ("module", "class")
 
 
-def _load(where: str) -> object:
+def _if_imported(where: str) -> object | None:
+    """What ``where`` names, if its module is imported by now (the collected test modules and
+    their helpers are), else None: no code of the suite can hold an object of a module not
+    yet imported, and an import inside a test is read by its name (``REACHES`` modules),
+    so nothing is imported here (torch and transformers took seconds of each child pytest's
+    collection, and a module of a missing extra cannot be imported at all)."""
     module, _, attribute = where.partition(":")
-    loaded = importlib.import_module(module)
+    loaded = sys.modules.get(module)
+    if loaded is None:
+        return None
     return getattr(loaded, attribute) if attribute else loaded
-
-
-def _here(module: str) -> bool:
-    """Whether ``module`` imports here: one that needs a missing extra (torch on a core
-    install) is then reached by its name alone, in the import statements of the tests."""
-    try:
-        importlib.import_module(module)
-    except (ImportError, ModelUnavailable):
-        return False
-    return True
 
 
 class Reach:
@@ -82,7 +83,8 @@ class Reach:
     suite (the ``tests`` package and the collected test modules) into its helpers."""
 
     def __init__(self, reaches: dict[str, str], suite: Iterable[str] = ()) -> None:
-        loaded = {where: _load(where) for where in reaches if ":" in where or _here(where)}
+        imported = {where: _if_imported(where) for where in reaches}
+        loaded = {where: found for where, found in imported.items() if found is not None}
         self.targets = {id(obj): (where, obj) for where, obj in loaded.items()}
         # A module reached through a name imported from it (``from subprocess import run``).
         self.modules = {where for where in reaches if ":" not in where}
@@ -184,7 +186,20 @@ def tiers(item: pytest.Item, reach: Reach) -> tuple[set[str], set[str]]:
     reached = reach.of(*followed)
     kinds |= {reach.kinds[where] for where in reached}
     groups = {group for group, starts in GROUPS.items() if reached.intersection(starts)}
+    if not groups and any(scope in SHARED_SCOPES for scope in _fixture_scopes(item)):
+        groups = {item.nodeid.partition("::")[0]}  # its module's (one group a test: xdist
+        # would join two names into a third group)
     return kinds, groups
+
+
+def _fixture_scopes(item: pytest.Item) -> Iterator[str]:
+    """The scopes of the fixtures ``item`` takes, directly or through other fixtures."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return
+    for definitions in info.name2fixturedefs.values():
+        if definitions:
+            yield definitions[-1].scope
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -195,6 +210,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{kind}: {meaning} (slow; set by tests/tiers.py)")
 
 
+# First: xdist's worker reads the groups from the markers in its own hook of this name, and,
+# registered after the conftests, it would otherwise run before this one and find none (on
+# main at 06467ff no group reached the scheduler: SmolLM2 tests ran on both workers at once).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     reach = Reach(REACHES, {item.module.__name__ for item in items if hasattr(item, "module")})
     for item in items:

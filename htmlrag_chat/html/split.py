@@ -42,10 +42,17 @@ def split_long_text(document: Document, max_words: int) -> Document:
         else:
             text, child.tail = child.tail or "", None
             at = element.index(child) + 1
-        for offset, piece in enumerate(pieces(text, max_words)):
+        previous: Element | None = None
+        for piece in pieces(text, max_words):
             span = etree.Element("span")
             span.text = piece
-            element.insert(at + offset, span)
+            # Each after the one before: insert() at an index walks the children up to it,
+            # which made a 5 MiB run's 27,000 pieces quadratic (5 of its 14 s).
+            if previous is None:
+                element.insert(at, span)
+            else:
+                previous.addnext(span)
+            previous = span
     return document
 
 
