@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import tempfile
 from dataclasses import dataclass
@@ -156,3 +157,10 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", refused)
     monkeypatch.setattr(socket.socket, "connect_ex", refused)
     monkeypatch.setattr(socket, "getaddrinfo", refused)
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child the test sends Ctrl+C: SIGINT as a terminal leaves it. A
+    suite started in the background (``make test &``) inherits SIGINT ignored from the
+    shell, and a Python child that starts with it ignored keeps ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

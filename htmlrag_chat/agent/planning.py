@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 
 from htmlrag_chat.agent.plan import Plan, parse_plan, plan_settled
@@ -130,8 +129,14 @@ class SidePlan:
         stream closes and the reader stops at its next token."""
         if not self.task.done():
             self.task.cancel()
-        with suppress(asyncio.CancelledError):
+        try:
             await self.task
+        except asyncio.CancelledError:
+            # The plan's own end is no news; the question's (Ctrl+C while the plan stops)
+            # must go on up, or the stop would be swallowed here.
+            this = asyncio.current_task()
+            if this is not None and this.cancelling():
+                raise
 
 
 def unique(queries: Sequence[str]) -> list[str]:

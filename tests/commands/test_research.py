@@ -21,7 +21,7 @@ import pytest
 from htmlrag_chat.cli import main
 from htmlrag_chat.store.db import Store
 from tests.commands.test_output import in_terminal
-from tests.conftest import DEMO, import_demo
+from tests.conftest import DEMO, default_sigint, import_demo
 from tests.openai_server import ScriptedLLM, ThreadedLLM
 from tests.smollm2 import smollm2_gguf
 
@@ -226,6 +226,7 @@ def test_ctrl_c_keeps_the_parts_done_and_the_same_research_resumes_from_them(
     child = subprocess.Popen(
         [sys.executable, "-m", "htmlrag_chat", *argv],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=default_sigint,
     )  # fmt: skip
     assert child.stderr is not None
     err = ""

@@ -14,7 +14,7 @@ import pytest
 
 from htmlrag_chat.cli import main
 from htmlrag_chat.service import place
-from tests.conftest import DEMO, import_demo
+from tests.conftest import DEMO, default_sigint, import_demo
 
 QUESTION = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
 SETTINGS = ["--reader", "extractive", "--pruner", "bm25", "--budget", "1024"]
@@ -40,7 +40,7 @@ def test_ask_hands_its_question_to_the_running_service_and_prints_the_same(
     serving = subprocess.Popen(
         [sys.executable, "-m", "htmlrag_chat", *replay, "serve", *SETTINGS],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, env=dict(os.environ),
+        text=True, env=dict(os.environ), preexec_fn=default_sigint,
     )  # fmt: skip
     try:
         assert serving.stderr is not None
