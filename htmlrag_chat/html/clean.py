@@ -124,6 +124,28 @@ def clean_tree(root: Element) -> None:
     # element named like a chat-template token (<start_of_turn>) goes too, keeping its text.
     etree.strip_tags(root, *INLINE_TAGS, *ANGLE_TOKENS)
     _compress(root, strip_attributes=True)
+    _closed_parents_are_divisions(root)
+
+
+# A parent the HTML parser ends where one of these children starts.
+_CLOSED_BY = {
+    "p": BLOCK_TAGS - {"br"},
+    "li": frozenset({"li"}),
+    "dd": frozenset({"dd", "dt"}),
+    "dt": frozenset({"dd", "dt"}),
+}
+
+
+def _closed_parents_are_divisions(root: Element) -> None:
+    """A ``<p>`` holding a block (a ``<div>`` left in it once the ``<b>`` around it was
+    unwrapped), or an ``<li>`` holding an ``<li>`` (a ``<div>`` between them merged away),
+    becomes a ``<div>``: HTML ends the parent where such a child starts, so the cleaned
+    page, parsed again, moved the text after the child out of the parent and glued it to
+    the words after it ("0 0 0" read again as "0 00")."""
+    for tag, closers in _CLOSED_BY.items():
+        for parent in list(root.iter(tag)):
+            if any(child.tag in closers for child in parent):
+                parent.tag = "div"
 
 
 def _unwrap_stray_table_parts(root: Element) -> None:

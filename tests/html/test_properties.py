@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from htmlrag_chat.html.blocks import Document, Page, build_block_tree, serialize
@@ -61,6 +61,8 @@ def test_any_input_cleans_splits_and_prunes_within_budget(pages, budget, max_wor
 
 @settings(max_examples=100, deadline=None)
 @given(mangled())
+@example(b"<html><body><p><b><div>0</div></b>0</p>0</body></html>")  # found by .ci/run
+@example(b"<html><body><li><div><li>0</div>0</li>0</body></html>")  # found by a longer run
 def test_cleaning_loses_no_text_when_repeated(data):
     """Visible text is a fixed point of cleaning, even where libxml2's error recovery moves
     stray text between elements on the second parse."""
