@@ -63,6 +63,9 @@ def test_any_input_cleans_splits_and_prunes_within_budget(pages, budget, max_wor
 @given(mangled())
 @example(b"<html><body><p><b><div>0</div></b>0</p>0</body></html>")  # found by .ci/run
 @example(b"<html><body><li><div><li>0</div>0</li>0</body></html>")  # found by a longer run
+@example(b"<html><body><h2><div><p>0</p>0</div></h2>0</body></html>")  # and by another
+@example(b"<html><body><h2><div><table>0</table>0</div></h2>0</body></html>")
+@example(b"<html><body><pre><div><table>0</table>0</div></pre>0</body></html>")
 def test_cleaning_loses_no_text_when_repeated(data):
     """Visible text is a fixed point of cleaning, even where libxml2's error recovery moves
     stray text between elements on the second parse."""
