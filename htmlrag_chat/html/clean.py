@@ -153,17 +153,18 @@ def _closed_parents_are_divisions(root: Element) -> None:
         the parent where such a child starts, so the cleaned page, parsed again, moved the text
         after the child out of the parent and glued it to the words after it ("0 0 0" read
         again as "0 00")."""
-    for tag, closers in _CLOSED_BY.items():
-        for parent in list(root.iter(tag)):
-            if any(child.tag in closers for child in parent):
+    for parent in list(root.iter(*_CLOSED_BY, *_HEADINGS)):  # one walk: cleaning is hot
+        tag = parent.tag
+        if tag in _CLOSED_BY:
+            if any(child.tag in _CLOSED_BY[tag] for child in parent):
                 parent.tag = "div"
-    for heading in list(root.iter(*_HEADINGS)):
-        if any(child.tag == "table" for child in heading):  # no heading, but a box
-            heading.tag = "div"
-            continue
-        for child in heading:
-            if child.tag in _ENDS_HEADING:
-                child.tag = "div"
+        elif tag in _HEADINGS:
+            if any(child.tag == "table" for child in parent):  # no heading, but a box
+                parent.tag = "div"
+                continue
+            for child in parent:
+                if child.tag in _ENDS_HEADING:
+                    child.tag = "div"
 
 
 def _unwrap_stray_table_parts(root: Element) -> None:
