@@ -29,7 +29,7 @@ from typing import Any
 
 from htmlrag_chat.html.text import CJK
 from htmlrag_chat.lexical import bm25
-from htmlrag_chat.lexical.language import languages, script_language
+from htmlrag_chat.lexical.language import function_words, languages, script_language
 
 _CJK_CLASS = CJK.pattern[1:-1]
 _TOKEN = re.compile(f"([{_CJK_CLASS}]+)|[^\\W_{_CJK_CLASS}]+")
@@ -52,6 +52,9 @@ STEMMERS = {
     "el": "greek",
     "ru": "russian",
 }
+# The function words of every language stemmed: never a compound's tail for the question
+# ("allgemeine" is no "eine"), never content to the extractive reader.
+FUNCTION_WORDS = frozenset(word for language in STEMMERS for word in function_words(language))
 COMPOUNDING = frozenset({"de", "nl", "sv", "da", "no"})
 MIN_COMPOUND = 10  # letters of a word worth trying to split
 MIN_PART = 4  # letters of each half
@@ -151,7 +154,9 @@ def analyze_all(
         majority = found.most_common(1)[0][0]
         language = [lang or majority for lang in language]
     vocabulary = {word for words, _ in split for word in words} | set(query_words)
-    asked = frozenset(word for word in query_words if len(word) >= MIN_PART)
+    asked = frozenset(
+        word for word in query_words if len(word) >= MIN_PART and word not in FUNCTION_WORDS
+    )
     documents = [
         _terms(words, runs, lang, vocabulary, asked)
         for (words, runs), lang in zip(split, language, strict=True)

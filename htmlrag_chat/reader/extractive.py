@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from htmlrag_chat.html.passages import ROW, SENTENCE, Passage, passages, sentences
 from htmlrag_chat.html.text import count_words
 from htmlrag_chat.lexical import bm25_scores, terms
-from htmlrag_chat.lexical.analysis import MIN_PART, STEMMERS, split_compound
-from htmlrag_chat.lexical.language import function_words
+from htmlrag_chat.lexical.analysis import FUNCTION_WORDS, MIN_PART, split_compound
 from htmlrag_chat.reader import ChatModel, Source, Turn
 from htmlrag_chat.reader.asking import NAME, NUMBER, asked_for
 from htmlrag_chat.reader.citations import PREFIX, STOPWORDS
@@ -60,7 +59,7 @@ _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORDS = re.compile(r"[^\W\d_][^\W_]+")
 # Function words of every language the lexical tables know, on top of the citation check's:
 # "de", "la", "cuántos" must not pick a Spanish passage.
-_FUNCTION = STOPWORDS | {word for language in STEMMERS for word in function_words(language)}
+_FUNCTION = STOPWORDS | FUNCTION_WORDS
 
 
 @dataclass
@@ -102,7 +101,7 @@ def best_passages(
         for source in concerned(f"{earlier} {question}", sources)
         for passage in readable_passages(source)
     ]
-    asked = frozenset(term for term in terms(question) if len(term) >= MIN_PART)
+    asked = frozenset(t for t in terms(question) if len(t) >= MIN_PART and t not in _FUNCTION)
     texts = [" ".join(stems(p.matched, False) + asked_tails(p.matched, asked)) for p in candidates]
     scores = bm25_scores(" ".join(query), texts)
     wanted = asked_for(question)

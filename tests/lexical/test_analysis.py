@@ -69,6 +69,13 @@ def test_a_compound_ending_in_a_word_of_the_question_splits_whatever_its_head():
     assert "mehl" in query and "mehl" in documents[0]
     scores = lexical_scores("Wie viel Mehl braucht man für den Kuchen?", texts, [0, 0])
     assert scores[0] > scores[1]
+    # A function word of the question is no tail: "allgemeine" is no "eine".
+    _, documents = analyze_all(
+        "Was kostet eine Tageskarte?",
+        ["Die allgemeine Geschäftsbedingungen gelten für alle Besucher der Therme."],
+        [0],
+    )
+    assert "ein" not in documents[0]
 
 
 def test_only_compounding_languages_split():
