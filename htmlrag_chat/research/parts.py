@@ -58,6 +58,8 @@ _CONJUNCTIONS = frozenset({"and", "und", "et", "y"})
 _BACK_REFERENCES = frozenset("he she it they him her his its their them".split())
 _OPENING_WORDS = 3
 _SHORTEST_CLAUSE = 4  # words: "how much does X cost"; shorter is a fragment
+# Where one question ends and the next begins: after its "?" (or a ";" joining two).
+_QUESTION_END = re.compile(r"(?<=[?;])\s+")
 _SEPARATOR = re.compile(
     rf"(,\s+|\s+(?=(?:{'|'.join(_CONJUNCTIONS)})\s+(?:{'|'.join(_OPENERS)})\b))", re.IGNORECASE
 )
@@ -65,12 +67,36 @@ _SEPARATOR = re.compile(
 
 def written_parts(question: str, max_parts: int = MAX_PARTS) -> tuple[str, ...]:
     """The questions ``question`` lists one after another, as written, when it plainly is
-    such a list: a clause starts where a question word opens a comma's or a conjunction's
-    piece, once the clause before has asked something ("When planting a hydrangea in a
-    container, how much ..." is one clause: "when" + a gerund opens a circumstance); the
-    last one follows a conjunction; none is shorter than four words or points back with a
-    pronoun; at most ``max_parts``. Otherwise none, and the reader splits it."""
-    pieces = _SEPARATOR.split(question.strip().lstrip("¿¡").rstrip("?").strip())
+    such a list: questions one after another ("Who designed A? When was B built?", or
+    joined by ";"), each a question of its own or a list of its own; or one question that
+    lists them (``_listed``). None of them points back with a pronoun ("When was it
+    built?"); at most ``max_parts``. Otherwise none, and the reader splits it."""
+    sentences = [s for s in _QUESTION_END.split(question.strip()) if s.strip()]
+    if len(sentences) == 1:
+        return _listed(sentences[0], max_parts)
+    parts: list[str] = []
+    for sentence in sentences:
+        words = sentence.split()
+        conjunction = bool(words) and words[0].casefold() in _CONJUNCTIONS
+        own = " ".join(words[conjunction:]).lstrip("¿¡").rstrip("?;").strip()
+        if listed := _listed(own, max_parts):
+            parts += listed
+        elif own.split() and _opens_question(own.split()) and len(own.split()) >= _SHORTEST_CLAUSE:
+            parts.append(own[:1].upper() + own[1:] + "?")
+        else:
+            return ()
+    if not 1 < len(parts) <= max_parts or any(_points_back(part) for part in parts[1:]):
+        return ()
+    return tuple(parts)
+
+
+def _listed(question: str, max_parts: int) -> tuple[str, ...]:
+    """The questions one question lists: a clause starts where a question word opens a
+    comma's or a conjunction's piece, once the clause before has asked something ("When
+    planting a hydrangea in a container, how much ..." is one clause: "when" + a gerund
+    opens a circumstance); the last one follows a conjunction; none is shorter than four
+    words or points back with a pronoun; at most ``max_parts``. Otherwise none."""
+    pieces = _SEPARATOR.split(question.strip().lstrip("¿¡").rstrip("?;").strip())
     clauses: list[str] = []
     asked: list[bool] = []  # whether each clause has opened a question yet
     joined: list[bool] = []  # whether each clause follows a conjunction

@@ -105,7 +105,28 @@ def test_parts_are_read_from_lines_as_small_models_write_them(
                 "Mit wie vielen Punkten gewann Marius Lindvik in Willingen?",
             ),
         ),
+        # Questions one after another, or joined by ";", each its own part (or list).
+        (
+            "What year was the Eiffel Tower completed? Who designed the Sydney Opera House?",
+            ("What year was the Eiffel Tower completed?", "Who designed the Sydney Opera House?"),
+        ),
+        (
+            "Who designed the Sydney Opera House; and when was the Eiffel Tower completed?",
+            ("Who designed the Sydney Opera House?", "When was the Eiffel Tower completed?"),
+        ),
+        (
+            "How tall is the Eiffel Tower? How tall is the Shard, and who designed the Burj "
+            "Khalifa?",
+            (
+                "How tall is the Eiffel Tower?",
+                "How tall is the Shard?",
+                "Who designed the Burj Khalifa?",
+            ),
+        ),
         # Not plainly a list: the reader splits these.
+        ("What year was the Eiffel Tower completed? Who designed it?", ()),  # points back
+        ("What is the tallest tower of Paris? Why?", ()),  # a fragment
+        ("I am going to Paris. How tall is the Eiffel Tower and when did the Louvre open?", ()),
         ("What is the capital of France?", ()),
         ("Who founded the company, which was based in Ohio, in 1990?", ()),  # no conjunction
         ("Who won the 2019 race and when did she retire from racing?", ()),  # points back
