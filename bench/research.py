@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="question ids, comma-separated")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
     parser.add_argument("--summary", action="store_true", help="only summarise the rows kept")
+    parser.add_argument("--methods", default=",".join(METHODS), help="those run (default both)")
     args = parser.parse_args()
     questions = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines()]
     if args.only:
@@ -71,7 +72,7 @@ def main() -> None:
     rows = _rows(rows_file)
     load = os.getloadavg()[0]
     for question in questions if not args.summary else []:
-        for method in METHODS:
+        for method in args.methods.split(","):
             if (question["id"], method) in rows:
                 continue
             parts = rows.get((question["id"], "research"), {}).get("parts")
