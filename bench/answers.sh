@@ -32,7 +32,8 @@ case $sets in
   *) echo "sets: heldout or dev" >&2; exit 2 ;;
 esac
 test -d bench/data/corpus/pages || .venv/bin/python bench/eval_data.py
-export HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS=${HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS:-0}  # reader/gguf.py
+# llama.cpp without its extra buffer types, whose AMX path crashed (reader/llama_cpp_chat.py)
+export HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS=${HTMLRAG_CHAT_LLAMA_EXTRA_BUFFERS:-0}
 for dataset in "${datasets[@]}"; do
   name=$(basename "$dataset" .jsonl)
   out=bench/results/answers_${reader}_${name}_${budgets//,/-}

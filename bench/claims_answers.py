@@ -30,7 +30,7 @@ from htmlrag_chat.eval.stored import EvalCache
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe
 from htmlrag_chat.pruning.pipeline import load_pages, prune_document
 from htmlrag_chat.pruning.tokens import load_token_counter
-from htmlrag_chat.reader.gguf.chat import GGUFChat
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.scoring.embed import MemoryEmbeddingCache
 
@@ -88,7 +88,7 @@ async def answer_all(args: argparse.Namespace) -> None:
     done = set()
     if args.out.exists():
         done = {json.loads(line)["id"] for line in args.out.read_text("utf-8").splitlines()}
-    reader = LLMReader(GGUFChat(str(args.gguf), context=4096), "local", args.max_tokens)
+    reader = LLMReader(LlamaCppChat(str(args.gguf), context=4096), "local", args.max_tokens)
     taken: dict[str, int] = {}
     for context in contexts(args.budget, args.contexts):
         taken[context["set"]] = taken.get(context["set"], 0) + 1

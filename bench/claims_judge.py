@@ -45,8 +45,8 @@ from htmlrag_chat.evidence.claims import Claim, check_answer
 from htmlrag_chat.evidence.correction import correct
 from htmlrag_chat.evidence.judging import BAND, MAX_PAIRS, apply, pairs_of, uncertain
 from htmlrag_chat.reader import Message
-from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 
 WIDE = (0.0, 1.01)  # every quote the check keeps
 BANDS = [(low / 100, high / 100) for low in range(10, 60, 10) for high in (70, 80, 90, 101)]
@@ -86,7 +86,7 @@ def answers_of(name: str) -> list[Answered]:
     return sorted(found.values(), key=lambda a: a.question)
 
 
-async def judge_all(model: GGUFChat, answered: Answered, alone: bool) -> None:
+async def judge_all(model: LlamaCppChat, answered: Answered, alone: bool) -> None:
     """Every pair of the widest check judged, after the answer's prompt is read in (each
     question on its own with ``alone``: then nothing is read in first)."""
     checker = Checker(model, alone=alone)
@@ -272,7 +272,7 @@ def main() -> None:
     args = parser.parse_args()
     out = ROOT / "bench" / "results" / f"claims_judge{'_' + args.name if args.name else ''}.json"
     kept = _verdicts(args.verdicts) if args.verdicts else {}
-    model = GGUFChat(args.model)
+    model = LlamaCppChat(args.model)
     sets = {name: answers_of(name) for name in args.sets.split(",")}
     started = time.perf_counter()
     for name, answers in sets.items():

@@ -50,7 +50,7 @@ from htmlrag_chat.agent.planning import first_queries, rewrite
 from htmlrag_chat.assembly.wiring import AgentOptions, build_parts
 from htmlrag_chat.base.events import Event, StageFinished
 from htmlrag_chat.lexical import bm25_scores
-from htmlrag_chat.reader.gguf.chat import GGUFChat
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 from htmlrag_chat.reader.settings import ReaderSettings
 from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
@@ -100,7 +100,7 @@ def record(questions: list[dict[str, Any]], pages: dict[str, CorpusPage], path: 
 
 def plans(questions: list[dict[str, Any]], model: Path) -> None:
     """Each question's sub-queries as the reader writes them, into the questions file."""
-    chat = GGUFChat(str(model.expanduser()))
+    chat = LlamaCppChat(str(model.expanduser()))
     for question in questions:
         started = time.perf_counter()
         plan = asyncio.run(rewrite(chat, question["question"], (), MAX_QUERIES, lambda _: None))

@@ -20,7 +20,7 @@ from pathlib import Path
 from benchlib import argument_parser, write_report
 from htmlrag_chat.reader import Message
 from htmlrag_chat.reader.choice import Surroundings
-from htmlrag_chat.reader.gguf.chat import GGUFChat, gpu_offload, load_gguf
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat, gpu_offload, load_gguf
 from htmlrag_chat.reader.registry import load_reader, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
 
@@ -47,7 +47,7 @@ def measure(model: str, layers: int, tokens: int) -> dict[str, object]:
     before = vram_mib()
     loaded, reader = load_reader(plan, print)
     after = vram_mib()
-    assert isinstance(reader.chat, GGUFChat)
+    assert isinstance(reader.chat, LlamaCppChat)
     chat = reader.chat
 
     async def answer() -> tuple[float, float]:

@@ -59,8 +59,8 @@ from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.assembly.wiring import AgentOptions, Parts, build_parts
 from htmlrag_chat.pruning.factory import PruneSettings
 from htmlrag_chat.reader import CallStats, ChatModel, Message, Turn
-from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.layout import answer_messages
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.settings import ReaderSettings
@@ -87,7 +87,7 @@ class ServerChat(OpenAIChat):
     counted with the same GGUF in this process."""
 
     log: Path | None = None
-    local: GGUFChat | None = None
+    local: LlamaCppChat | None = None
     seen: int = 0
     counted: list[CallStats] = field(default_factory=list)
 
@@ -204,7 +204,7 @@ async def questions(
             },
             "ratio": round(first_token / floor, 2) if floor else None,
         }
-        if not isinstance(chat, (GGUFChat, ServerChat)):
+        if not isinstance(chat, (LlamaCppChat, ServerChat)):
             report[name]["floor"]["plain_forward_s"] = round(plain_forward_s(chat, messages), 3)
     return report, prompts
 
@@ -304,10 +304,10 @@ def plain_fresh(chat: ChatModel, messages: list[Message], folder: Path) -> dict[
     forward pass): the floor of a fresh ``ask`` but its search and pruning."""
     ids = folder / "prompt.json"
     ids.write_text(json.dumps(chat.prompt_ids(messages)))  # type: ignore[attr-defined]
-    if isinstance(chat, GGUFChat):
+    if isinstance(chat, LlamaCppChat):
         load = f"""
-from htmlrag_chat.reader.gguf.chat import GGUFChat
-model = GGUFChat({chat.path!r}).load()
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
+model = LlamaCppChat({chat.path!r}).load()
 loaded = time.perf_counter()
 model.eval(ids)
 """
@@ -384,7 +384,7 @@ def main() -> int:
             report["gguf"]["model"] = args.model.name
         if "server" in args.backends:
             model = (args.server_model or smollm2_gguf()).expanduser()
-            local = GGUFChat(str(model))
+            local = LlamaCppChat(str(model))
             with llama_server(folder, n_ctx=8192, model=model) as server:
                 chat = ServerChat(server.base_url, ALIAS, timeout=600, llama_cpp=True)
                 chat.log, chat.local = server.log, local

@@ -1,7 +1,7 @@
 """How the size of a prefill piece changes the GGUF reader's prefill speed on this CPU.
 
-``reader/gguf.py`` feeds a prompt to llama.cpp in pieces with a stop check between them;
-each piece reads all of the model's weights, so short pieces waste them. This times the
+``reader/llama_cpp_chat.py`` feeds a prompt to llama.cpp in pieces with a stop check between
+them; each piece reads all of the model's weights, so short pieces waste them. This times the
 same prompt evaluated whole, in pieces of each size given, from an empty context each time
 (rounds interleaved, so that a busy machine's load falls on every size alike).
 
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from benchlib import ROOT, write_report
-from htmlrag_chat.reader.gguf.chat import EXTRA_BUFFERS_ENV, MIN_PIECE, load_gguf
+from htmlrag_chat.reader.llama_cpp_chat import EXTRA_BUFFERS_ENV, MIN_PIECE, load_gguf
 
-os.environ.setdefault(EXTRA_BUFFERS_ENV, "0")  # as the tests run it (reader/gguf.py)
+os.environ.setdefault(EXTRA_BUFFERS_ENV, "0")  # as the tests run it (reader/llama_cpp_chat.py)
 
 
 def main() -> None:

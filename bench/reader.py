@@ -5,7 +5,7 @@ The bundled recording (demo/) is replayed through the whole agent: the query rew
 pruning to the budget (counted in the model's own tokens), the sufficiency check, the
 answer, then a follow-up in the same conversation ("shorter please": no search, the same
 sources). For every LLM call the bench records the prompt's tokens and how many the model
-evaluated: in process from ``GGUFChat.calls``; through the server from its own log line
+evaluated: in process from ``LlamaCppChat.calls``; through the server from its own log line
 (``N prefix-match hit, remaining M prompt tokens to eval``), the prompt counted with the
 same GGUF. The issue's checks: a question that runs the sufficiency check evaluates at
 most 1.3x its largest prompt; a follow-up at most half of its prompt.
@@ -35,13 +35,13 @@ from htmlrag_chat.agent.answer import Answer
 from htmlrag_chat.agent.loop import Agent
 from htmlrag_chat.pruning.factory import PruneSettings, build_recipe, plan_alone
 from htmlrag_chat.reader import CallStats, Source, Turn
-from htmlrag_chat.reader.gguf.chat import (
+from htmlrag_chat.reader.layout import answer_messages
+from htmlrag_chat.reader.llama_cpp_chat import (
     EXTRA_BUFFERS_ENV,
     MODEL_LOCK,
-    GGUFChat,
-    GGUFTokenCounter,
+    LlamaCppChat,
+    LlamaCppTokenCounter,
 )
-from htmlrag_chat.reader.layout import answer_messages
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.sources.online import WebSource
 from htmlrag_chat.sources.recorder import WebRecorder
@@ -89,8 +89,8 @@ def summary(calls: list[CallStats], answer: Answer) -> dict[str, object]:
 
 def measure(kind: str, chat, counted: list[CallStats], budget: int, recording: Path) -> dict:
     """One conversation (a question with its check, then a follow-up) at ``budget``."""
-    gguf = chat if isinstance(chat, GGUFChat) else chat.local
-    counter = GGUFTokenCounter(gguf.load(), gguf.name)
+    gguf = chat if isinstance(chat, LlamaCppChat) else chat.local
+    counter = LlamaCppTokenCounter(gguf.load(), gguf.name)
     prune = PruneSettings(pruner="bm25", budget=budget)
     stages = build_recipe(plan_alone(prune), lambda event: None).stages(budget)
     question = json.loads((DEMO / "question.json").read_text(encoding="utf-8"))["question"]
@@ -115,7 +115,7 @@ def measure(kind: str, chat, counted: list[CallStats], budget: int, recording: P
     }
 
 
-def stop_times(chat: GGUFChat, runs: int = 3) -> list[float]:
+def stop_times(chat: LlamaCppChat, runs: int = 3) -> list[float]:
     """Milliseconds from cancelling an answer mid-prefill (a fresh 3,000-token context,
     cancelled after one second) to the worker thread letting go of the model."""
     long = Source(1, "https://example.org/long", "Long", "<p>" + "Paris. " * 1500 + "</p>", "")
@@ -150,7 +150,7 @@ def main() -> None:
     args = parser.parse_args()
     model = args.model or smollm2()
     threads = args.threads or len(os.sched_getaffinity(0))
-    chat = GGUFChat(str(model), context=8192, threads=threads, gpu_layers=args.n_gpu_layers)
+    chat = LlamaCppChat(str(model), context=8192, threads=threads, gpu_layers=args.n_gpu_layers)
     chat.load()
     report: dict[str, object] = {
         "machine": f"{platform.machine()}, {threads} threads of {os.cpu_count()} CPUs, "

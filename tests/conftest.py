@@ -27,7 +27,8 @@ DEMO = Path(__file__).resolve().parent.parent / "demo"
 os.environ["HF_HUB_OFFLINE"] = "1"
 # llama.cpp and torch share one OpenMP runtime, which reads this once, when the first of them
 # loads: a test module that imports torch before a GGUF test runs would leave spinning waits
-# that made SmolLM2's prefill 3x slower on a busy machine (reader/gguf/chat.py sets it, too late).
+# that made SmolLM2's prefill 3x slower on a busy machine (reader/llama_cpp_chat.py sets it,
+# too late).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # ...and ``--reader auto`` probes no port of the machine unless a test names one (a server
 # another program runs there must not answer the tests' questions)...

@@ -20,12 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from htmlrag_chat.reader.gguf.chat import EXTRA_BUFFERS_ENV
+from htmlrag_chat.reader.llama_cpp_chat import EXTRA_BUFFERS_ENV
 from tests.loopback import unused_port
 
 ALIAS = "smollm2-135m-instruct"
 # llama.cpp as built on this machine crashed in its AMX matrix product; tests run it
-# without the extra buffer types (reader/gguf/chat.py). A build without AMX needs no such thing.
+# without the extra buffer types (reader/llama_cpp_chat.py). A build without AMX needs no
+# such thing.
 os.environ.setdefault(EXTRA_BUFFERS_ENV, "0")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -59,7 +60,7 @@ class LlamaServer:
 
 LAUNCH = """
 import os, runpy
-from htmlrag_chat.reader.gguf.chat import EXTRA_BUFFERS_ENV, extra_buffers
+from htmlrag_chat.reader.llama_cpp_chat import EXTRA_BUFFERS_ENV, extra_buffers
 with extra_buffers(os.environ.get(EXTRA_BUFFERS_ENV, "1") != "0"):
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """

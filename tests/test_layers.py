@@ -50,9 +50,9 @@ SOURCE_LIST = ("htmlrag_chat.sources.registry",)
 BACKENDS = (
     "htmlrag_chat.reader.backends.configured_server",
     "htmlrag_chat.reader.backends.found_server",
+    "htmlrag_chat.reader.backends.gguf_file",
     "htmlrag_chat.reader.backends.transformers_model",
     "htmlrag_chat.reader.backends.no_llm",
-    "htmlrag_chat.reader.gguf.backend",
 )
 AGENT = ("htmlrag_chat.agent",)
 CONVERSATIONS = ("htmlrag_chat.conversations",)
@@ -223,8 +223,8 @@ CONTRACTS = (
         forbidden=(*LOCAL, *SOURCE_LIST),
     ),
     Contract(
-        "a reader backend is a module of its own (reader/backends/, reader/gguf/backend.py): "
-        "none imports another's; reader/registry.py lists them",
+        "a reader backend is a module of its own (reader/backends/): none imports another's; "
+        "reader/registry.py lists them",
         BACKENDS,
         forbidden=BACKENDS,
     ),

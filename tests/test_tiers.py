@@ -235,7 +235,7 @@ def test_a_test_may_say_it_is_slow(tiers) -> None:
 def test_this_suite_s_slow_tests_are_marked(tmp_path: Path) -> None:
     """One file per kind of this suite, and a fast one, collected as ``make test-fast`` would."""
     expected = {
-        "reader/test_gguf.py": "model",
+        "reader/test_llama_cpp_chat.py": "model",
         "mcp/test_stdio.py": "subprocess",
         f"commands/test_output.py::{TERMINAL}": "pty",
         "html/test_fuzz.py": "fuzz",

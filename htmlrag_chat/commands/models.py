@@ -33,9 +33,9 @@ from htmlrag_chat.modelio.installer import Installer, current
 from htmlrag_chat.modelio.listing import ModelRow, folder_bytes
 from htmlrag_chat.modelio.wheel_model import QWEN_CODER_GGUF, pull_wheel_model
 from htmlrag_chat.reader import DEFAULT_READER_MODEL
+from htmlrag_chat.reader.backends.gguf_file import DEFAULT_GGUF, models_folder
 from htmlrag_chat.reader.choice import hub_file, is_hub_id
-from htmlrag_chat.reader.gguf import EXTRA
-from htmlrag_chat.reader.gguf.backend import DEFAULT_GGUF, models_folder
+from htmlrag_chat.reader.llama_cpp_chat import EXTRA
 from htmlrag_chat.scoring import (
     BUNDLED_MODEL,
     BUNDLED_MODULE,

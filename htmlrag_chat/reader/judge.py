@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from htmlrag_chat.base.errors import UserError
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.reader import ChatModel
-from htmlrag_chat.reader.gguf.chat import judge_on_file
+from htmlrag_chat.reader.llama_cpp_chat import judge_on_file
 from htmlrag_chat.reader.settings import ReaderSettings
 
 MIN_PARAMETERS = 1_000_000_000

@@ -23,11 +23,11 @@ from htmlrag_chat.modelio.listing import ModelRow
 from htmlrag_chat.reader.backend import Backend, LoadedReader, ReaderPlan
 from htmlrag_chat.reader.backends.configured_server import ConfiguredServer
 from htmlrag_chat.reader.backends.found_server import FoundServer
+from htmlrag_chat.reader.backends.gguf_file import GGUFFile
 from htmlrag_chat.reader.backends.no_llm import Extractive
 from htmlrag_chat.reader.backends.transformers_model import TransformersModel
 from htmlrag_chat.reader.choice import Surroundings, no_llm_hint, servers_around
 from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.gguf.backend import GGUFFile
 from htmlrag_chat.settings.tree import declare
 
 # What to do when a reader model named on purpose cannot be loaded.

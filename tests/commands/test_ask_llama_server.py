@@ -14,8 +14,8 @@ import pytest
 
 from htmlrag_chat.base.sources import Source
 from htmlrag_chat.cli import main
-from htmlrag_chat.reader.gguf.chat import GGUFChat
 from htmlrag_chat.reader.layout import judge_messages
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.window import ServerTokenCounter, token_route
 from tests.conftest import DEMO, import_demo
@@ -76,7 +76,7 @@ def test_budgets_count_with_the_server_s_tokenizer(server: LlamaServer) -> None:
     assert route == "/extras/tokenize/count"  # llama-cpp-python's; llama.cpp's is /tokenize
     counter = ServerTokenCounter(server.base_url, ALIAS, route)
     text = "FaceTime Attention Correction uses ARKit to grab a depth map."
-    local = GGUFChat(str(smollm2_gguf())).load()
+    local = LlamaCppChat(str(smollm2_gguf())).load()
     assert counter.count_many([text, text]) == [len(local.tokenize(text.encode(), False))] * 2
 
 

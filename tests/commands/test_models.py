@@ -29,7 +29,7 @@ from htmlrag_chat.pruning.factory import (
     multilingual_model,
     plan_alone,
 )
-from htmlrag_chat.reader.gguf.backend import DEFAULT_GGUF
+from htmlrag_chat.reader.backends.gguf_file import DEFAULT_GGUF
 from htmlrag_chat.scoring import BUNDLED_PACKAGE, DEFAULT_EMBED_MODEL, MULTILINGUAL_EMBED_MODEL
 from htmlrag_chat.scoring.embed import numpy_layout
 from tests.hub_server import Hub, serve_hub

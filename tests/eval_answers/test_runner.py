@@ -15,12 +15,12 @@ from htmlrag_chat.eval.code import code_modules
 from htmlrag_chat.eval_answers.reading import DAY, read, reading_key
 from htmlrag_chat.eval_answers.runner import reading_roots
 from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.gguf.chat import GGUFChat
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from tests.openai_server import ScriptedLLM, serve_llm
 
-GGUF_READER = LLMReader(GGUFChat("model.gguf"), kind="gguf")  # loads nothing until asked
+GGUF_READER = LLMReader(LlamaCppChat("model.gguf"), kind="gguf")  # loads nothing until asked
 
 
 def test_a_changed_method_check_or_grade_costs_no_model_call() -> None:
@@ -31,7 +31,7 @@ def test_a_changed_method_check_or_grade_costs_no_model_call() -> None:
     modules = code_modules(roots=reading_roots(GGUF_READER))
     for layer in ("evidence", "pruning", "scoring", "eval.", "eval_answers.grading"):
         assert not any(m.startswith(f"htmlrag_chat.{layer}") for m in modules), layer
-    for module in ("reader.llm", "reader.gguf", "reader.layout", "eval_answers.reading"):
+    for module in ("reader.llm", "reader.llama_cpp_chat", "reader.layout", "eval_answers.reading"):
         assert f"htmlrag_chat.{module}" in modules
 
 

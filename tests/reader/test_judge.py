@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.base.errors import ModelUnavailable, UserError
-from htmlrag_chat.reader.gguf.chat import GGUFChat, load_gguf
 from htmlrag_chat.reader.judge import choose_judge
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat, load_gguf
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.settings import ReaderSettings
 from tests.smollm2 import smollm2_gguf
 
 
 def test_a_135m_reader_is_too_small_to_judge_unless_asked_to() -> None:
-    smol = GGUFChat(str(smollm2_gguf()))
+    smol = LlamaCppChat(str(smollm2_gguf()))
     choice = choose_judge(ReaderSettings(), smol)
     assert choice.model is None and "135M parameters) is too small" in choice.why
     assert choose_judge(ReaderSettings(judge="on"), smol).model is smol
@@ -31,11 +31,11 @@ def test_a_server_s_model_judges_and_reads_its_question_after_the_answer() -> No
 def test_a_model_named_to_judge_reads_each_question_on_its_own() -> None:
     path = str(smollm2_gguf())
     choice = choose_judge(ReaderSettings(judge_model=path), None)
-    assert isinstance(choice.model, GGUFChat) and choice.alone
+    assert isinstance(choice.model, LlamaCppChat) and choice.alone
     # Named as the reader's own file, it is the reader, and continues its calls: no second
     # copy of the file is loaded for it (one was, with the judge's smaller context).
     load_gguf.cache_clear()
-    reader = GGUFChat(path)
+    reader = LlamaCppChat(path)
     reader.load()
     loaded = load_gguf.cache_info().misses
     assert choose_judge(ReaderSettings(judge_model=path), reader).model is reader

@@ -24,11 +24,11 @@ from htmlrag_chat.base.events import Notice
 from htmlrag_chat.cli import main
 from htmlrag_chat.reader import DEFAULT_READER_MODEL, registry
 from htmlrag_chat.reader.backend import ReaderPlan
+from htmlrag_chat.reader.backends.gguf_file import GGUFFile
 from htmlrag_chat.reader.choice import Surroundings
 from htmlrag_chat.reader.discover import Server
 from htmlrag_chat.reader.extractive import ExtractiveReader
-from htmlrag_chat.reader.gguf.backend import GGUFFile
-from htmlrag_chat.reader.gguf.chat import GGUFChat, gpu_offload
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.reader.openai import OpenAIChat
 from htmlrag_chat.reader.registry import backend_of, look_around, plan_reader
@@ -57,7 +57,7 @@ def built(settings: ReaderSettings) -> tuple[str, str]:
     chat = reader.chat
     if isinstance(chat, OpenAIChat):
         return reader.kind, chat.model
-    if isinstance(chat, GGUFChat):
+    if isinstance(chat, LlamaCppChat):
         return reader.kind, chat.path
     assert isinstance(chat, LocalChat)
     return reader.kind, chat.model_name
@@ -168,7 +168,7 @@ def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path)
     from htmlrag_chat.reader.local import LocalChat
 
     readers = [
-        LLMReader(GGUFChat(str(smollm2_gguf()), gpu_layers=0), "gguf"),
+        LLMReader(LlamaCppChat(str(smollm2_gguf()), gpu_layers=0), "gguf"),
         LLMReader(LocalChat(str(tiny_lm_dir), device="cpu"), "transformers"),
         LLMReader(OpenAIChat("http://127.0.0.1:9/v1", "m"), "openai"),
         LLMReader(OpenAIChat("http://127.0.0.1:9/v1", "m"), "found"),
@@ -176,22 +176,6 @@ def test_a_reader_on_this_cpu_gets_the_smaller_default_budget(tiny_lm_dir: Path)
     ]
     budgets = [backend_of(reader).default_budget(reader) for reader in readers]
     assert budgets == [CPU_BUDGET, CPU_BUDGET, BUDGET, BUDGET, BUDGET] == [1024] * 2 + [4096] * 3
-
-
-def test_gpu_layers_reach_llama_cpp_and_models_names_where_it_runs(hf_cache: Path) -> None:
-    """Every layer offloaded by default (-1), none with --gpu-layers 0; ``models`` says
-    llama.cpp's device, the GPU only where this build offloads (this one: CPU only)."""
-    gguf = str(smollm2_gguf())
-    for layers in (-1, 0):
-        given = {"gpu_layers": layers}
-        settings = ReaderSettings(reader="local", model=gguf, probe_ports=(), options=given)
-        reader = build_reader(settings, lambda event: None)
-        assert isinstance(reader.chat, GGUFChat) and reader.chat.gpu_layers == layers
-        assert reader.chat.on_gpu == (layers != 0 and gpu_offload())
-        row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
-        assert row.device == ("gpu" if reader.chat.on_gpu else "cpu")
-        assert row.note.startswith("llama.cpp")
-    assert ReaderSettings().option("gpu_layers") == -1  # declared by the GGUF backend
 
 
 PACKAGED_FILE = Setting(

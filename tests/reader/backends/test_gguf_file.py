@@ -1,6 +1,8 @@
-"""What a reader is chosen from, loading nothing: a GGUF file named by path or as a file of a
-hub repo that ``models pull`` fetched (a Hugging Face cache laid out as huggingface_hub lays
-it out), and what ``--reader auto`` plans from each."""
+"""The GGUF backend (``reader/backends/gguf_file.py``): the file it finds, loading nothing (a
+GGUF file named by path or as a file of a hub repo that ``models pull`` fetched, in a
+Hugging Face cache laid out as huggingface_hub lays it out, or the models folder's largest),
+what ``--reader auto`` plans from each, and its ``gpu_layers`` setting reaching llama.cpp
+and ``models``."""
 
 from __future__ import annotations
 
@@ -8,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from htmlrag_chat.assembly.inventory import take_inventory
+from htmlrag_chat.assembly.wiring import AgentOptions
+from htmlrag_chat.reader.backends.gguf_file import MODELS_ENV, GGUFFile, models_folder
 from htmlrag_chat.reader.choice import Surroundings
-from htmlrag_chat.reader.gguf.backend import MODELS_ENV, GGUFFile, models_folder
+from htmlrag_chat.reader.llama_cpp_chat import LlamaCppChat, gpu_offload
 from htmlrag_chat.reader.registry import look_around, plan_reader
 from htmlrag_chat.reader.settings import ReaderSettings
+from tests.reader.building import build_reader
+from tests.smollm2 import smollm2_gguf
 
 REPO, FILE = "someone/tiny-GGUF", "tiny-Q4_K_M.gguf"
 
@@ -72,3 +79,19 @@ def test_auto_finds_the_largest_gguf_in_the_models_folder(tmp_path: Path, monkey
     assert on_disk("owner/other-model", hub) is None
     plan = plan_reader(ReaderSettings(), Surroundings(None, (), {"gguf": str(on_disk(None, hub))}))
     assert (plan.backend.name, plan.model) == ("gguf", str(folder / "big.GGUF"))
+
+
+def test_gpu_layers_reach_llama_cpp_and_models_names_where_it_runs(hf_cache: Path) -> None:
+    """Every layer offloaded by default (-1), none with --gpu-layers 0; ``models`` says
+    llama.cpp's device, the GPU only where this build offloads (this one: CPU only)."""
+    gguf = str(smollm2_gguf())
+    for layers in (-1, 0):
+        given = {"gpu_layers": layers}
+        settings = ReaderSettings(reader="local", model=gguf, probe_ports=(), options=given)
+        reader = build_reader(settings, lambda event: None)
+        assert isinstance(reader.chat, LlamaCppChat) and reader.chat.gpu_layers == layers
+        assert reader.chat.on_gpu == (layers != 0 and gpu_offload())
+        row = take_inventory(AgentOptions(reader=settings), hf_cache).row("reader")
+        assert row.device == ("gpu" if reader.chat.on_gpu else "cpu")
+        assert row.note.startswith("llama.cpp")
+    assert ReaderSettings().option("gpu_layers") == -1  # declared by the GGUF backend

@@ -1,8 +1,9 @@
-"""The GGUF backend: a GGUF file read by llama.cpp in this process (the ``gguf`` extra), the
-practical reader on a CPU. It finds its file (``look``): the one ``--model`` names (a path,
-or a file of a hub repo that ``models pull`` fetched), else the quant ``models pull reader``
-fetches on a CPU machine, else the largest file in the models folder (where ``make
-reader-models`` puts one). Nothing is downloaded for ``auto``. It declares ``gpu_layers``.
+"""The GGUF backend, all of it: a GGUF file read by llama.cpp in this process
+(``reader/llama_cpp_chat.py``, the ``gguf`` extra), the practical reader on a CPU. It finds
+its file (``look``): the one ``--model`` names (a path, or a file of a hub repo that
+``models pull`` fetched), else the quant ``models pull reader`` fetches on a CPU machine,
+else the largest file in the models folder (where ``make reader-models`` puts one). Nothing
+is downloaded for ``auto``. It declares ``gpu_layers``.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from htmlrag_chat.modelio.hub import cached_file, hub_endpoint
 from htmlrag_chat.modelio.listing import ModelRow, with_extra
 from htmlrag_chat.reader.backend import Backend, LoadedReader, ReaderPlan, Warn
 from htmlrag_chat.reader.choice import hub_file, is_gguf
-from htmlrag_chat.reader.gguf import EXTRA
+from htmlrag_chat.reader.llama_cpp_chat import (
+    EXTRA,
+    LlamaCppChat,
+    LlamaCppTokenCounter,
+    gpu_offload,
+)
 from htmlrag_chat.reader.llm import LLMReader
 from htmlrag_chat.settings.kinds import Integer
 from htmlrag_chat.settings.tree import ANSWERING, Setting
 
 if TYPE_CHECKING:
     from htmlrag_chat.reader.choice import Surroundings
-    from htmlrag_chat.reader.gguf.chat import GGUFChat
     from htmlrag_chat.reader.settings import ReaderSettings
 
 # The GGUF quant of the method's reader that ``models pull reader`` fetches on a CPU
@@ -112,11 +117,9 @@ class GGUFFile(Backend):
         return self.on_disk(current, around)
 
     def load(self, plan: ReaderPlan, warn: Warn) -> LoadedReader:
-        from htmlrag_chat.reader.gguf.chat import GGUFChat
-
         settings = plan.settings
         layers = settings.option(GPU_LAYERS.name)
-        chat = GGUFChat(plan.model, settings.context_tokens, gpu_layers=layers)
+        chat = LlamaCppChat(plan.model, settings.context_tokens, gpu_layers=layers)
         chat.load()
         return LLMReader(chat, self.name, settings.max_tokens, self.label(plan))
 
@@ -124,21 +127,17 @@ class GGUFFile(Backend):
         return f"{Path(plan.model).name} (llama.cpp)"
 
     def own_counter(self, reader: LoadedReader) -> TokenCounter:
-        from htmlrag_chat.reader.gguf.chat import GGUFTokenCounter
-
-        chat = cast("GGUFChat", reader.chat)
-        return GGUFTokenCounter(chat.load(), chat.name)
+        chat = cast(LlamaCppChat, reader.chat)
+        return LlamaCppTokenCounter(chat.load(), chat.name)
 
     def reads_on_cpu(self, reader: LoadedReader) -> bool:
-        return not cast("GGUFChat", reader.chat).on_gpu
+        return not cast(LlamaCppChat, reader.chat).on_gpu
 
     def free_while_searching(self, reader: LoadedReader) -> bool:
         return not self.reads_on_cpu(reader)
 
     def row(self, plan: ReaderPlan, device: str, cache_dir: Path | None) -> ModelRow:
         """llama.cpp's device, not torch's: the GPU when this build offloads layers."""
-        from htmlrag_chat.reader.gguf.chat import gpu_offload
-
         path = expand_user(plan.model)
         here = path.is_file()
         layers = plan.settings.option(GPU_LAYERS.name)

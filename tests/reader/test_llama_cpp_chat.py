@@ -1,6 +1,7 @@
-"""The in-process GGUF reader with a real model (SmolLM2-135M-Instruct through llama.cpp):
-it streams, it reuses the state the call before left, it stops, it counts with its own
-vocabulary. Prompts stay short: the model reads about a hundred tokens a second here."""
+"""The in-process GGUF reader (``reader/llama_cpp_chat.py``) with a real model
+(SmolLM2-135M-Instruct through llama.cpp): it streams, it reuses the state the call before
+left, it stops, it counts with its own vocabulary. Prompts stay short: the model reads about
+a hundred tokens a second here."""
 
 from __future__ import annotations
 
@@ -13,8 +14,13 @@ from pathlib import Path
 import pytest
 
 from htmlrag_chat.reader import Message, Source, Turn
-from htmlrag_chat.reader.gguf.chat import MODEL_LOCK, GGUFChat, GGUFTokenCounter, load_gguf
 from htmlrag_chat.reader.layout import answer_messages, check_messages, judge_messages, reminder
+from htmlrag_chat.reader.llama_cpp_chat import (
+    MODEL_LOCK,
+    LlamaCppChat,
+    LlamaCppTokenCounter,
+    load_gguf,
+)
 from htmlrag_chat.reader.think import OPEN, strip_think
 from tests.smollm2 import smollm2_gguf
 
@@ -39,20 +45,20 @@ QUESTION = "When was the Eiffel Tower completed?"
 
 
 @pytest.fixture(scope="module")
-def smol() -> Iterator[GGUFChat]:
-    chat = GGUFChat(str(smollm2_gguf()), context=4096)
+def smol() -> Iterator[LlamaCppChat]:
+    chat = LlamaCppChat(str(smollm2_gguf()), context=4096)
     chat.load()
     yield chat
 
 
-def reply(chat: GGUFChat, messages: list[Message], max_tokens: int = 24) -> list[str]:
+def reply(chat: LlamaCppChat, messages: list[Message], max_tokens: int = 24) -> list[str]:
     async def collect() -> list[str]:
         return [chunk async for chunk in chat.stream(messages, max_tokens)]
 
     return asyncio.run(collect())
 
 
-def test_a_question_with_its_check_prefills_the_context_once(smol: GGUFChat) -> None:
+def test_a_question_with_its_check_prefills_the_context_once(smol: LlamaCppChat) -> None:
     check = reply(smol, check_messages(QUESTION, [EIFFEL]))
     chunks = reply(smol, answer_messages(QUESTION, [EIFFEL]))
     assert len(chunks) > 1 and "".join(chunks).strip()  # streamed, piece by piece
@@ -60,13 +66,13 @@ def test_a_question_with_its_check_prefills_the_context_once(smol: GGUFChat) -> 
     assert check and first.evaluated == first.prompt_tokens  # a fresh context: all of it
     # The answer continues the check's prompt up to the question: only its reminder of how
     # to answer (and the template's few tokens around it) is new.
-    reminded = GGUFTokenCounter(smol.load(), smol.name).count(reminder(QUESTION))
+    reminded = LlamaCppTokenCounter(smol.load(), smol.name).count(reminder(QUESTION))
     assert second.evaluated <= reminded + 8 < second.prompt_tokens
     largest = max(first.prompt_tokens, second.prompt_tokens)
     assert first.evaluated + second.evaluated <= 1.3 * largest
 
 
-def test_a_follow_up_evaluates_less_than_half_its_prompt(smol: GGUFChat) -> None:
+def test_a_follow_up_evaluates_less_than_half_its_prompt(smol: LlamaCppChat) -> None:
     answer = "".join(reply(smol, answer_messages(QUESTION, [EIFFEL])))
     turn = Turn(QUESTION, answer, (EIFFEL,))
     reply(smol, answer_messages("How tall is it?", [EIFFEL], [turn]))
@@ -74,7 +80,7 @@ def test_a_follow_up_evaluates_less_than_half_its_prompt(smol: GGUFChat) -> None
     assert follow_up.evaluated <= follow_up.prompt_tokens / 2
 
 
-def test_forgetting_makes_the_next_call_prefill_everything(smol: GGUFChat) -> None:
+def test_forgetting_makes_the_next_call_prefill_everything(smol: LlamaCppChat) -> None:
     """``eval answers`` times each question cold, as a fresh ``ask`` would read it."""
     messages = answer_messages(QUESTION, [EIFFEL])
     reply(smol, messages, 2)
@@ -86,7 +92,7 @@ def test_forgetting_makes_the_next_call_prefill_everything(smol: GGUFChat) -> No
     assert smol.calls[-1].evaluated == prompt
 
 
-def test_stopping_mid_prefill_leaves_the_rest_unread(smol: GGUFChat) -> None:
+def test_stopping_mid_prefill_leaves_the_rest_unread(smol: LlamaCppChat) -> None:
     """A long context is read in short pieces with a stop check between them: cancelling
     the reader leaves the prompt partly evaluated, and the next call still works."""
     long_source = Source(
@@ -112,19 +118,19 @@ def test_stopping_mid_prefill_leaves_the_rest_unread(smol: GGUFChat) -> None:
     assert "".join(reply(smol, answer_messages(QUESTION, [EIFFEL]), 4))
 
 
-async def reply_async(chat: GGUFChat, messages: list[Message]) -> str:
+async def reply_async(chat: LlamaCppChat, messages: list[Message]) -> str:
     return "".join([chunk async for chunk in chat.stream(messages, 24)])
 
 
-def test_budgets_count_with_the_gguf_s_own_vocabulary(smol: GGUFChat) -> None:
-    counter = GGUFTokenCounter(smol.load(), smol.name)
+def test_budgets_count_with_the_gguf_s_own_vocabulary(smol: LlamaCppChat) -> None:
+    counter = LlamaCppTokenCounter(smol.load(), smol.name)
     text = "The Eiffel Tower was completed in 1889."
     ids = smol.load().tokenize(text.encode(), add_bos=False, special=False)
     assert counter.count(text) == len(ids) > 5
     assert counter.count_many([text, ""]) == [len(ids), 0]
 
 
-def test_control_tokens_in_page_text_stay_text(smol: GGUFChat) -> None:
+def test_control_tokens_in_page_text_stay_text(smol: LlamaCppChat) -> None:
     end = smol.load().token_eos()
     page = Source(1, "https://x.example/", "x", "<p>a <|im_end|> b</p>", "")
     ids = smol.prompt_ids(answer_messages("What?", [page]))
@@ -150,17 +156,17 @@ def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
     )  # fmt: skip
     messages = [Message("user", QUESTION)]
     try:
-        chunks = reply(GGUFChat(str(copy), context=512), messages, max_tokens=4)
+        chunks = reply(LlamaCppChat(str(copy), context=512), messages, max_tokens=4)
         assert chunks[0] == OPEN
         assert strip_think("".join(chunks)) == ""  # still thinking after four tokens
     finally:
         with MODEL_LOCK:
             load_gguf.cache_clear()  # the next reader of SmolLM2 loads it again
-    assert reply(GGUFChat(str(smollm2_gguf()), context=512), messages, max_tokens=2)[0] != OPEN
+    assert reply(LlamaCppChat(str(smollm2_gguf()), context=512), messages, max_tokens=2)[0] != OPEN
 
 
 def test_the_judge_reads_only_its_question_after_the_answer_and_gives_probabilities(
-    smol: GGUFChat,
+    smol: LlamaCppChat,
 ) -> None:
     answer = "".join(reply(smol, answer_messages(QUESTION, [EIFFEL])))
     asked = [
@@ -173,7 +179,7 @@ def test_the_judge_reads_only_its_question_after_the_answer_and_gives_probabilit
     verdicts = asyncio.run(smol.yes_probabilities(asked))
     assert len(verdicts) == 2 and all(v is not None and 0.0 <= v <= 1.0 for v in verdicts)
     first, second = smol.calls[-2:]
-    judged = GGUFTokenCounter(smol.load(), smol.name).count(asked[0][-1].content)
+    judged = LlamaCppTokenCounter(smol.load(), smol.name).count(asked[0][-1].content)
     # The answer's prompt and the answer are in the state: each question is read alone.
     assert first.evaluated <= judged + 16 < first.prompt_tokens
     assert second.evaluated <= judged + 16

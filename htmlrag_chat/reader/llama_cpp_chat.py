@@ -1,4 +1,6 @@
-"""The in-process GGUF reader: llama.cpp (llama-cpp-python) reading a quantised model file.
+"""llama.cpp (llama-cpp-python) in this process, reading a quantised GGUF model file: the
+chat model of the GGUF backend (``reader/backends/gguf_file.py``) and of a judge named by
+its file (``reader/judge.py``).
 
 A GGUF file is what every CPU user of Ollama, LM Studio or llama.cpp already has, and a
 4-bit 8B model needs about 5 GB where transformers' float32 needs 32. On a CPU the wait is
@@ -13,11 +15,16 @@ the prefill, so three things matter more than anything else here:
   between them and between generated tokens, so Esc or Ctrl+C stops within half a second
   on an idle machine even while a long context is read (llama.cpp cannot be interrupted
   inside a piece).
-- Budgets are counted with the model's own vocabulary (``GGUFTokenCounter``).
+- Budgets are counted with the model's own vocabulary (``LlamaCppTokenCounter``).
 
 Control tokens in message text stay text: messages are rendered with the GGUF's own chat
 template and tokenized with special tokens parsed (the template's own markers must be), so
 every message is defused first (``safety.defuse_control_tokens``).
+
+The ``gguf`` extra is declared here, beside the imports of llama_cpp (made only when a
+model loads, so that the command line starts without it), and the backend takes it from
+here: importing either module declares it, and a missing llama-cpp-python is the one line
+naming it.
 """
 
 from __future__ import annotations
@@ -37,12 +44,19 @@ from typing import Any
 from htmlrag_chat.base.errors import ModelUnavailable
 from htmlrag_chat.base.paths import expand_user
 from htmlrag_chat.base.safety import defuse_control_tokens
-from htmlrag_chat.modelio.extras import needed
+from htmlrag_chat.modelio.extras import Extra, declare_extra, needed
 from htmlrag_chat.reader import CallStats, Message
-from htmlrag_chat.reader.gguf import EXTRA
 from htmlrag_chat.reader.streaming import Put, fit_answer, thread_call, thread_stream
 from htmlrag_chat.reader.think import OPEN, opens_reasoning
 from htmlrag_chat.reader.verdict import from_logits, word_ids
+
+EXTRA = Extra(
+    "gguf",
+    ("llama_cpp",),
+    "it compiles llama.cpp on its first install: 10-40 minutes on 2 cores, prebuilt CPU "
+    "wheels in docs/install.md",
+)
+declare_extra(EXTRA)
 
 # llama.cpp's extra buffer types (weights repacked for AMX tiles or wider kernels): "0" off,
 # "1" on; unset, off on a CPU with AMX. A llama.cpp built for such a CPU (llama-cpp-python
@@ -66,7 +80,7 @@ class _Stopped(Exception):
 
 
 @dataclass
-class GGUFChat:
+class LlamaCppChat:
     """A ``ChatModel`` running a GGUF file in this process."""
 
     path: str
@@ -250,13 +264,13 @@ def _prefill(llama: Any, ids: Sequence[int], stop: threading.Event) -> int:
     return len(ids) - shared
 
 
-def judge_on_file(path: Path, reader: object, context: int) -> GGUFChat:
+def judge_on_file(path: Path, reader: object, context: int) -> LlamaCppChat:
     """The GGUF file at ``path`` as the evidence check's judge (``--judge-model``): the
     reader's own model when it reads that very file, else the file opened on its own and
     loaded now (one that cannot be loaded is an error, ``ModelUnavailable``)."""
-    if isinstance(reader, GGUFChat) and expand_user(reader.path) == path:
+    if isinstance(reader, LlamaCppChat) and expand_user(reader.path) == path:
         return reader
-    judge = GGUFChat(str(path), context=context)
+    judge = LlamaCppChat(str(path), context=context)
     judge.load()
     return judge
 
@@ -367,7 +381,7 @@ def _formatter(llama: Any) -> Any:
 
 
 @dataclass
-class GGUFTokenCounter:
+class LlamaCppTokenCounter:
     """Counts tokens with the GGUF's own vocabulary (llama.cpp's tokenizer, in C++)."""
 
     llama: Any
