@@ -82,7 +82,7 @@ def written_parts(question: str, max_parts: int = MAX_PARTS) -> tuple[str, ...]:
         if listed := _listed(own, max_parts):
             parts += listed
         elif own.split() and _opens_question(own.split()) and len(own.split()) >= _SHORTEST_CLAUSE:
-            parts.append(own[:1].upper() + own[1:] + "?")
+            parts.append(_asked(own, sentence.lstrip().startswith("¿")))
         else:
             return ()
     if not 1 < len(parts) <= max_parts or any(_points_back(part) for part in parts[1:]):
@@ -119,7 +119,14 @@ def _listed(question: str, max_parts: int) -> tuple[str, ...]:
         or any(_points_back(clause) for clause in clauses[1:])
     ):
         return ()
-    return tuple(clause[:1].upper() + clause[1:] + "?" for clause in clauses)
+    opened = question.lstrip().startswith("¿")
+    return tuple(_asked(clause, opened) for clause in clauses)
+
+
+def _asked(clause: str, opened: bool) -> str:
+    """A clause written as a question of its own: capitalised, its "?" and, where the
+    question opened with one (Spanish), its "¿"."""
+    return ("¿" if opened else "") + clause[:1].upper() + clause[1:] + "?"
 
 
 def _opens_question(words: Sequence[str]) -> bool:

@@ -123,6 +123,15 @@ def test_parts_are_read_from_lines_as_small_models_write_them(
                 "Who designed the Burj Khalifa?",
             ),
         ),
+        # A Spanish question keeps its opening mark in each part.
+        (
+            "¿Quién diseñó la Ópera de Sídney, y cuándo se terminó la Torre Eiffel?",
+            ("¿Quién diseñó la Ópera de Sídney?", "¿Cuándo se terminó la Torre Eiffel?"),
+        ),
+        (
+            "¿Quién diseñó la Ópera de Sídney? ¿Cuándo se terminó la Torre Eiffel?",
+            ("¿Quién diseñó la Ópera de Sídney?", "¿Cuándo se terminó la Torre Eiffel?"),
+        ),
         # Not plainly a list: the reader splits these.
         ("What year was the Eiffel Tower completed? Who designed it?", ()),  # points back
         ("What is the tallest tower of Paris? Why?", ()),  # a fragment
