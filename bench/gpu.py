@@ -5,8 +5,8 @@ Random weights (bfloat16) with the real Llama-3 tokenizer, built and saved to a 
 folder: they measure the machinery, not answers, and make every generation run to its cap,
 so the answer is kept short (``--max-tokens``); the plan (96 tokens) and the sufficiency
 check (48) run to theirs. The embedding model is the bundled all-MiniLM-L6-v2 where it is
-installed, else a random-weight model of its shape (BERT, 6 layers of 384) over the same
-tokenizer, loaded through sentence-transformers as a GPU loads MiniLM.
+installed, else a random-weight model of its shape (BERT, 6 layers of 384; in the tiny shape
+2 of 64) over the same tokenizer, loaded through sentence-transformers as a GPU loads MiniLM.
 
 - ``product``: one process, as ``ask --reader local --model 8B --gen-model 1B --device D``
   builds it (``wiring.build_parts``): the load, then the demo question and a cold 10-page
@@ -64,6 +64,15 @@ from htmlrag_chat.store.recording import import_jsonl
 DEMO = ROOT / "demo"
 COLD10 = ROOT / "bench" / "data" / "cold10"
 DECODE = (4, 36)  # tokens generated in the two runs whose difference gives ms/token
+# The random embedding model's BERT per shape: all-MiniLM-L6-v2's for the GPU's shapes; on a
+# CPU (the tests' tiny shape) one that encodes the cold questions' blocks in a tenth of the
+# time, since its figures measure nothing there.
+EMBEDDING_BERT = {
+    "8b": {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
+           "intermediate_size": 1536},
+    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "intermediate_size": 128},
+}  # fmt: skip
 
 
 def main() -> int:
@@ -100,7 +109,7 @@ def main() -> int:
         pruner = build_model(
             folder / "pruner", args.tokenizer, "1b" if args.shape == "8b" else "tiny"
         )
-        embed = embedding_model(folder / "embedding", args.tokenizer, args.embedding)
+        embed = embedding_model(folder / "embedding", args.tokenizer, args.embedding, args.shape)
         report["build_s"] = round(time.perf_counter() - started, 1)
         recording = folder / "recording.db"
         with Store.open(recording) as store:
@@ -130,9 +139,9 @@ def main() -> int:
     return 0
 
 
-def embedding_model(folder: Path, tokenizer: str, which: str | None) -> str:
+def embedding_model(folder: Path, tokenizer: str, which: str | None, shape: str) -> str:
     """The bundled MiniLM (by default where it is installed), else a random-weight BERT of
-    its shape over ``tokenizer``."""
+    its shape (``EMBEDDING_BERT``: ``shape``'s) over ``tokenizer``."""
     if which == "bundled" or (which is None and bundled_embedding(DEFAULT_EMBED_MODEL)):
         return DEFAULT_EMBED_MODEL
     import torch
@@ -148,14 +157,12 @@ def embedding_model(folder: Path, tokenizer: str, which: str | None) -> str:
     words.pad_token = words.eos_token
     words.save_pretrained(folder / "bert")
     torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(words), hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
-        intermediate_size=1536, max_position_embeddings=512,
-    )  # fmt: skip
+    bert = EMBEDDING_BERT[shape]
+    config = BertConfig(vocab_size=len(words), max_position_embeddings=512, **bert)
     BertModel(config, add_pooling_layer=False).save_pretrained(folder / "bert")
     parts = [
         modules.Transformer(str(folder / "bert"), max_seq_length=256),
-        modules.Pooling(384, "mean"),
+        modules.Pooling(bert["hidden_size"], "mean"),
         modules.Normalize(),
     ]
     SentenceTransformer(modules=parts, device="cpu").save(str(folder / "model"))

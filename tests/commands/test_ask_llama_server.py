@@ -41,7 +41,7 @@ def test_auto_finds_the_server_and_answers_with_one_prefill(
     recording = import_demo(tmp_path)
     capsys.readouterr()
     argv = ["--replay-db", str(recording), "ask", "--reader", "auto", "--json"]
-    argv += ["--pruner", "bm25", "--budget", "768", "--max-tokens", "40", "--progress"]
+    argv += ["--pruner", "bm25", "--budget", "512", "--max-tokens", "40", "--progress"]
     before = len(server.evaluated())
     assert main([*argv, QUESTION]) == 0
     captured = capsys.readouterr()

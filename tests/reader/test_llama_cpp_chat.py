@@ -139,32 +139,6 @@ def test_control_tokens_in_page_text_stay_text(smol: LlamaCppChat) -> None:
     assert ids.count(end) == 2
 
 
-def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
-    tmp_path: Path,
-) -> None:
-    """SmolLM2 with DeepSeek-R1's habit: its template (rewritten into a copy of the file with
-    llama.cpp's own ``gguf_new_metadata``) ends the prompt with ``<think>``. The reply is
-    reasoning until a ``</think>`` the model writes, so the stream says so first."""
-    opened = "'<|im_start|>assistant\n<think>\n'"
-    template = SMOL_TEMPLATE.replace("'<|im_start|>assistant\n'", opened)
-    assert template != SMOL_TEMPLATE
-    copy = tmp_path / "smollm2-r1.gguf"
-    subprocess.run(
-        [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", str(smollm2_gguf()), str(copy),
-         "--chat-template", template, "--force"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    messages = [Message("user", QUESTION)]
-    try:
-        chunks = reply(LlamaCppChat(str(copy), context=512), messages, max_tokens=4)
-        assert chunks[0] == OPEN
-        assert strip_think("".join(chunks)) == ""  # still thinking after four tokens
-    finally:
-        with MODEL_LOCK:
-            load_gguf.cache_clear()  # the next reader of SmolLM2 loads it again
-    assert reply(LlamaCppChat(str(smollm2_gguf()), context=512), messages, max_tokens=2)[0] != OPEN
-
-
 def test_the_judge_reads_only_its_question_after_the_answer_and_gives_probabilities(
     smol: LlamaCppChat,
 ) -> None:
@@ -190,3 +164,31 @@ def test_the_judge_reads_only_its_question_after_the_answer_and_gives_probabilit
     assert cold == pytest.approx(verdicts[:1], abs=0.06)
     smol.forget()
     assert asyncio.run(smol.yes_probabilities(asked[:1])) == cold
+
+
+def test_a_template_that_opens_a_think_block_starts_the_reply_inside_it(
+    tmp_path: Path,
+) -> None:
+    """SmolLM2 with DeepSeek-R1's habit: its template (rewritten into a copy of the file with
+    llama.cpp's own ``gguf_new_metadata``) ends the prompt with ``<think>``. The reply is
+    reasoning until a ``</think>`` the model writes, so the stream says so first. Last in
+    the module: it drops the loaded models, and the tests before it continue the state one
+    model keeps (the judge's answer is the prompt the test before it left)."""
+    opened = "'<|im_start|>assistant\n<think>\n'"
+    template = SMOL_TEMPLATE.replace("'<|im_start|>assistant\n'", opened)
+    assert template != SMOL_TEMPLATE
+    copy = tmp_path / "smollm2-r1.gguf"
+    subprocess.run(
+        [sys.executable, "-m", "gguf.scripts.gguf_new_metadata", str(smollm2_gguf()), str(copy),
+         "--chat-template", template, "--force"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    messages = [Message("user", QUESTION)]
+    try:
+        chunks = reply(LlamaCppChat(str(copy), context=512), messages, max_tokens=4)
+        assert chunks[0] == OPEN
+        assert strip_think("".join(chunks)) == ""  # still thinking after four tokens
+    finally:
+        with MODEL_LOCK:
+            load_gguf.cache_clear()  # the next reader of SmolLM2 loads it again
+    assert reply(LlamaCppChat(str(smollm2_gguf()), context=512), messages, max_tokens=2)[0] != OPEN

@@ -267,6 +267,7 @@ def test_a_sixth_backend_is_a_class_and_a_line_in_the_list(
     qa = str(ROOT / "tests" / "fixtures" / "qa.jsonl")
     evaluated = ["--cache", str(tmp_path / "c.db"), "eval", "answers", qa, "--limit", "1"]
     evaluated += ["--k", "1", "--budget", "256", "--methods", "default", "--max-tokens", "8"]
+    evaluated += ["--render", "html"]  # one reading: its identity is the run's, not a cell's
     evaluated += ["--packaged-file", Path(gguf).name, "--out", str(out_file)]
     assert main(evaluated) == 0, capsys.readouterr().err
     report = json.loads(gzip.decompress(out_file.read_bytes()))
