@@ -64,40 +64,27 @@ def load_count() -> int:
     return _loads
 
 
-def load_causal_lm(
-    model_name: str, device: str, local_only: bool = False, gguf_file: str | None = None
-) -> tuple[Any, Any]:
+def load_causal_lm(model_name: str, device: str, local_only: bool = False) -> tuple[Any, Any]:
     """Model and tokenizer, loaded once per process and device (no remote code), on
-    ``device`` in its dtype (``device.model_dtype``).
-
-    ``gguf_file``: a GGUF file inside the folder ``model_name``, which transformers
-    dequantises (to float32 on the CPU) with the help of the ``gguf`` package."""
-    key = (model_name, device, local_only, gguf_file)
-    return shared(
-        "causal-lm", key, lambda: _load_causal_lm(model_name, device, local_only, gguf_file)
-    )
+    ``device`` in its dtype (``device.model_dtype``)."""
+    key = (model_name, device, local_only)
+    return shared("causal-lm", key, lambda: _load_causal_lm(model_name, device, local_only))
 
 
-def _load_causal_lm(
-    model_name: str, device: str, local_only: bool, gguf_file: str | None
-) -> tuple[Any, Any]:
+def _load_causal_lm(model_name: str, device: str, local_only: bool) -> tuple[Any, Any]:
     with needed("transformers", PURPOSE):
         import accelerate  # noqa: F401  (device_map: straight onto the device)
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
     quiet_transformers()
     prepare_attention(device)
-    extra: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
-    tokenizer = load_pretrained(
-        AutoTokenizer.from_pretrained, model_name, local_only=local_only, **extra
-    )
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model_name, local_only=local_only)
     model = load_pretrained(
         AutoModelForCausalLM.from_pretrained,
         model_name,
         local_only=local_only,
         dtype=model_dtype(device),
         device_map=device,
-        **extra,
     )
     return cancel.make_stoppable(model.eval()), tokenizer
 

@@ -163,7 +163,6 @@ class LocalChat:
     model_name: str = DEFAULT_READER_MODEL
     device: str | None = None
     local_only: bool = False  # never download (``--reader auto``)
-    gguf_file: str | None = None  # a GGUF file in the folder ``model_name``, dequantised
     calls: list[CallStats] = field(default_factory=list)  # each call's prompt, read, made
 
     @property
@@ -182,9 +181,7 @@ class LocalChat:
 
     def load(self) -> tuple[Any, Any]:
         """Model and tokenizer (ModelUnavailable when they cannot be loaded here)."""
-        return load_causal_lm(
-            self.model_name, pick_device(self.device), self.local_only, self.gguf_file
-        )
+        return load_causal_lm(self.model_name, pick_device(self.device), self.local_only)
 
     def prompt_ids(self, messages: Sequence[Message]) -> list[int]:
         """The chat-templated prompt; control tokens inside messages stay text."""
