@@ -147,10 +147,12 @@ def summary(
     rows: list[dict[str, Any]], questions: list[dict[str, Any]], args: argparse.Namespace,
     load: float,
 ) -> dict[str, Any]:  # fmt: skip
-    """The table of docs/evaluation.md: per method, over the questions both answered."""
-    done = {q["id"] for q in questions if all((q["id"], m) in _keyed(rows) for m in METHODS)}
+    """The table of docs/evaluation.md: per method, over the questions every method run
+    answered (both, or the one ``--methods`` ran)."""
+    ran = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    done = {q["id"] for q in questions if all((q["id"], m) in _keyed(rows) for m in ran)}
     table = {}
-    for method in METHODS:
+    for method in ran:
         mine = [r for r in rows if r["method"] == method and r["id"] in done and "facts" in r]
         facts = [f for r in mine for f in r["facts"]]
         stated = sum(f["stated"] for f in facts)
@@ -167,10 +169,10 @@ def summary(
             "backed": sum(r["backed"] for r in mine),
             "minutes_per_report": _spread([r["minutes"] for r in mine]),
         }
-    research, ask = table["research"], table["ask"]
-    ratio = research["stated"] / ask["stated"] if ask["stated"] else None
+    research, ask = table.get("research", {}), table.get("ask", {})
+    ratio = research["stated"] / ask["stated"] if research and ask.get("stated") else None
     return {
-        "data": str(args.data.relative_to(ROOT)),
+        "data": str(args.data.resolve().relative_to(ROOT)),
         "model": args.model.name,
         "budget_per_part": args.budget,
         "machine": f"{os.cpu_count()} CPUs, load average {load:.1f} when the run began",
