@@ -32,6 +32,7 @@ from htmlrag_chat.base.events import (
     PartStarted,
     stage,
 )
+from htmlrag_chat.reader.layout import naming_closest
 from htmlrag_chat.research.kept import (
     PART,
     SPLIT,
@@ -142,7 +143,8 @@ class Researcher:
 
     async def _answer(self, result: PartResult, key: str) -> None:
         try:
-            answer = await self.agent.ask(result.part, queries=(result.part,))
+            with naming_closest():  # the passages closest to the part, named for the reader
+                answer = await self.agent.ask(result.part, queries=(result.part,))
         except MissingFromRecording as missing:
             result.state, result.reason = NOTHING, str(missing)
             return
