@@ -78,11 +78,12 @@ def written_parts(question: str, max_parts: int = MAX_PARTS) -> tuple[str, ...]:
     for sentence in sentences:
         words = sentence.split()
         conjunction = bool(words) and words[0].casefold() in _CONJUNCTIONS
-        own = " ".join(words[conjunction:]).lstrip("¿¡").rstrip("?;").strip()
-        if listed := _listed(own, max_parts):
+        text = " ".join(words[conjunction:])
+        own = text.lstrip("¿¡").rstrip("?;").strip()
+        if listed := _listed(text, max_parts):
             parts += listed
         elif own.split() and _opens_question(own.split()) and len(own.split()) >= _SHORTEST_CLAUSE:
-            parts.append(_asked(own, sentence.lstrip().startswith("¿")))
+            parts.append(_asked(own, text.startswith("¿")))
         else:
             return ()
     if not 1 < len(parts) <= max_parts or any(_points_back(part) for part in parts[1:]):

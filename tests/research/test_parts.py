@@ -129,8 +129,13 @@ def test_parts_are_read_from_lines_as_small_models_write_them(
             ("¿Quién diseñó la Ópera de Sídney?", "¿Cuándo se terminó la Torre Eiffel?"),
         ),
         (
-            "¿Quién diseñó la Ópera de Sídney? ¿Cuándo se terminó la Torre Eiffel?",
-            ("¿Quién diseñó la Ópera de Sídney?", "¿Cuándo se terminó la Torre Eiffel?"),
+            "¿Quién diseñó la Ópera de Sídney, y cuándo se terminó la Torre Eiffel? ¿Dónde "
+            "está el Museo del Prado?",
+            (
+                "¿Quién diseñó la Ópera de Sídney?",
+                "¿Cuándo se terminó la Torre Eiffel?",
+                "¿Dónde está el Museo del Prado?",
+            ),
         ),
         # Not plainly a list: the reader splits these.
         ("What year was the Eiffel Tower completed? Who designed it?", ()),  # points back
