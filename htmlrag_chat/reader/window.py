@@ -16,10 +16,14 @@ config file then says it), and budgets are counted with ``--tokenizer``.
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import re
+import threading
+import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -103,17 +107,22 @@ def _ollama_window(shown: dict[str, Any]) -> int | None:
 @dataclass
 class ServerTokenCounter:
     """Counts with the server's own tokenizer, text by text (remembered: pruning counts
-    the same blocks again)."""
+    the same blocks again), over one kept-alive connection: pruning asks for hundreds of
+    counts, and a new connection each was most of their time (about 4 ms a count against
+    llama-cpp-python's server on loopback)."""
 
     base_url: str
     name: str
     route: str  # "/tokenize" (llama.cpp) or "/extras/tokenize/count" (llama-cpp-python)
     exact: bool = True
     _seen: dict[str, int] = field(default_factory=dict, repr=False)
+    _connection: _Connection | None = field(default=None, repr=False)
 
     def count(self, text: str) -> int:
         if text not in self._seen:
-            count = _server_count(self.base_url, self.route, text)
+            if self._connection is None:
+                self._connection = _Connection(server_root(self.base_url))
+            count = _counted(self._connection.post, self.route, text)
             if count is None:
                 raise ReaderFailed(f"{self.base_url}: the server stopped counting tokens")
             self._seen[text] = count
@@ -123,15 +132,62 @@ class ServerTokenCounter:
         return [self.count(text) for text in texts]
 
 
+class _Connection:
+    """One HTTP/1.1 connection to ``root``, opened again once when the server closed it;
+    JSON in and out, None on any failure. No proxy, as for every request here."""
+
+    def __init__(self, root: str) -> None:
+        parts = urllib.parse.urlsplit(root)
+        https = parts.scheme == "https"
+        self._open = functools.partial(
+            http.client.HTTPSConnection if https else http.client.HTTPConnection,
+            parts.hostname or "127.0.0.1", parts.port, timeout=ASK_SECONDS,
+        )  # fmt: skip
+        self._prefix = parts.path.rstrip("/")
+        self._http: http.client.HTTPConnection | None = None
+        self._lock = threading.Lock()  # pruning may count from more than one thread
+
+    def post(self, route: str, body: dict[str, Any]) -> Any:
+        data = json.dumps(body).encode()
+        with self._lock:
+            for _ in range(2):  # a kept connection the server has since closed: once more
+                self._http = self._http or self._open()
+                try:
+                    self._http.request("POST", self._prefix + route, data, _JSON)
+                    response = self._http.getresponse()
+                    read = response.read(1 << 20)
+                except (OSError, http.client.HTTPException):
+                    self._http.close()
+                    self._http = None
+                    continue
+                return _json(read) if response.status == 200 else None
+            return None
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return loads(data)
+    except ValueError:
+        return None
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
 def _server_count(base_url: str, route: str, text: str) -> int | None:
-    url = f"{server_root(base_url)}{route}"
+    root = server_root(base_url)
+    return _counted(lambda path, body: _ask(root + path, body), route, text)
+
+
+def _counted(post: Callable[[str, dict[str, Any]], Any], route: str, text: str) -> int | None:
+    """The token count of ``text`` by the server's ``route``, posted by ``post``."""
     if route == "/tokenize":
-        answer = _ask(url, {"content": text, "add_special": False})
+        answer = post(route, {"content": text, "add_special": False})
         tokens = answer.get("tokens") if isinstance(answer, dict) else None
         if isinstance(tokens, list):
             return len(tokens)
     else:
-        answer = _ask(url, {"input": text})
+        answer = post(route, {"input": text})
         count = answer.get("count") if isinstance(answer, dict) else None
         if isinstance(count, int):
             return count

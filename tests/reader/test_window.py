@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from htmlrag_chat.reader.window import context_window
+from htmlrag_chat.reader.window import ServerTokenCounter, context_window
 from tests.loopback import serve_app
 
 MODEL = "llama3.1:8b"
+ROUTE = "/extras/tokenize/count"  # llama-cpp-python's count
 
 
 def routes(answers: dict[tuple[str, str], Any], seen: list[Any]) -> web.Application:
@@ -95,3 +96,29 @@ def test_an_answer_nested_deeper_than_the_recursion_limit_is_no_answer() -> None
     deep = b"[" * 100_000
     found, _ = window_of("llama.cpp", {("GET", "/props"): deep, ("GET", "/v1/models"): deep})
     assert found is None
+
+
+@pytest.mark.parametrize("closing", [False, True])
+def test_a_server_s_counts_come_over_one_kept_connection(closing: bool) -> None:
+    """Pruning asks for hundreds of counts: one connection for all of them, and a server
+    that closes each one (``Connection: close``) still answers every count."""
+    peers: list[int] = []
+
+    async def count(request: web.Request) -> web.Response:
+        peers.append(request.transport.get_extra_info("peername")[1])  # type: ignore[union-attr]
+        text = (await request.json())["input"]
+        headers = {"Connection": "close"} if closing else {}
+        return web.json_response({"count": len(text.split())}, headers=headers)
+
+    app = web.Application()
+    app.router.add_post("/extras/tokenize/count", count)
+    texts = [" ".join(["word"] * n) for n in range(1, 21)]
+
+    async def counted() -> list[int]:
+        async with serve_app(app) as port:
+            counter = ServerTokenCounter(f"http://127.0.0.1:{port}/v1", MODEL, ROUTE)
+            return await asyncio.to_thread(counter.count_many, [*texts, *texts])
+
+    assert asyncio.run(counted()) == [*range(1, 21), *range(1, 21)]
+    assert len(peers) == 20  # each text asked once
+    assert len(set(peers)) == (20 if closing else 1)
