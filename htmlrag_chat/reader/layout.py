@@ -18,9 +18,7 @@ otherwise fill the window.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 
 from htmlrag_chat.base.prompts import load_prompt, today
 from htmlrag_chat.base.safety import text_safe
@@ -29,11 +27,6 @@ from htmlrag_chat.lexical.analysis import tokens
 from htmlrag_chat.lexical.language import language_name
 from htmlrag_chat.reader import Message, Source, Turn
 from htmlrag_chat.reader.citations import escape_markers
-from htmlrag_chat.reader.extractive import best_passages, readable
-
-CLOSEST = 3  # passages a research part's message names after its question
-# How many closest passages the answers asked in this context name (``naming_closest``).
-_NAMED: ContextVar[int] = ContextVar("closest_passages_named", default=0)
 
 # Code in a page is quoted as code, brackets and all: its x[1] is left as it is.
 _CODE_ELEMENT = re.compile(r"<(pre|code|kbd|samp)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -173,46 +166,11 @@ def _conversation(turns: Sequence[Turn], sources: Sequence[Source]) -> tuple[lis
 
 
 def _answering(question: str, sources: Sequence[Source], placed: bool) -> str:
-    """An answer's user message: the question, with the sources' closest passages when the
-    sources come with it and passages are named (``naming_closest``), then a reminder of
-    how to answer (a small model heeds the last words it read: the rules are far above,
-    before the sources). An earlier turn is written the same way, so a follow-up continues
-    it word for word; the check stops before the passages, so it shares everything up to
-    the question."""
-    named = _NAMED.get()
-    closest = "" if placed or not named else _closest(question, sources, named)
-    return f"{_ask(question, sources, placed)}\n{closest}{reminder(question)}"
-
-
-@contextmanager
-def naming_closest(count: int = CLOSEST) -> Iterator[None]:
-    """Within it, an answer's message names the ``count`` passages of its sources closest
-    to its question (``_closest``), and so do the calls that continue that answer (the
-    judge's) and the count of its prompt: whatever the answer asks in this context,
-    threads it starts included (``asyncio.to_thread`` copies the context). A research
-    names them for its parts; ``ask`` does not (docs/evaluation.md, "Research against
-    ask": with them Qwen 1.5B stated more of the parts' facts, and fewer right answers of
-    the held-out single questions, each among nine hard distractors)."""
-    token = _NAMED.set(count)
-    try:
-        yield
-    finally:
-        _NAMED.reset(token)
-
-
-def _closest(question: str, sources: Sequence[Source], count: int) -> str:
-    """The ``count`` passages of the sources that match the question best, as the
-    extractive reader picks them (``extractive.best_passages``), each with its source's
-    number (``prompts/closest.md``); empty when none does. Qwen2.5-1.5B, given a research
-    part and six files, answered "above what volume ..." from the wrong page's figures
-    while the file holding "85 decibels" came first; with the passages named, it quoted
-    it. They come with the sources alone, so an earlier turn is written again the same
-    way."""
-    picks = best_passages(question, sources, count)
-    if not picks:
-        return ""
-    listed = "\n".join(f"- {escape_markers(readable(p, question))} [{p.source}]" for p in picks)
-    return text_safe(load_prompt("closest").format(passages=listed).strip()) + "\n"
+    """An answer's user message: the question, then a reminder of how to answer (a small
+    model heeds the last words it read: the rules are far above, before the sources). An
+    earlier turn is written the same way, so a follow-up continues it word for word; the
+    check stops before the reminder, so it shares everything up to the question."""
+    return f"{_ask(question, sources, placed)}\n{reminder(question)}"
 
 
 def reminder(question: str) -> str:

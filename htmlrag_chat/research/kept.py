@@ -29,7 +29,6 @@ from htmlrag_chat.agent.answer import Answer, stored_source
 from htmlrag_chat.agent.research import Dropped, Research
 from htmlrag_chat.base.paths import shown_path
 from htmlrag_chat.evidence.records import stored_claims
-from htmlrag_chat.reader.layout import CLOSEST
 from htmlrag_chat.store.db import Store, StoreError
 from htmlrag_chat.store.embeddings import derived_cache_path
 
@@ -137,7 +136,6 @@ def settings_of(agent: Agent) -> dict[str, object]:
         "pages": agent.max_pages,
         "queries": agent.max_queries,
         "checker": [agent.checker.correct, agent.checker.judge is not None],
-        "closest": CLOSEST,  # passages named after a part's question (reader/layout.py)
         "web": keys.pop("web", False),
         "documents": keys.pop("documents", []),
         **keys,

@@ -32,7 +32,6 @@ from htmlrag_chat.base.events import (
     PartStarted,
     stage,
 )
-from htmlrag_chat.reader.layout import naming_closest
 from htmlrag_chat.research.kept import (
     PART,
     SPLIT,
@@ -143,8 +142,7 @@ class Researcher:
 
     async def _answer(self, result: PartResult, key: str) -> None:
         try:
-            with naming_closest():  # the passages closest to the part, named for the reader
-                answer = await self.agent.ask(result.part, queries=(result.part,))
+            answer = await self.agent.ask(result.part, queries=(result.part,))
         except MissingFromRecording as missing:
             result.state, result.reason = NOTHING, str(missing)
             return

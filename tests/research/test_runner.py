@@ -179,26 +179,3 @@ def test_a_reply_with_no_part_researches_the_question_as_one_part(store: Store) 
     report, events = research(ScriptedLLM(reply=reader), store)
     assert [s.part for s in report.sections] == [QUESTION]
     assert any("could not be read" in getattr(e, "message", "") for e in events)
-
-
-def test_each_part_is_read_with_the_passages_closest_to_it_and_a_question_without(
-    store: Store,
-) -> None:
-    """Qwen 1.5B answered research parts from the wrong file's sentences; named the closest
-    passages it stated more of their facts, and fewer of single questions' right answers
-    (docs/evaluation.md), so a research names them and ``ask`` does not."""
-    llm = ScriptedLLM(reply=Reader())
-    research(llm, store)
-    reads = requests(llm, "read")
-    for part, wanted in ((SWARM, "caught by Orla Vance"), (PARAFFIN, "38 litres of paraffin")):
-        [read] = [r for r in reads if f"Question: {part}\n" in r[-1]["content"]]
-        after = read[-1]["content"].split(f"Question: {part}\n")[1]
-        assert "share the most words with the question" in after and wanted in after
-
-    async def asked() -> None:
-        async with serve_llm(llm) as url:
-            await agent(url, store, []).ask(SWARM, queries=(SWARM,))
-
-    asyncio.run(asked())
-    after = requests(llm, "read")[-1][-1]["content"].split(f"Question: {SWARM}\n")[1]
-    assert "share the most words" not in after and "Orla" not in after
