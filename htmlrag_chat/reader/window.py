@@ -16,7 +16,6 @@ config file then says it), and budgets are counted with ``--tokenizer``.
 
 from __future__ import annotations
 
-import functools
 import http.client
 import json
 import re
@@ -25,7 +24,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from htmlrag_chat.base.received import loads
@@ -108,8 +107,9 @@ def _ollama_window(shown: dict[str, Any]) -> int | None:
 class ServerTokenCounter:
     """Counts with the server's own tokenizer, text by text (remembered: pruning counts
     the same blocks again), over one kept-alive connection: pruning asks for hundreds of
-    counts, and a new connection for each made a count 4.0 ms instead of 3.0 against
-    llama-cpp-python's server on loopback (``bench/server_counts.py``)."""
+    counts, and a connection for each cost a round trip more (2.4 ms a count instead of 2.0
+    against llama-cpp-python's server even on loopback, ``bench/server_counts.py``; a TLS
+    handshake more against a server elsewhere)."""
 
     base_url: str
     name: str
@@ -133,13 +133,14 @@ class ServerTokenCounter:
 
 
 class _Connection:
-    """One HTTP/1.1 connection to ``root``, opened again once when the server closed it;
-    JSON in and out, None on any failure. No proxy, as for every request here."""
+    """One HTTP/1.1 connection to ``root``, opened again when the server closed it; JSON in
+    and out, None on any failure (a new connection failing is not tried again). No proxy,
+    as for every request here."""
 
     def __init__(self, root: str) -> None:
         parts = urllib.parse.urlsplit(root)
         https = parts.scheme == "https"
-        self._open = functools.partial(
+        self._open = partial(
             http.client.HTTPSConnection if https else http.client.HTTPConnection,
             parts.hostname or "127.0.0.1", parts.port, timeout=ASK_SECONDS,
         )  # fmt: skip
@@ -150,7 +151,8 @@ class _Connection:
     def post(self, route: str, body: dict[str, Any]) -> Any:
         data = json.dumps(body).encode()
         with self._lock:
-            for _ in range(2):  # a kept connection the server has since closed: once more
+            while True:
+                kept = self._http is not None
                 self._http = self._http or self._open()
                 try:
                     self._http.request("POST", self._prefix + route, data, _JSON)
@@ -159,9 +161,10 @@ class _Connection:
                 except (OSError, http.client.HTTPException):
                     self._http.close()
                     self._http = None
-                    continue
+                    if kept:  # the server closed it since: once more on a new one
+                        continue
+                    return None
                 return _json(read) if response.status == 200 else None
-            return None
 
 
 def _json(data: bytes) -> Any:
@@ -172,11 +175,6 @@ def _json(data: bytes) -> Any:
 
 
 _JSON = {"Content-Type": "application/json"}
-
-
-def _server_count(base_url: str, route: str, text: str) -> int | None:
-    root = server_root(base_url)
-    return _counted(lambda path, body: _ask(root + path, body), route, text)
 
 
 def _counted(post: Callable[[str, dict[str, Any]], Any], route: str, text: str) -> int | None:
@@ -197,7 +195,8 @@ def _counted(post: Callable[[str, dict[str, Any]], Any], route: str, text: str) 
 @lru_cache(maxsize=8)
 def token_route(base_url: str) -> str | None:
     """The tokenize route the server at ``base_url`` answers, if any."""
+    post = _Connection(server_root(base_url)).post
     for route in ("/tokenize", "/extras/tokenize/count"):
-        if _server_count(base_url, route, "probe") is not None:
+        if _counted(post, route, "probe") is not None:
             return route
     return None

@@ -111,7 +111,7 @@ def test_a_server_s_counts_come_over_one_kept_connection(closing: bool) -> None:
         return web.json_response({"count": len(text.split())}, headers=headers)
 
     app = web.Application()
-    app.router.add_post("/extras/tokenize/count", count)
+    app.router.add_post(ROUTE, count)
     texts = [" ".join(["word"] * n) for n in range(1, 21)]
 
     async def counted() -> list[int]:
