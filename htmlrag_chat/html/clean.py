@@ -146,13 +146,13 @@ _ENDS_HEADING = frozenset({"p", "li", "fieldset", "form"})
 
 
 def _closed_parents_are_divisions(root: Element) -> None:
-    """A ``<p>`` holding a block (a ``<div>`` left in it once the ``<b>`` around it was
-        unwrapped), or an ``<li>`` holding an ``<li>`` (a ``<div>`` between them merged away),
-        becomes a ``<div>``, and so does a paragraph or item right inside a heading (a heading
-    holding a table is one itself): HTML ends
-        the parent where such a child starts, so the cleaned page, parsed again, moved the text
-        after the child out of the parent and glued it to the words after it ("0 0 0" read
-        again as "0 00")."""
+    """A parent holding a child that ends it (``_CLOSED_BY``: a ``<p>`` holding a block left
+    in it once the ``<b>`` around it was unwrapped, an ``<li>`` holding an ``<li>`` once a
+    ``<div>`` between them merged away) becomes a ``<div>``, and so does a paragraph or
+    item right inside a heading (a heading holding a table is one itself): HTML ends the
+    parent where such a child starts, so the cleaned page, parsed again, moved the text
+    after the child out of the parent and glued it to the words after it ("0 0 0" read
+    again as "0 00")."""
     for parent in list(root.iter(*_CLOSED_BY, *_HEADINGS)):  # one walk: cleaning is hot
         tag = parent.tag
         if tag in _CLOSED_BY:

@@ -80,9 +80,10 @@ def written_parts(question: str, max_parts: int = MAX_PARTS) -> tuple[str, ...]:
         conjunction = bool(words) and words[0].casefold() in _CONJUNCTIONS
         text = " ".join(words[conjunction:])
         own = text.lstrip("¿¡").rstrip("?;").strip()
+        own_words = own.split()
         if listed := _listed(text, max_parts):
             parts += listed
-        elif own.split() and _opens_question(own.split()) and len(own.split()) >= _SHORTEST_CLAUSE:
+        elif len(own_words) >= _SHORTEST_CLAUSE and _opens_question(own_words):
             parts.append(_asked(own, text.startswith("¿")))
         else:
             return ()
